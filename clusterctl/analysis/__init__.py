@@ -1,0 +1,1 @@
+"""Pure-Python judgement of collected fabric/GPU evidence. Parsing lives in ``ccparse``."""
