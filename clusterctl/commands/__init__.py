@@ -1,0 +1,1 @@
+"""CLI command modules; each one registers its commands on ``clusterctl.app.app``."""
