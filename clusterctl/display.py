@@ -1,0 +1,97 @@
+"""What a person sees during and after a run: live progress and the final host table."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from clusterctl.runner import RunResult
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class RunProgress:
+    """Event sink: a progress bar on a terminal, one plain line per notable event otherwise."""
+
+    def __init__(self, hosts: int, interactive: bool | None = None) -> None:
+        self.interactive = sys.stdout.isatty() if interactive is None else interactive
+        self.hosts = max(hosts, 1)
+        self.task = ""
+        self.done_in_task = 0
+        self._progress: Progress | None = None
+        self._bar: Any = None
+
+    def __enter__(self) -> RunProgress:
+        if self.interactive:
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                      TextColumn("{task.completed}/{task.total} hosts"), TimeElapsedColumn(),
+                                      console=console, transient=True)
+            self._progress.start()
+            self._bar = self._progress.add_task("starting", total=self.hosts)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("event", "")
+        data = event.get("event_data") or {}
+        if kind == "playbook_on_task_start":
+            self.task = str(data.get("task") or "")
+            self.done_in_task = 0
+            if self._progress is not None:
+                self._progress.update(self._bar, description=self.task[:60], completed=0)
+            return
+        if kind == "playbook_on_play_start" and not self.interactive:
+            console.print(f"PLAY {data.get('play', '')}")
+            return
+        if not kind.startswith("runner_on_") or kind == "runner_on_start":
+            return
+        host = data.get("host", "?")
+        res = data.get("res") or {}
+        self.done_in_task += 1
+        status = {
+            "runner_on_ok": "changed" if res.get("changed") else "ok",
+            "runner_on_failed": "ignored" if data.get("ignore_errors") else "FAILED",
+            "runner_on_unreachable": "UNREACHABLE",
+            "runner_on_skipped": "skipped",
+        }.get(kind, kind.removeprefix("runner_on_"))
+        if self._progress is not None:
+            self._progress.update(self._bar, completed=min(self.done_in_task, self.hosts))
+            if status in ("FAILED", "UNREACHABLE"):
+                self._progress.console.print(f"[red]{status}[/red] {host}: {self.task}: {_msg(res)}")
+        elif status in ("changed", "FAILED", "UNREACHABLE"):
+            extra = f": {_msg(res)}" if status != "changed" else ""
+            console.print(f"  {status:<11} {host:<20} {self.task}{extra}")
+
+
+def _msg(res: dict[str, Any]) -> str:
+    return str(res.get("msg") or res.get("stderr") or "").strip().splitlines()[0][:200] if res else ""
+
+
+def host_table(result: RunResult, title: str) -> Table:
+    t = Table(title=title)
+    for col in ("host", "ok", "changed", "failed", "unreachable", "skipped"):
+        t.add_column(col, justify="left" if col == "host" else "right")
+    for host in sorted(result.hosts):
+        s = result.hosts[host]
+        style = "red" if s.failed or s.unreachable else ("yellow" if s.changed else "")
+        t.add_row(host, str(s.ok), str(s.changed), str(s.failed), str(s.unreachable), str(s.skipped), style=style)
+    return t
+
+
+def print_summary(result: RunResult, title: str) -> None:
+    console.print(host_table(result, title))
+    for host, why in sorted(result.failed_hosts.items()):
+        console.print(f"[red]failed[/red]      {host}: {why}")
+    for host, why in sorted(result.unreachable_hosts.items()):
+        console.print(f"[red]unreachable[/red] {host}: {why}")
+    if result.problem_hosts:
+        console.print("retry only these hosts with: --retry")
+    console.print(f"artifacts: {result.artifacts_dir}  ({result.seconds:.1f}s)")
