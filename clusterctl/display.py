@@ -11,8 +11,8 @@ from rich.table import Table
 
 from clusterctl.runner import RunResult
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class RunProgress:

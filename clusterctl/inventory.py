@@ -73,6 +73,7 @@ class Inventory:
     host_vars: dict[str, dict[str, Any]] = field(default_factory=dict)  # from hosts.yml + host_vars/
     host_var_files: dict[str, str] = field(default_factory=dict)  # host -> file its vars came from
     group_vars: dict[str, list[Source]] = field(default_factory=dict)  # group -> sources
+    children: dict[str, list[str]] = field(default_factory=dict)  # group -> child groups
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -176,8 +177,22 @@ def load(path: Path) -> Inventory:
         inv.problems.append(Problem(hosts_file.name, "all", data, "top level must be a mapping with key 'all'"))
         return inv
     _walk_group(inv, "all", data["all"], "all", hosts_file.name)
+    _resolve_children(inv)
     _load_var_dirs(inv)
     return inv
+
+
+def _resolve_children(inv: Inventory) -> None:
+    """Give every group the hosts of its child groups, transitively (groups are global in Ansible)."""
+
+    def members(group: str, seen: frozenset[str]) -> list[str]:
+        out = list(inv.groups.get(group, []))
+        for child in inv.children.get(group, []):
+            if child not in seen:
+                out += [h for h in members(child, seen | {child}) if h not in out]
+        return out
+
+    inv.groups = {g: members(g, frozenset({g})) for g in inv.groups}
 
 
 def _walk_group(inv: Inventory, group: str, node: Any, keypath: str, rel: str) -> list[str]:
@@ -220,6 +235,7 @@ def _walk_group(inv: Inventory, group: str, node: Any, keypath: str, rel: str) -
         inv.problems.append(Problem(rel, f"{keypath}.children", children, "children must be a mapping"))
         children = {}
     for child, cnode in children.items():
+        inv.children.setdefault(group, []).append(str(child))
         members.extend(_walk_group(inv, str(child), cnode, f"{keypath}.children.{child}", rel))
     existing = inv.groups.setdefault(group, [])
     for h in members:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,7 +82,10 @@ def ansible_env(inventory: Path) -> dict[str, str]:
     """Environment that makes Ansible find clusterctl's roles and plugins."""
     root = paths.data_root()
     st = state_dir(inventory)
+    bindir = str(Path(sys.executable).parent)  # ansible-playbook of the same installation
+    path = os.environ.get("PATH", "/usr/bin:/bin")
     return {
+        "PATH": path if path.split(":")[0] == bindir else f"{bindir}:{path}",
         "ANSIBLE_CONFIG": str(root / "ansible.cfg"),
         "ANSIBLE_ROLES_PATH": str(paths.roles()),
         "ANSIBLE_LIBRARY": str(paths.plugins() / "modules"),
@@ -192,6 +196,8 @@ def run_playbook(
             on_event(event)
         return True
 
+    env = ansible_env(inventory)
+    os.environ["PATH"] = env["PATH"]  # ansible-runner looks the binary up in our own PATH
     started = time.monotonic()
     r = ansible_runner.run(
         private_data_dir=str(st),
@@ -204,7 +210,7 @@ def run_playbook(
         forks=forks,
         cmdline=" ".join(cmdline) or None,
         extravars=extravars or {},
-        envvars=ansible_env(inventory),
+        envvars=env,
         event_handler=handler,
         quiet=True,
         suppress_env_files=True,

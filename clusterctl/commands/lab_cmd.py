@@ -1,0 +1,59 @@
+"""clusterctl lab up|down|status: the embedded local lab of podman containers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from clusterctl import lab
+from clusterctl.app import EXIT_FAILED, app
+from clusterctl.display import console, err_console
+from clusterctl.inventory import InventoryError
+
+lab_app = typer.Typer(help="Create, remove or show the local podman lab (inventories/lab).", no_args_is_help=True)
+app.add_typer(lab_app, name="lab")
+
+InvOpt = Annotated[Path | None, typer.Option("--inventory", "-i", help="Lab inventory (default: inventories/lab)")]
+
+
+
+@lab_app.command("up")
+def lab_up(inventory: InvOpt = None) -> None:
+    """Create the lab network and containers (idempotent) and wait until they accept SSH."""
+    try:
+        hosts = lab.up(inventory)
+    except (lab.LabError, InventoryError) as exc:
+        err_console.print(f"clusterctl lab up: {exc}")
+        raise typer.Exit(EXIT_FAILED) from None
+    inv = inventory or lab.lab_inventory()
+    console.print(f"lab up: {', '.join(h.name for h in hosts)}; next: clusterctl provision {inv}")
+
+
+@lab_app.command("down")
+def lab_down(inventory: InvOpt = None) -> None:
+    """Remove the lab containers and network (idempotent)."""
+    try:
+        removed = lab.down(inventory)
+    except (lab.LabError, InventoryError) as exc:
+        err_console.print(f"clusterctl lab down: {exc}")
+        raise typer.Exit(EXIT_FAILED) from None
+    console.print(f"lab down: removed {len(removed)} container(s)")
+
+
+@lab_app.command("status")
+def lab_status(inventory: InvOpt = None) -> None:
+    """Show each lab container and its state."""
+    try:
+        rows = lab.status(inventory)
+    except (lab.LabError, InventoryError) as exc:
+        err_console.print(f"clusterctl lab status: {exc}")
+        raise typer.Exit(EXIT_FAILED) from None
+    t = Table(title="lab")
+    for col in ("host", "container", "address", "state"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["host"], r["container"], r["address"], r["state"])
+    console.print(t)

@@ -1,0 +1,173 @@
+"""The embedded local lab: podman containers with systemd, reached over SSH like real nodes.
+
+Everything is read from the lab inventory (``inventories/lab``): host names, their addresses on
+the lab's own podman network, the network's subnet and the image. ``up`` and ``down`` are
+idempotent. Containers are named ``clusterctl-lab-<host>``; the network ``clusterctl-lab``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterctl import paths
+from clusterctl.inventory import Inventory, load_checked
+
+PREFIX = "clusterctl-lab-"
+NETWORK = "clusterctl-lab"
+DEFAULT_IMAGE = "localhost/clusterctl-lab:latest"
+KEY = Path("~/.ssh/clusterctl-lab_ed25519").expanduser()
+
+
+class LabError(RuntimeError):
+    pass
+
+
+@dataclass
+class LabHost:
+    name: str
+    address: str
+    container: str
+    privileged: bool = False
+
+
+def _podman(*args: str, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
+    if shutil.which("podman") is None:
+        raise LabError("podman is not installed: run lab/host-setup.sh (as root) first")
+    proc = subprocess.run(["podman", *args], text=True, capture_output=capture, check=False)
+    if check and proc.returncode != 0:
+        raise LabError(f"podman {' '.join(args)} failed ({proc.returncode}): {(proc.stderr or '').strip()}")
+    return proc
+
+
+def lab_inventory() -> Path:
+    return paths.inventories() / "lab"
+
+
+def lab_hosts(inv: Inventory) -> list[LabHost]:
+    out = []
+    for h in inv.hosts:
+        hv = inv.host_vars.get(h, {})
+        out.append(LabHost(h, str(hv.get("ansible_host", "")), PREFIX + h, bool(hv.get("clusterctl_lab_privileged"))))
+    return out
+
+
+def settings(inv: Inventory) -> dict[str, str]:
+    spec = inv.spec()
+    return {
+        "subnet": str(spec.get("clusterctl_lab_subnet", "10.213.77.0/24")),
+        "image": str(spec.get("clusterctl_lab_image", DEFAULT_IMAGE)),
+        "bucket": str(Path(str(spec.get("clusterctl_lab_bucket_dir", "/var/tmp/clusterctl-lab/bucket")))),
+    }
+
+
+def build_image(image: str) -> None:
+    if _podman("image", "exists", image, check=False).returncode == 0:
+        return
+    script = paths.data_root() / "lab" / "build-image.sh"
+    if not script.is_file():
+        raise LabError(f"image {image} is missing and {script} is not available to build it")
+    env = {"CLUSTERCTL_LAB_IMAGE": image, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    proc = subprocess.run(["bash", str(script)], env=env, check=False)
+    if proc.returncode != 0:
+        raise LabError(f"building the lab image failed (exit {proc.returncode})")
+
+
+def _ensure_key() -> str:
+    KEY.parent.mkdir(mode=0o700, exist_ok=True)
+    if not KEY.is_file():
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "clusterctl-lab", "-f", str(KEY)],
+                       check=True)
+    return KEY.with_suffix(".pub").read_text().strip()
+
+
+def _running(container: str) -> bool:
+    proc = _podman("container", "inspect", container, "--format", "{{.State.Running}}", check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == "true"
+
+
+def _wait_systemd(container: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    state = ""
+    while time.monotonic() < deadline:
+        proc = _podman("exec", container, "systemctl", "is-system-running", check=False)
+        state = proc.stdout.strip()
+        if state in ("running", "degraded"):
+            return
+        time.sleep(1)
+    raise LabError(f"{container}: systemd did not come up within {timeout:.0f}s (state: {state or 'unknown'})")
+
+
+def up(inventory: Path | None = None) -> list[LabHost]:
+    """Create (or start) the network and every lab container; enable SSH with the lab key."""
+    inv = load_checked(inventory or lab_inventory())
+    cfg = settings(inv)
+    build_image(cfg["image"])
+    pub = _ensure_key()
+    if _podman("network", "exists", NETWORK, check=False).returncode != 0:
+        _podman("network", "create", "--subnet", cfg["subnet"], NETWORK)
+    Path(cfg["bucket"]).mkdir(parents=True, exist_ok=True)
+    hosts = lab_hosts(inv)
+    for h in hosts:
+        exists = _podman("container", "exists", h.container, check=False).returncode == 0
+        if not exists:
+            args = ["run", "-d", "--name", h.container, "--hostname", h.name, "--network", NETWORK,
+                    "--ip", h.address, "--systemd", "always", "--device", "/dev/fuse", "--cap-add", "SYS_ADMIN",
+                    "--cap-add", "NET_RAW", "--tmpfs", "/tmp", "-v", f"{cfg['bucket']}:/srv/juicefs-bucket:z",
+                    "--label", "clusterctl.lab=1"]
+            if h.privileged:
+                args.append("--privileged")
+            _podman(*args, cfg["image"], "/sbin/init")
+        elif not _running(h.container):
+            _podman("start", h.container)
+    for h in hosts:
+        _wait_systemd(h.container)
+        script = (
+            "set -e; mkdir -p -m 700 /root/.ssh; "
+            f"grep -qxF '{pub}' /root/.ssh/authorized_keys 2>/dev/null || echo '{pub}' >> /root/.ssh/authorized_keys; "
+            "chmod 600 /root/.ssh/authorized_keys; ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1 || ssh-keygen -A; "
+            "systemctl is-active -q ssh || systemctl enable -q --now ssh"
+        )
+        _podman("exec", h.container, "sh", "-c", script)
+    return hosts
+
+
+def down(inventory: Path | None = None) -> list[str]:
+    """Remove every lab container and the lab network. Returns the containers removed."""
+    inv = load_checked(inventory or lab_inventory())
+    removed = []
+    for h in lab_hosts(inv):
+        if _podman("container", "exists", h.container, check=False).returncode == 0:
+            _podman("rm", "-f", "-t", "5", h.container)
+            removed.append(h.container)
+    if _podman("network", "exists", NETWORK, check=False).returncode == 0:
+        _podman("network", "rm", NETWORK)
+    return removed
+
+
+def status(inventory: Path | None = None) -> list[dict[str, str]]:
+    inv = load_checked(inventory or lab_inventory())
+    rows = []
+    for h in lab_hosts(inv):
+        proc = _podman("container", "inspect", h.container, check=False)
+        state = "absent"
+        if proc.returncode == 0:
+            info = json.loads(proc.stdout)[0]
+            state = info["State"]["Status"]
+        rows.append({"host": h.name, "container": h.container, "address": h.address, "state": state})
+    return rows
+
+
+def stop_host(host: str) -> None:
+    """Stop one lab container (used by tests to make a host unreachable)."""
+    _podman("stop", "-t", "2", PREFIX + host)
+
+
+def start_host(host: str) -> None:
+    _podman("start", PREFIX + host)
+    _wait_systemd(PREFIX + host)
+    _podman("exec", PREFIX + host, "systemctl", "start", "ssh")
