@@ -205,7 +205,6 @@ def validate(inv: Inventory) -> list[Problem]:
 def _validate_spec(inv: Inventory) -> list[Problem]:
     out: list[Problem] = []
     sources = inv.group_vars.get("all", [])
-    any_vaulted = any(s.vaulted for s in sources)
     for src in sources:
         for key, value in src.data.items():
             if key in SPEC:
@@ -218,7 +217,7 @@ def _validate_spec(inv: Inventory) -> list[Problem]:
     spec, where = inv.spec(), inv.spec_sources()
     default_file = "group_vars/all/cluster.yml"
     for key in REQUIRED:
-        if key not in spec and not any_vaulted:
+        if key not in spec:
             out.append(Problem(default_file, key, None, "required key missing from the cluster spec"))
     out += _cross_checks(spec, where, default_file)
     for group, srcs in inv.group_vars.items():
