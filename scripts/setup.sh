@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install everything clusterctl, its lab and its tests need on a fresh Debian 12 machine (as root).
+# Idempotent: a second run installs nothing. Creates .venv in the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+bash lab/host-setup.sh
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt-get update -q && apt-get install -y -q python3-venv
+fi
+command -v ssh >/dev/null || { apt-get update -q && apt-get install -y -q openssh-client; }
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+stamp=.venv/.clusterctl-installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  .venv/bin/pip install -q --disable-pip-version-check -U pip
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+  touch "$stamp"
+fi
+bash lab/build-image.sh
