@@ -240,3 +240,37 @@ def _record_failures(inventory: Path, result: RunResult, limit: str | None) -> N
             previous.pop(h, None)
         hosts = {**previous, **hosts}
     f.write_text(json.dumps({"hosts": hosts, "artifacts": str(result.artifacts_dir)}, indent=2))
+
+
+def run_module(
+    inventory: Path,
+    pattern: str,
+    module: str,
+    args: str,
+    *,
+    check: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Run one module ad hoc on ``pattern``; return host -> result (``res`` of the event)."""
+    import ansible_runner
+
+    st = state_dir(inventory)
+    (st / "tmp").mkdir(exist_ok=True)
+    env = ansible_env(inventory)
+    os.environ["PATH"] = env["PATH"]
+    results: dict[str, dict[str, Any]] = {}
+
+    def handler(event: dict[str, Any]) -> bool:
+        data = event.get("event_data") or {}
+        if event.get("event", "").startswith("runner_on_") and data.get("host"):
+            res = dict(data.get("res") or {})
+            res["_event"] = event["event"]
+            results[data["host"]] = res
+        return True
+
+    ansible_runner.run(
+        private_data_dir=str(st), artifact_dir=str(st / "runs"), ident=time.strftime("%Y%m%d-%H%M%S-adhoc-")
+        + str(os.getpid()), host_pattern=pattern, module=module, module_args=args,
+        inventory=str(inventory.resolve()), envvars=env, event_handler=handler, quiet=True,
+        suppress_env_files=True, rotate_artifacts=50, cmdline="--check" if check else None,
+    )
+    return results

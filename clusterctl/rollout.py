@@ -1,0 +1,74 @@
+"""Day-2 rollout logic: which component's change disturbs running work, and in what batches.
+
+Pure functions; the reconfigure command does the Slurm calls and Ansible runs around them.
+
+A change is *disruptive* on a host when the plan (check mode + diff) of that component shows a
+changed task or handler whose name matches the component's ``disruptive`` pattern below. Those
+hosts are drained in batches, waited on, changed, verified and resumed. Hosts whose changes are
+all non-disruptive (nccl.conf, slurm.conf options `scontrol reconfigure` takes) are changed in
+place, all at once, without draining.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    tags: str
+    disruptive: re.Pattern[str]  # task/handler names (from the plan) that disturb running work
+    why: str
+
+
+COMPONENTS: dict[str, Component] = {
+    c.name: c
+    for c in (
+        Component("nccl", "nccl", re.compile(r"(?!)"), "NCCL settings are read when a job starts: never drains"),
+        Component("slurm", "slurm", re.compile(r"(?i)\brestart\b.*\bslurmd\b|\bslurmd\b.*\brestart"),
+                  "slurm.conf options are applied by `scontrol reconfigure`; a slurmd restart drains"),
+        Component("roce", "roce", re.compile(r"(?i)\b(qos|pfc|trust|ecn|mtu|tos|traffic class)\b"),
+                  "QoS and MTU changes flap traffic on the port: drains"),
+        Component("storage", "storage", re.compile(r"(?i)\b(mount|remount|unit|lnet)\b"),
+                  "a remount breaks open files: drains"),
+        Component("rdma", "rdma", re.compile(r"(?i)\b(install|reload|modules?|driver|ofed|doca)\b"),
+                  "driver or module changes need the RDMA stack idle: drains"),
+    )
+}
+
+
+class BatchSpecError(ValueError):
+    pass
+
+
+def batch_size(spec: str | None, total: int) -> int:
+    """``N`` hosts or ``P%`` of ``total`` (rounded up, at least 1). Default: 1 host."""
+    if total <= 0:
+        return 0
+    if spec is None or spec == "":
+        return 1
+    m = re.fullmatch(r"(\d+)(%?)", spec.strip())
+    if not m or int(m.group(1)) == 0 or (m.group(2) and int(m.group(1)) > 100):
+        raise BatchSpecError(f"--batch {spec!r}: expected a number of hosts (e.g. 4) or a percentage 1-100% (e.g. 25%)")
+    n = int(m.group(1))
+    if m.group(2):
+        return max(1, math.ceil(total * n / 100))
+    return min(n, total)
+
+
+def batches(hosts: list[str], spec: str | None) -> list[list[str]]:
+    size = batch_size(spec, len(hosts))
+    return [hosts[i : i + size] for i in range(0, len(hosts), size)] if size else []
+
+
+def disruptive_hosts(component: Component, changes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Host -> the planned changes on it that disturb running work."""
+    out: dict[str, list[str]] = {}
+    for host, tasks in changes.items():
+        hits = [t for t in tasks if component.disruptive.search(t)]
+        if hits:
+            out[host] = hits
+    return out
