@@ -243,13 +243,11 @@ def _port_netdev(view: SysfsView, ddir: str, port: int, gids: list[dict[str, Any
     for g in gids:
         if g["ndev"]:
             return str(g["ndev"])
-    names = [n for n in view.listdir(f"{ddir}/device/net")]
+    names = view.listdir(f"{ddir}/device/net")
     matched = []
     for name in names:
         dev_port = _int(view.read(f"{ddir}/device/net/{name}/dev_port"))
-        if dev_port is None and len(names) == 1:
-            matched.append(name)
-        elif dev_port == port - 1:
+        if (dev_port is None and len(names) == 1) or dev_port == port - 1:
             matched.append(name)
     # Parents before P_Key children (ib0 before ib0.8001).
     matched.sort(key=lambda n: ("." in n, n))
@@ -283,9 +281,7 @@ def _read_port(view: SysfsView, ddir: str, port: int) -> dict[str, Any]:
         "netdev_mtu": _int(_netdev_attr(view, ddir, netdev, "mtu")) if netdev else None,
         "gids": gids,
         "roce_v2_gid_index": min(roce_v2) if roce_v2 else None,
-        "roce_v2_ipv4": next((g["ipv4"] for g in gids if g["index"] == min(roce_v2)), None)
-        if roce_v2
-        else None,
+        "roce_v2_ipv4": next((g["ipv4"] for g in gids if g["index"] == min(roce_v2)), None) if roce_v2 else None,
     }
     return rec
 
