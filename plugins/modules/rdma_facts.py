@@ -1,0 +1,124 @@
+#!/usr/bin/python
+"""Ansible module rdma_facts: RDMA devices, ports, GIDs, netdevs from sysfs (read-only)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: rdma_facts
+short_description: Collect RDMA device and port facts from sysfs
+description:
+  - Reads every RDMA device under C(<sysfs_root>/class/infiniband) exactly as the kernel lays it
+    out (state, phys_state, rate, link_layer, GID table with types and netdevs, the netdev of each
+    port, PCI address, NUMA node, firmware) and the GID index holding RoCE v2 with an IPv4 address.
+  - Parsing lives in C(ansible.module_utils.ccparse.sysfs_ib); this module only collects.
+  - Never changes anything; supports check mode.
+  - Tells apart "no RDMA stack" (no C(class/infiniband); ib_core not loaded), "no RDMA devices"
+    (the class exists but is empty) and errors (unreadable or malformed attributes fail the task).
+version_added: "0.1.0"
+options:
+  sysfs_root:
+    description: Root of the sysfs tree to read; a simulated tree in tests.
+    type: path
+    default: /sys
+  fact_name:
+    description: Name of the fact set in C(ansible_facts).
+    type: str
+    default: clusterctl_rdma
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+author:
+  - clusterctl
+"""
+
+EXAMPLES = r"""
+- name: Collect RDMA facts
+  rdma_facts:
+
+- name: Collect from a simulated tree
+  rdma_facts:
+    sysfs_root: /opt/simfabric/sys
+
+- name: Show the RoCE v2 GID index of mlx5_0 port 1
+  ansible.builtin.debug:
+    msg: >-
+      {{ (ansible_facts.clusterctl_rdma.devices | selectattr('name', 'eq', 'mlx5_0') | first)
+         .ports[0].roce_v2_gid_index }}
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts set under the key C(fact_name) (default C(clusterctl_rdma)).
+  returned: always
+  type: dict
+  contains:
+    clusterctl_rdma:
+      description: RDMA inventory of the host.
+      type: dict
+      contains:
+        status:
+          description: C(ok), C(no_devices) (class empty) or C(no_rdma_stack) (no class/infiniband).
+          type: str
+        sysfs_root:
+          description: The sysfs root read.
+          type: str
+        devices:
+          description: >-
+            One entry per device in the shared port shape (name, ca_type, fw_version, board_id,
+            node_guid, pci, numa_node, ports[port, state, phys_state, rate_gbps, width, speed,
+            link_layer, netdev, netdev_operstate, netdev_mtu, gids, roce_v2_gid_index, roce_v2_ipv4]).
+          type: list
+          elements: dict
+        active_ports:
+          description: C(<device>:<port>) of every port whose state is ACTIVE.
+          type: list
+          elements: str
+"""
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
+from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
+
+
+def collect(sysfs_root):
+    """The fact dict for ``sysfs_root``; raises ParseError for malformed attributes."""
+    if not os.path.isdir(os.path.join(sysfs_root, "class", "infiniband")):
+        return {"status": "no_rdma_stack", "sysfs_root": sysfs_root, "devices": [], "active_ports": []}
+    result = read_sysfs_root(sysfs_root)
+    devices = result["devices"]
+    active = [f"{d['name']}:{p['port']}" for d in devices for p in d["ports"] if p["state"] == "ACTIVE"]
+    return {
+        "status": "ok" if devices else "no_devices",
+        "sysfs_root": sysfs_root,
+        "devices": devices,
+        "active_ports": active,
+    }
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "sysfs_root": {"type": "path", "default": "/sys"},
+            "fact_name": {"type": "str", "default": "clusterctl_rdma"},
+        },
+        supports_check_mode=True,
+    )
+    root = module.params["sysfs_root"]
+    if not os.path.isdir(root):
+        module.fail_json(msg=f"sysfs_root {root} is not a directory", sysfs_root=root, changed=False)
+    try:
+        facts = collect(root)
+    except ParseError as exc:
+        module.fail_json(msg=str(exc), tool=exc.tool, reason=exc.reason, sysfs_root=root, changed=False)
+    except OSError as exc:
+        module.fail_json(msg=f"cannot read {root}: {exc}", sysfs_root=root, changed=False)
+    module.exit_json(changed=False, ansible_facts={module.params["fact_name"]: facts})
+
+
+if __name__ == "__main__":
+    main()
