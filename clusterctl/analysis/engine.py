@@ -1,0 +1,323 @@
+"""Judge a folder of captured evidence: ``EVIDENCE_DIR/<host>/<KIND>.txt``.
+
+Layout (what ``playbooks/verify.yml`` writes, and what a user can build by other means):
+
+``<host>/<KIND>.txt``
+    the tool's stdout; KIND as listed by ``clusterctl parse --help`` (ccparse registry).
+``<host>/<KIND>@<peer>.txt``
+    a pair test run with ``peer`` (ib_write_bw, 2-node nccl-tests); its metrics feed the pairwise
+    blame (:mod:`clusterctl.analysis.schedule`) instead of the per-host straggler statistics.
+``<host>/_collect.json`` (optional)
+    ``{KIND: {"status": "ok|tool_missing|device_absent|error|skipped", "rc": int, "stderr": str}}``
+    from the ``fabric_evidence`` module, so a missing tool is told apart from a missing device.
+
+Every file is parsed with :func:`ccparse.registry.parse` and judged by the checks registered for
+its KIND (:data:`clusterctl.analysis.model.CHECKS`). A parse error becomes a ``parse`` finding
+naming file, tool and line; a file of unknown KIND a warning; a crashing check a warning naming
+the check (one broken input never stops the analysis of the other hosts). Then the cross-host
+analysis runs: stragglers over the per-host metrics and blame over the pair results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ccparse import registry
+from ccparse.common import ParseError
+
+from clusterctl.analysis import checks, schedule, stragglers
+from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
+
+COLLECT_FILE = "_collect.json"
+#: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
+RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
+GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag"})
+_SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One metric of a pair test between ``a`` (the host whose folder holds it) and ``b``."""
+
+    a: str
+    b: str
+    metric: str
+    subject: str
+    value: float
+    unit: str = ""
+
+
+@dataclass
+class HostReport:
+    host: str
+    findings: list[Finding] = field(default_factory=list)  # critical and warning
+    notes: list[Finding] = field(default_factory=list)  # info
+    metrics: list[Metric] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return host_status(self.findings)
+
+    def add(self, f: Finding) -> None:
+        (self.notes if f.severity == "info" else self.findings).append(f)
+
+    def top(self) -> Finding | None:
+        return min(self.findings, key=lambda f: _SEVERITY_ORDER[f.severity], default=None)
+
+    def counts(self) -> dict[str, int]:
+        c = {"critical": 0, "warning": 0}
+        for f in self.findings:
+            c[f.severity] = c.get(f.severity, 0) + 1
+        return c
+
+
+@dataclass
+class Report:
+    hosts: dict[str, HostReport]
+    stragglers: list[stragglers.Straggler] = field(default_factory=list)
+    pairs: list[PairResult] = field(default_factory=list)
+    pair_verdicts: schedule.Verdicts = field(default_factory=schedule.Verdicts)
+    bad_pairs: list[tuple[str, str]] = field(default_factory=list)
+    expectations: Mapping[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def status_counts(self) -> dict[str, int]:
+        c = {"healthy": 0, "degraded": 0, "failed": 0}
+        for h in self.hosts.values():
+            c[h.status] += 1
+        return c
+
+    @property
+    def failed(self) -> list[str]:
+        return [h for h, r in self.hosts.items() if r.status == "failed"]
+
+    def thresholds(self) -> dict[str, Any]:
+        """The numeric expectations the report shows (no free-form spec values)."""
+        keep = ("_gbps", "_GBps", "_Gbps", "_floor", "_fraction", "_per_node", "straggler_")
+        return {k: v for k, v in sorted(self.expectations.items())
+                if isinstance(v, int | float) and not isinstance(v, bool) and any(s in k for s in keep)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hosts": {h: {"status": r.status, "findings": [f.to_dict() for f in r.findings]}
+                      for h, r in self.hosts.items()},
+            "stragglers": [s.to_dict() for s in self.stragglers],
+            "pairs": [
+                {"a": p.a, "b": p.b, "metric": p.metric, "subject": p.subject, "value": p.value, "unit": p.unit,
+                 "ok": (p.a, p.b) not in self.bad_pairs}
+                for p in self.pairs
+            ],
+            "pair_verdicts": {
+                "bad": {h: sorted(set(p)) for h, p in sorted(self.pair_verdicts.bad.items())},
+                "suspect": sorted(self.pair_verdicts.suspect),
+                "path_anomalies": [list(p) for p in self.pair_verdicts.path_anomalies],
+            },
+            "notes": [{"host": f.host, **f.to_dict()} for r in self.hosts.values() for f in r.notes],
+            "metrics": {h: [{"name": m.name, "subject": m.subject, "value": m.value, "unit": m.unit}
+                            for m in r.metrics] for h, r in self.hosts.items() if r.metrics},
+            "thresholds": self.thresholds(),
+            "summary": {"hosts": len(self.hosts), **self.status_counts(), "seconds": round(self.seconds, 3)},
+        }
+
+
+def _as_result(out: CheckResult | Iterable[Finding] | None) -> CheckResult:
+    if out is None:
+        return CheckResult()
+    if isinstance(out, CheckResult):
+        return out
+    return CheckResult(findings=list(out))
+
+
+def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, Any]) -> list[Finding]:
+    """Judge the collector's per-KIND status: tool missing vs device absent vs error."""
+    out: list[Finding] = []
+    for kind, st in sorted(status.items()):
+        if not isinstance(st, Mapping):
+            continue
+        s = st.get("status", "ok")
+        if s == "ok":
+            continue
+        detail = str(st.get("stderr") or st.get("msg") or "").strip().splitlines()
+        why = f": {detail[0][:200]}" if detail else ""
+        if s == "device_absent":
+            want_rdma = kind in RDMA_KINDS and int(exp.get("rdma_devices_per_node") or 0) > 0
+            want_gpu = kind in GPU_KINDS and int(exp.get("gpus_per_node") or 0) > 0
+            if want_rdma or want_gpu:
+                n = exp["rdma_devices_per_node"] if want_rdma else exp["gpus_per_node"]
+                what = "RDMA devices" if want_rdma else "GPUs"
+                out.append(Finding(host, "collect", "critical", host,
+                                   f"{kind}: no {what} found on the node, {n} expected{why}"))
+            else:
+                out.append(Finding(host, "collect", "info", host, f"{kind}: device absent (none expected)"))
+        elif s == "tool_missing":
+            out.append(Finding(host, "collect", "info", host, f"{kind}: tool not installed, not judged{why}"))
+        elif s == "skipped":
+            out.append(Finding(host, "collect", "info", host, f"{kind}: not run{why}"))
+        else:
+            out.append(Finding(host, "collect", "warning", host,
+                               f"{kind}: collector failed (status {s}, rc {st.get('rc')}){why}"))
+    return out
+
+
+def _run_checks(host: str, kind: str, data: Any, exp: Mapping[str, Any]) -> CheckResult:
+    total = CheckResult()
+    for fn in CHECKS.get(kind, []):
+        name = getattr(fn, "__name__", repr(fn))
+        try:
+            res = _as_result(fn(host, data, exp))
+        except Exception as exc:  # a broken check must not stop the other hosts
+            total.findings.append(Finding(host, name, "warning", host,
+                                          f"{kind}: check {name} crashed: {type(exc).__name__}: {exc}"))
+            continue
+        total.findings.extend(f if f.host == host else replace(f, host=host) for f in res.findings)
+        total.metrics.extend(m if m.host == host else replace(m, host=host) for m in res.metrics)
+    return total
+
+
+def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[HostReport, list[PairResult]]:
+    """Parse and judge one host's folder."""
+    rep = HostReport(host)
+    pairs: list[PairResult] = []
+    known = set(registry.kinds())
+    status_file = host_dir / COLLECT_FILE
+    if status_file.is_file():
+        try:
+            status = json.loads(status_file.read_text())
+            for f in _collect_findings(host, status if isinstance(status, dict) else {}, exp):
+                rep.add(f)
+        except (ValueError, OSError) as exc:
+            rep.add(Finding(host, "collect", "warning", host, f"{COLLECT_FILE}: unreadable: {exc}"))
+    for path in sorted(host_dir.iterdir()):
+        if path.suffix != ".txt" or not path.is_file() or path.name.startswith("."):
+            continue
+        kind, _, peer = path.stem.partition("@")
+        rel = f"{host}/{path.name}"
+        if kind not in known:
+            rep.add(Finding(host, "evidence", "warning", host,
+                            f"{rel}: unknown evidence KIND {kind!r}, file not judged"))
+            continue
+        rep.kinds.append(path.stem)
+        try:
+            data = registry.parse(kind, path.read_text(errors="replace"))
+        except ParseError as exc:
+            where = f" line {exc.line}" if exc.line is not None else ""
+            rep.add(Finding(host, "parse", "warning", host, f"{rel}: {exc.tool}{where}: {exc.reason}"))
+            continue
+        except Exception as exc:  # parser bug: report it, keep going
+            rep.add(Finding(host, "parse", "warning", host,
+                            f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
+            continue
+        res = _run_checks(host, kind, data, exp)
+        if peer:
+            # a pair result: blame is decided across hosts; per-host findings are capped at warning
+            for f in res.findings:
+                sev: Severity = "warning" if f.severity == "critical" else f.severity
+                rep.add(replace(f, severity=sev, message=f"pair test with {peer}: {f.message}"))
+            pairs += [PairResult(host, peer, m.name, m.subject, m.value, m.unit) for m in res.metrics]
+        else:
+            for f in res.findings:
+                rep.add(f)
+            rep.metrics.extend(res.metrics)
+    return rep, pairs
+
+
+def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any]]) -> list[tuple[HostReport, list[PairResult]]]:
+    items, exp = args
+    checks.load_all()
+    return [analyze_host(h, Path(d), exp) for h, d in items]
+
+
+def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[tuple[str, str]], schedule.Verdicts]:
+    """Bad pairs (any metric below ``bad_fraction`` x that metric's median over pairs) and verdicts."""
+    from statistics import median
+
+    by_metric: dict[tuple[str, str], list[PairResult]] = {}
+    for p in pairs:
+        by_metric.setdefault((p.metric, p.subject), []).append(p)
+    ok: dict[tuple[str, str], bool] = {}
+    for group in by_metric.values():
+        med = median(p.value for p in group)
+        for p in group:
+            good = p.value >= bad_fraction * med
+            ok[(p.a, p.b)] = ok.get((p.a, p.b), True) and good
+    bad = [k for k, v in ok.items() if not v]
+    return bad, schedule.judge(ok)
+
+
+def host_dirs(evidence_dir: Path) -> list[tuple[str, Path]]:
+    return [(p.name, p) for p in sorted(evidence_dir.iterdir())
+            if p.is_dir() and not p.name.startswith((".", "_"))]
+
+
+def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None = None, *,
+                jobs: int = 1) -> Report:
+    """Judge every ``<host>/`` folder of ``evidence_dir``; ``jobs`` > 1 parses in that many processes."""
+    from clusterctl.analysis.expectations import build
+
+    t0 = time.perf_counter()
+    exp = build(expectations)
+    checks.load_all()
+    evidence_dir = Path(evidence_dir)
+    if not evidence_dir.is_dir():
+        raise FileNotFoundError(f"evidence folder {evidence_dir} does not exist")
+    items = host_dirs(evidence_dir)
+    results: list[tuple[HostReport, list[PairResult]]] = []
+    jobs = max(1, min(jobs, len(items) // 64 or 1))
+    if jobs == 1:
+        results = [analyze_host(h, d, exp) for h, d in items]
+    else:
+        size = -(-len(items) // (jobs * 4))
+        chunks = [([(h, str(d)) for h, d in items[i:i + size]], dict(exp)) for i in range(0, len(items), size)]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for part in pool.map(_analyze_chunk, chunks):
+                results.extend(part)
+    report = Report(hosts={r.host: r for r, _ in results}, expectations=exp)
+    report.pairs = [p for _, ps in results for p in ps]
+    _cross_host(report, exp)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
+    sev: Severity = exp.get("straggler_severity", "warning")
+    metrics = [m for r in report.hosts.values() for m in r.metrics]
+    report.stragglers = stragglers.find_stragglers(
+        metrics, threshold=float(exp["straggler_threshold"]), z_min=float(exp["straggler_z_min"]),
+        min_peers=int(exp["straggler_min_peers"]))
+    for s in report.stragglers:
+        subj = f"{s.host}/{s.subject}" if s.subject else s.host
+        report.hosts[s.host].add(Finding(s.host, "straggler", sev, subj, s.message()))
+    if not report.pairs:
+        return
+    report.bad_pairs, v = judge_pairs(report.pairs, float(exp["pair_bad_fraction"]))
+    report.pair_verdicts = v
+    for host, partners in v.bad.items():
+        good = sorted(set(partners))
+        confirmed = len(good) >= 2
+        if host not in report.hosts:
+            report.hosts[host] = HostReport(host)
+        report.hosts[host].add(Finding(
+            host, "pairwise", "critical" if confirmed else "warning", host,
+            f"pair tests below {exp['pair_bad_fraction']:.0%} of the median with good partner(s) "
+            f"{', '.join(good)}" + ("" if confirmed else "; pair with a second good node to confirm")))
+    for a, b in v.path_anomalies:
+        for h, other in ((a, b), (b, a)):
+            report.hosts[h].add(Finding(h, "pairwise", "info", h,
+                                        f"pair test with {other} low although both pass elsewhere: path/link"))
+    for h in sorted(v.suspect):
+        if h in report.hosts:
+            report.hosts[h].add(Finding(h, "pairwise", "warning", h,
+                                        "pair tests low with partners that are not known good; "
+                                        "retest with a good node"))
+
+
+def default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))

@@ -1,0 +1,90 @@
+"""The expectations a run is judged against: the inventory's cluster spec over documented defaults.
+
+Keys are the cluster-spec keys of ``group_vars/all`` (``fabric``, ``rdma_devices_per_node``,
+``ib_rate_gbps``, ``pfc_priority``, ``roce_dscp``, ``mtu``, ``frontend_nics``, ``gpus_per_node``,
+``gpu_model``, ``nccl_busbw_floor_GBps``, ...) plus the analysis' own knobs below. Check modules
+may publish their defaults as a module-level ``DEFAULTS`` dict (each value with a comment saying
+where the number comes from); :func:`defaults` merges them, and a check reading a key it did not
+get still falls back to its own default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clusterctl.analysis import stragglers
+
+#: Knobs of the cross-host analysis (engine, stragglers, pairwise blame).
+ANALYSIS_DEFAULTS: dict[str, Any] = {
+    # fraction below the peers' median that makes a straggler; see stragglers.py for why 25 %
+    "straggler_threshold": stragglers.DEFAULT_THRESHOLD,
+    "straggler_z_min": stragglers.DEFAULT_Z_MIN,
+    "straggler_min_peers": stragglers.DEFAULT_MIN_PEERS,
+    # severity given to a straggler finding (a slow node is not broken, but drags every job)
+    "straggler_severity": "warning",
+    # a pair test below this fraction of the median pair result counts as a bad pair
+    "pair_bad_fraction": 0.75,
+}
+
+
+def defaults() -> dict[str, Any]:
+    """Analysis knobs plus every check module's ``DEFAULTS`` (checks loaded first)."""
+    import sys
+
+    from clusterctl.analysis import checks
+
+    checks.load_all()
+    out = dict(ANALYSIS_DEFAULTS)
+    prefix = checks.__name__ + "."
+    for name, mod in sorted(sys.modules.items()):
+        if name.startswith(prefix) and isinstance(getattr(mod, "DEFAULTS", None), dict):
+            out.update(mod.DEFAULTS)
+    return out
+
+
+def load_spec(inventory: Path) -> dict[str, Any]:
+    """The cluster spec: ``group_vars/all.yml`` or every ``group_vars/all/*.yml`` merged in name order.
+
+    Plain PyYAML (tags such as ``!vault`` are read as opaque strings); the full validator lives
+    in :mod:`clusterctl.inventory`, which a command runs first.
+    """
+    gv = inventory / "group_vars"
+    files: list[Path] = []
+    for single in (gv / "all.yml", gv / "all.yaml"):
+        if single.is_file():
+            files.append(single)
+    if (gv / "all").is_dir():
+        files += sorted(p for p in (gv / "all").iterdir() if p.suffix in (".yml", ".yaml"))
+    spec: dict[str, Any] = {}
+    for f in files:
+        text = f.read_text()
+        if text.startswith("$ANSIBLE_VAULT"):
+            continue
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        if isinstance(data, dict):
+            spec.update(data)
+    return spec
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_multi_constructor("!", lambda loader, suffix, node: f"<{suffix}>")
+
+
+def build(spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Expectations: defaults overlaid with ``spec`` (keys of the cluster spec win)."""
+    out = defaults()
+    if spec:
+        out.update(spec)
+    return out
+
+
+def from_inventory(inventory: Path | None) -> dict[str, Any]:
+    """Expectations for an inventory folder (or only the defaults when ``inventory`` is None)."""
+    return build(load_spec(inventory) if inventory is not None else None)

@@ -1,0 +1,50 @@
+"""The analysis report as a person reads it on a terminal, and its JSON/HTML files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from clusterctl.analysis.engine import Report
+
+STYLE = {"failed": "red", "degraded": "yellow", "healthy": "green"}
+#: at most this many rows: failed first, then degraded; healthy hosts are summarised
+MAX_ROWS = 200
+
+
+def findings_table(report: Report, title: str = "fabric verification", *, all_hosts: bool = False) -> Table:
+    order = {"failed": 0, "degraded": 1, "healthy": 2}
+    rows = sorted(report.hosts.values(), key=lambda r: (order[r.status], r.host))
+    if not all_hosts and len(rows) > MAX_ROWS:
+        rows = [r for r in rows if r.status != "healthy"][:MAX_ROWS]
+    t = Table(title=title)
+    for col, just in (("host", "left"), ("status", "left"), ("critical", "right"), ("warning", "right"),
+                      ("top finding", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in rows:
+        c = r.counts()
+        top = r.top()
+        text = f"{top.check}: {top.subject}: {top.message}" if top else ""
+        t.add_row(escape(r.host), f"[{STYLE[r.status]}]{r.status}[/]", str(c["critical"]), str(c["warning"]),
+                  escape(text))
+    return t
+
+
+def summary_line(report: Report) -> str:
+    c = report.status_counts()
+    return (f"{len(report.hosts)} hosts: {c['healthy']} healthy, {c['degraded']} degraded, {c['failed']} failed; "
+            f"{len(report.stragglers)} straggler(s); analysed in {report.seconds:.2f}s")
+
+
+def write_outputs(report: Report, json_path: Path | None, html_path: Path | None, title: str) -> None:
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(report.to_dict(), indent=1) + "\n")
+    if html_path is not None:
+        from clusterctl.report_html import render
+
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(render(report, title=title))
