@@ -1,0 +1,76 @@
+"""Parser for ``show_gids`` (MLNX_OFED script) output.
+
+Output::
+
+    {"gids": [{"device": "mlx5_0", "port": 1, "index": 3,
+               "gid": "0000:...:ffff:0a00:0b15", "ipv4": "10.0.11.21" | None,
+               "version": "v2" | "v1" | None, "roce_version": 2 | 1 | None, "netdev": "eth2" | None}],
+     "n_gids_found": 7 | None}
+
+The trailing ``n_gids_found=N`` line, when present, must match the rows read (else the input
+is taken as truncated).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "show_gids"
+
+_GID = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_VER = re.compile(r"^[vV](\d)$")
+_COUNT = re.compile(r"^n_gids_found=(\d+)$")
+
+
+@parser("show_gids")
+def parse_show_gids(text: str) -> dict[str, Any]:
+    """Parse the show_gids table into one dict per GID."""
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    gids: list[dict[str, Any]] = []
+    count: int | None = None
+    header = False
+    lineno = offset
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.split()[:3] == ["DEV", "PORT", "INDEX"]:
+            header = True
+            continue
+        if set(line.replace("\t", "").replace(" ", "")) <= {"-"}:
+            continue
+        cm = _COUNT.match(line)
+        if cm:
+            count = int(cm.group(1))
+            continue
+        tok = line.split()
+        if len(tok) < 4 or not tok[1].isdigit() or not tok[2].isdigit() or not _GID.match(tok[3]):
+            raise ParseError(TOOL, f"expected 'DEV PORT INDEX GID [IPv4] VER [NETDEV]', got {line[:60]!r}",
+                             lineno)
+        rest = tok[4:]
+        ipv4 = rest.pop(0) if rest and _IPV4.match(rest[0]) else None
+        ver = rest.pop(0) if rest and _VER.match(rest[0]) else None
+        if len(rest) > 1:
+            raise ParseError(TOOL, f"unexpected trailing fields {rest!r}", lineno)
+        vm = _VER.match(ver) if ver else None
+        gids.append({
+            "device": tok[0],
+            "port": int(tok[1]),
+            "index": int(tok[2]),
+            "gid": tok[3].lower(),
+            "ipv4": ipv4,
+            "version": ver.lower() if ver else None,
+            "roce_version": int(vm.group(1)) if vm else None,
+            "netdev": rest[0] if rest else None,
+        })
+    if not gids and not header:
+        raise ParseError(TOOL, "no show_gids header or GID rows found (empty input?)", lineno or None)
+    if count is not None and count != len(gids):
+        raise ParseError(TOOL, f"n_gids_found={count} but {len(gids)} rows read (truncated?)", lineno)
+    if count is None and not gids:
+        raise ParseError(TOOL, "header but no GID rows and no n_gids_found line (truncated?)", lineno)
+    return {"gids": gids, "n_gids_found": count}
