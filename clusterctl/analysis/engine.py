@@ -7,6 +7,8 @@ Layout (what ``playbooks/verify.yml`` writes, and what a user can build by other
 ``<host>/<KIND>@<peer>.txt``
     a pair test run with ``peer`` (ib_write_bw, 2-node nccl-tests); its metrics feed the pairwise
     blame (:mod:`clusterctl.analysis.schedule`) instead of the per-host straggler statistics.
+``<host>/<KIND>#<instance>.txt``
+    one more capture of KIND on the host (e.g. ``mlnx_qos#eth2.txt``, one per interface).
 ``<host>/_collect.json`` (optional)
     ``{KIND: {"status": "ok|tool_missing|device_absent|error|skipped", "rc": int, "stderr": str}}``
     from the ``fabric_evidence`` module, so a missing tool is told apart from a missing device.
@@ -199,6 +201,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
         if path.suffix != ".txt" or not path.is_file() or path.name.startswith("."):
             continue
         kind, _, peer = path.stem.partition("@")
+        kind = kind.partition("#")[0]
         rel = f"{host}/{path.name}"
         if kind not in known:
             rep.add(Finding(host, "evidence", "warning", host,

@@ -1,0 +1,120 @@
+"""clusterctl verify (collect evidence, analyse, optionally drain) and clusterctl resume."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from clusterctl.app import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, app
+from clusterctl.display import console
+
+InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)")]
+
+
+@app.command("verify")
+def verify_command(
+    inventory: InventoryArg,
+    level: Annotated[str, typer.Option("--level", help="quick: passive reads; full: + dcgmi diag, nccl-tests, "
+                                                       "ib_write_bw on idle nodes")] = "quick",
+    drain: Annotated[bool, typer.Option("--drain", help="Drain failed nodes in Slurm (reason 'clusterctl: ...')")]
+    = False,
+    limit: Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern")] = None,
+    forks: Annotated[int | None, typer.Option("--forks", "-f", min=1)] = None,
+) -> None:
+    """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed."""
+    from clusterctl.analysis.engine import analyze_dir
+    from clusterctl.analysis.expectations import build
+    from clusterctl.display import RunProgress, print_summary
+    from clusterctl.inventory import load_and_validate
+    from clusterctl.report_table import findings_table, summary_line, write_outputs
+    from clusterctl.runner import run_playbook
+
+    if level not in ("quick", "full"):
+        sys.stderr.write(f"clusterctl verify: --level {level!r} must be quick or full\n")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    inv = load_and_validate(inventory)
+    from clusterctl.runner import state_dir
+
+    evidence = state_dir(inventory) / "evidence" / _stamp()
+    evidence.mkdir(parents=True, exist_ok=True)
+    with RunProgress(len(inv.hosts)) as progress:
+        result = run_playbook("verify.yml", inventory, limit=limit, forks=forks, on_event=progress, label="verify",
+                              extravars={"clusterctl_evidence_dir": str(evidence), "clusterctl_verify_level": level})
+    print_summary(result, f"verify {inventory} (collection)")
+    if not any(evidence.iterdir()):
+        sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
+        raise typer.Exit(EXIT_FAILED)
+    report = analyze_dir(evidence, build(inv.spec()))
+    out_dir = result.artifacts_dir
+    write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
+                  title=f"clusterctl verify {inventory} ({level})")
+    console.print(findings_table(report, f"verify {inventory}"))
+    console.print(summary_line(report))
+    console.print(f"evidence: {evidence}\nreport: {out_dir / 'verify-report.json'}  {out_dir / 'verify-report.html'}")
+    if drain and report.failed:
+        from clusterctl.slurm_drain import drains
+
+        todo = drains(report)
+        r = run_playbook("drain.yml", inventory, label="drain",
+                         extravars={"clusterctl_drain_action": "drain", "clusterctl_drain_nodes": todo})
+        if r.rc != 0:
+            print_summary(r, "drain")
+            raise typer.Exit(EXIT_FAILED)
+        for d in todo:
+            console.print(f"drained {d['name']}: {d['reason']}")
+    unreachable = [h for h, s in result.hosts.items() if s.unreachable]
+    if report.failed or unreachable:
+        raise typer.Exit(EXIT_HOSTS_FAILED)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("resume")
+def resume_command(
+    inventory: InventoryArg,
+    nodes: Annotated[list[str] | None, typer.Argument(help="Nodes to resume (default: every node clusterctl "
+                                                            "drained)")] = None,
+) -> None:
+    """Return to service nodes drained by clusterctl (reason 'clusterctl: ...'), never admin-drained ones."""
+    import tempfile
+
+    from ccparse import registry
+
+    from clusterctl.inventory import load_and_validate
+    from clusterctl.runner import run_playbook
+    from clusterctl.slurm_drain import nodes_from_parsed, select_resumable
+
+    load_and_validate(inventory)
+    with tempfile.TemporaryDirectory(prefix="clusterctl-resume-") as tmp:
+        out = Path(tmp) / "nodes.txt"
+        r = run_playbook("drain.yml", inventory, label="resume-query", record_failures=False,
+                         extravars={"clusterctl_drain_action": "query", "clusterctl_drain_output": str(out)})
+        if r.rc != 0 or not out.is_file():
+            sys.stderr.write(f"clusterctl resume: cannot read node states from the controller (rc {r.rc}); "
+                             f"see {r.artifacts_dir}\n")
+            raise typer.Exit(EXIT_FAILED)
+        text = out.read_text()
+    if "scontrol-node" not in registry.kinds():
+        sys.stderr.write("clusterctl resume: the scontrol-node parser is not available\n")
+        raise typer.Exit(EXIT_FAILED)
+    plan = select_resumable(nodes_from_parsed(registry.parse("scontrol-node", text)), nodes or None)
+    for name, why in sorted(plan.refused.items()):
+        console.print(f"left alone {name}: {why}", markup=False)
+    if not plan.resume:
+        console.print("nothing to resume")
+        raise typer.Exit(EXIT_OK)
+    r = run_playbook("drain.yml", inventory, label="resume",
+                     extravars={"clusterctl_drain_action": "resume", "clusterctl_drain_nodes": plan.resume})
+    if r.rc != 0:
+        sys.stderr.write(f"clusterctl resume: scontrol failed (rc {r.rc}); see {r.artifacts_dir}\n")
+        raise typer.Exit(EXIT_FAILED)
+    console.print(f"resumed: {', '.join(plan.resume)}")
+    raise typer.Exit(EXIT_OK)
+
+
+def _stamp() -> str:
+    import time
+
+    return time.strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,336 @@
+#!/usr/bin/python
+"""Ansible module fabric_evidence: run the read-only fabric/GPU tools, return their raw outputs."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: fabric_evidence
+short_description: Capture fabric and GPU tool outputs for the clusterctl analysis
+description:
+  - Runs the read-only tools C(ibstat), C(ibstatus), C(mlnx_qos -i <if>), C(nvidia-smi -q),
+    C(nvidia-smi --query-gpu=...), C(nvidia-smi topo -m) and returns each stdout, keyed by the
+    ccparse KIND the controller parses it with. Judgement happens on the controller
+    (C(clusterctl analyze)); this module only collects.
+  - C(dcgmi diag) runs only when I(dcgmi_level) is set. The active tests (C(nccl-tests)
+    all_reduce_perf within the node, C(ib_write_bw) loopback on one device) run only when listed in
+    I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
+    are reported with status C(skipped).
+  - Tells apart C(tool_missing) (the binary is not installed), C(device_absent) (no RDMA device /
+    no GPU) and C(error) (the tool ran and failed). Never reports changed; supports check mode
+    (every tool it runs is read-only; the active tests only load the devices).
+version_added: "0.1.0"
+options:
+  kinds:
+    description: Passive KINDs to capture.
+    type: list
+    elements: str
+    default: [ibstat, ibstatus, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
+    choices: [ibstat, ibstatus, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
+  qos_interfaces:
+    description:
+      - Netdevs to read back with C(mlnx_qos -i). Empty means every netdev of an RDMA device whose
+        link layer is Ethernet (RoCE), found under I(sysfs_root).
+    type: list
+    elements: str
+    default: []
+  dcgmi_level:
+    description: Run C(dcgmi diag -r <level> -j) at this level (1 quick to 4 long); 0 skips it.
+    type: int
+    default: 0
+    choices: [0, 1, 2, 3, 4]
+  active:
+    description: Active tests to run on an idle node.
+    type: list
+    elements: str
+    default: []
+    choices: [nccl-tests, ib_write_bw]
+  nccl_tests_binary:
+    description: Path of nccl-tests' C(all_reduce_perf).
+    type: path
+    default: /opt/nccl-tests/build/all_reduce_perf
+  nccl_tests_args:
+    description: Arguments of C(all_reduce_perf) (C(-g) is added with the GPU count when absent).
+    type: list
+    elements: str
+    default: ["-b", "8M", "-e", "8G", "-f", "2"]
+  ib_write_bw_device:
+    description: RDMA device of the loopback C(ib_write_bw); empty means the first device.
+    type: str
+    default: ""
+  ib_write_bw_seconds:
+    description: Duration of the loopback C(ib_write_bw) (C(-D)).
+    type: int
+    default: 5
+  sysfs_root:
+    description: Root of sysfs (a simulated tree in tests).
+    type: path
+    default: /sys
+  proc_root:
+    description: Root of procfs, read to find running Slurm job steps.
+    type: path
+    default: /proc
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+author:
+  - clusterctl
+"""
+
+EXAMPLES = r"""
+- name: Capture the quick evidence
+  fabric_evidence:
+  register: evidence
+
+- name: Full verification on idle nodes
+  fabric_evidence:
+    dcgmi_level: 2
+    active: [nccl-tests, ib_write_bw]
+"""
+
+RETURN = r"""
+evidence:
+  description: KIND (or C(KIND#instance) for one more capture, e.g. C(mlnx_qos#eth3)) -> result.
+  returned: always
+  type: dict
+  contains:
+    status:
+      description: C(ok), C(tool_missing), C(device_absent), C(error) or C(skipped).
+      type: str
+    rc:
+      description: Exit status of the tool (null when it did not run).
+      type: int
+    stdout:
+      description: The tool's standard output.
+      type: str
+    stderr:
+      description: The tool's standard error (or why it did not run).
+      type: str
+    cmd:
+      description: The command line run.
+      type: list
+summary:
+  description: The same keys with C(status), C(rc) and the first line of C(stderr) only (no output).
+  returned: always
+  type: dict
+running_jobs:
+  description: Number of Slurm job steps (slurmstepd processes) found running on the node.
+  returned: always
+  type: int
+"""
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+PASSIVE = ["ibstat", "ibstatus", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
+RDMA_KINDS = ("ibstat", "ibstatus", "mlnx_qos", "ib_write_bw")
+GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "dcgmi-diag", "nccl-tests")
+QUERY_FIELDS = ("index,pci.bus_id,name,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
+                "pcie.link.width.max,temperature.gpu,power.draw,clocks_throttle_reasons.active,ecc.errors."
+                "uncorrected.volatile.total")
+ENV = {"LC_ALL": "C", "LANG": "C"}
+# nvidia-smi's exit status when no GPU is present ("No devices were found")
+NVSMI_NO_DEVICES = 6
+
+
+def rdma_devices(sysfs_root):
+    d = os.path.join(sysfs_root, "class", "infiniband")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def roce_netdevs(sysfs_root):
+    """Netdevs of RDMA ports whose link layer is Ethernet (RoCE)."""
+    out = []
+    for dev in rdma_devices(sysfs_root):
+        base = os.path.join(sysfs_root, "class", "infiniband", dev)
+        ports = os.path.join(base, "ports")
+        ll = set()
+        for p in sorted(os.listdir(ports)) if os.path.isdir(ports) else []:
+            try:
+                with open(os.path.join(ports, p, "link_layer")) as f:
+                    ll.add(f.read().strip())
+            except OSError:
+                continue
+        net = os.path.join(base, "device", "net")
+        if "Ethernet" in ll and os.path.isdir(net):
+            out += sorted(os.listdir(net))
+    return out
+
+
+def running_job_steps(proc_root):
+    n = 0
+    try:
+        pids = [p for p in os.listdir(proc_root) if p.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            with open(os.path.join(proc_root, pid, "comm")) as f:
+                if f.read().strip() == "slurmstepd":
+                    n += 1
+        except OSError:
+            continue
+    return n
+
+
+def gpu_count(module, nvsmi):
+    rc, out, _ = module.run_command([nvsmi, "--query-gpu=index", "--format=csv,noheader"], environ_update=ENV)
+    return len([x for x in out.splitlines() if x.strip()]) if rc == 0 else 0
+
+
+class Collector:
+    def __init__(self, module):
+        self.module = module
+        self.p = module.params
+        self.result = {}
+
+    def put(self, key, status, rc=None, stdout="", stderr="", cmd=None):
+        self.result[key] = {"status": status, "rc": rc, "stdout": stdout, "stderr": stderr, "cmd": cmd or []}
+
+    def run(self, key, tool, args, *, absent_when=None):
+        path = self.module.get_bin_path(tool)
+        if path is None:
+            self.put(key, "tool_missing", stderr=f"{tool} not found in PATH")
+            return None
+        cmd = [path, *args]
+        try:
+            rc, out, err = self.module.run_command(cmd, environ_update=ENV)
+        except Exception as exc:  # run_command raises on exec failures
+            self.put(key, "error", stderr=str(exc), cmd=cmd)
+            return None
+        if absent_when is not None and absent_when(rc, out, err):
+            self.put(key, "device_absent", rc, out, err, cmd)
+        else:
+            self.put(key, "ok" if rc == 0 else "error", rc, out, err, cmd)
+        return path
+
+    def passive(self):
+        kinds = self.p["kinds"]
+        devs = rdma_devices(self.p["sysfs_root"])
+        for kind in ("ibstat", "ibstatus"):
+            if kind in kinds:
+                if not devs:
+                    self.put(kind, "device_absent", stderr=f"no device under {self.p['sysfs_root']}/class/infiniband")
+                else:
+                    self.run(kind, kind, [])
+        if "mlnx_qos" in kinds:
+            ifaces = self.p["qos_interfaces"] or roce_netdevs(self.p["sysfs_root"])
+            if not ifaces:
+                self.put("mlnx_qos", "device_absent", stderr="no RoCE netdev to read QoS from")
+            for i, ifname in enumerate(ifaces):
+                self.run("mlnx_qos" if i == 0 else f"mlnx_qos#{ifname}", "mlnx_qos", ["-i", ifname])
+
+        def no_gpu(rc, out, err):
+            return rc == NVSMI_NO_DEVICES or "No devices were found" in (out + err)
+
+        gpu_args = {
+            "nvidia-smi-q": ["-q"],
+            "nvidia-smi-query": [f"--query-gpu={QUERY_FIELDS}", "--format=csv"],
+            "nvidia-smi-topo": ["topo", "-m"],
+        }
+        for kind, args in gpu_args.items():
+            if kind in kinds:
+                self.run(kind, "nvidia-smi", args, absent_when=no_gpu)
+
+    def dcgmi(self):
+        level = self.p["dcgmi_level"]
+        if level:
+            self.run("dcgmi-diag", "dcgmi", ["diag", "-r", str(level), "-j"],
+                     absent_when=lambda rc, out, err: "No GPUs" in out + err or "no GPUs" in out + err)
+
+    def active(self, jobs):
+        tests = self.p["active"]
+        if not tests:
+            return
+        if jobs:
+            for t in tests:
+                self.put(t, "skipped", stderr=f"{jobs} Slurm job step(s) running on the node; active tests skipped")
+            return
+        if "nccl-tests" in tests:
+            self.nccl_tests()
+        if "ib_write_bw" in tests:
+            self.ib_write_bw()
+
+    def nccl_tests(self):
+        binary = self.p["nccl_tests_binary"]
+        if not os.access(binary, os.X_OK):
+            self.put("nccl-tests", "tool_missing", stderr=f"{binary} not found or not executable")
+            return
+        args = list(self.p["nccl_tests_args"])
+        if "-g" not in args:
+            nvsmi = self.module.get_bin_path("nvidia-smi")
+            n = gpu_count(self.module, nvsmi) if nvsmi else 0
+            if n == 0:
+                self.put("nccl-tests", "device_absent", stderr="no GPU found by nvidia-smi")
+                return
+            args += ["-g", str(n)]
+        cmd = [binary, *args]
+        rc, out, err = self.module.run_command(cmd, environ_update=ENV)
+        self.put("nccl-tests", "ok" if rc == 0 else "error", rc, out, err, cmd)
+
+    def ib_write_bw(self):
+        devs = rdma_devices(self.p["sysfs_root"])
+        if not devs:
+            self.put("ib_write_bw", "device_absent", stderr="no RDMA device")
+            return
+        path = self.module.get_bin_path("ib_write_bw")
+        if path is None:
+            self.put("ib_write_bw", "tool_missing", stderr="ib_write_bw (perftest) not found in PATH")
+            return
+        dev = self.p["ib_write_bw_device"] or devs[0]
+        common = ["-d", dev, "-D", str(self.p["ib_write_bw_seconds"]), "--report_gbits", "-F"]
+        env = dict(os.environ, **ENV)
+        server = subprocess.Popen([path, *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            time.sleep(1)
+            cmd = [path, *common, "localhost"]
+            rc, out, err = self.module.run_command(cmd, environ_update=ENV)
+        finally:
+            try:
+                server.wait(timeout=self.p["ib_write_bw_seconds"] + 10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        self.put("ib_write_bw", "ok" if rc == 0 else "error", rc, out, err, cmd)
+
+
+def summarise(result):
+    return {k: {"status": v["status"], "rc": v["rc"], "stderr": (v["stderr"] or "").strip().split("\n")[0][:300]}
+            for k, v in result.items()}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "kinds": {"type": "list", "elements": "str", "default": PASSIVE, "choices": PASSIVE},
+            "qos_interfaces": {"type": "list", "elements": "str", "default": []},
+            "dcgmi_level": {"type": "int", "default": 0, "choices": [0, 1, 2, 3, 4]},
+            "active": {"type": "list", "elements": "str", "default": [], "choices": ["nccl-tests", "ib_write_bw"]},
+            "nccl_tests_binary": {"type": "path", "default": "/opt/nccl-tests/build/all_reduce_perf"},
+            "nccl_tests_args": {"type": "list", "elements": "str", "default": ["-b", "8M", "-e", "8G", "-f", "2"]},
+            "ib_write_bw_device": {"type": "str", "default": ""},
+            "ib_write_bw_seconds": {"type": "int", "default": 5},
+            "sysfs_root": {"type": "path", "default": "/sys"},
+            "proc_root": {"type": "path", "default": "/proc"},
+        },
+        supports_check_mode=True,
+    )
+    c = Collector(module)
+    jobs = running_job_steps(module.params["proc_root"])
+    try:
+        c.passive()
+        c.dcgmi()
+        c.active(jobs)
+    except Exception as exc:
+        module.fail_json(msg=f"fabric_evidence failed: {type(exc).__name__}: {exc}", evidence=c.result,
+                         running_jobs=jobs, changed=False)
+    module.exit_json(changed=False, evidence=c.result, summary=summarise(c.result), running_jobs=jobs)
+
+
+if __name__ == "__main__":
+    main()
