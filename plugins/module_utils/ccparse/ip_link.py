@@ -1,0 +1,127 @@
+"""Parser for ``ip -d link show`` (iproute2) text output. KIND ``ip-link``.
+
+Output::
+
+    {"links": [{"index": 3, "ifname": "ens6f0np0", "parent": None, "flags": ["BROADCAST", ...],
+                "mtu": 9000, "qdisc": "mq", "master": "bond0" | None, "state": "UP",
+                "mode": "DEFAULT", "group": "default", "qlen": 1000, "carrier": True,
+                "link_type": "ether" | "infiniband" | "loopback" | ..., "address": "94:6d:...",
+                "minmtu": 68, "maxmtu": 9978, "kind": "bond_slave" | "bond" | "vlan" | "ipoib" | None,
+                "kind_info": {"state": "ACTIVE", "mii_status": "UP", ...}, "altnames": [...],
+                "parentdev": "0000:4d:00.0" | None}]}
+
+``carrier`` is False when the flags show NO-CARRIER. ``kind_info`` holds the key/value pairs
+of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g. a bond's
+``mode``/``miimon``, a bond slave's ``state``/``mii_status``/``link_failure_count``, a VLAN's
+``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. Each entry must have its ``link/`` line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "ip-link"
+
+_HEAD = re.compile(r"^(\d+):\s+([^\s:@]+)(?:@([^\s:]+))?:\s+<([^>]*)>\s*(.*)$")
+_INT_KEYS = {"mtu", "qlen", "minmtu", "maxmtu", "link_failure_count", "id", "miimon", "numtxqueues",
+             "numrxqueues", "ad_aggregator_id", "min_links"}
+#: first generic attribute that iproute2 prints after the kind-specific ones
+_GENERIC = {"addrgenmode", "numtxqueues", "numrxqueues", "gso_max_size", "gso_max_segs", "tso_max_size",
+            "tso_max_segs", "gro_max_size", "parentbus", "parentdev", "portname", "portid", "switchid"}
+_KINDS = {"bond", "bond_slave", "vlan", "ipoib", "bridge", "bridge_slave", "veth", "vxlan", "macvlan",
+          "macvtap", "team", "team_slave", "geneve", "tun", "dummy", "ipvlan", "vrf", "gre", "ip6tnl",
+          "sit", "ipip", "wireguard", "openvswitch", "openvswitch_slave", "nlmon", "hsr", "macsec"}
+
+
+def _val(key: str, v: str) -> Any:
+    if key in _INT_KEYS:
+        try:
+            return int(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _pairs(tokens: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("<"):  # vlan flags like <REORDER_HDR>
+            out.setdefault("flags", []).extend(tok.strip("<>").split(","))
+            i += 1
+            continue
+        if i + 1 < len(tokens):
+            out[tok] = _val(tok, tokens[i + 1])
+            i += 2
+        else:
+            out[tok] = None
+            i += 1
+    return out
+
+
+def _finish(link: dict[str, Any] | None, lineno: int) -> None:
+    if link is not None and link["link_type"] is None:
+        raise ParseError(TOOL, f"{link['ifname']} has no 'link/<type>' line (truncated?)", lineno)
+
+
+@parser("ip-link")
+def parse_ip_link(text: str) -> dict[str, Any]:
+    """Parse ``ip -d link show`` (also plain ``ip link show``) into one dict per interface."""
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    links: list[dict[str, Any]] = []
+    link: dict[str, Any] | None = None
+    lineno = offset
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        if not raw.strip():
+            continue
+        head = _HEAD.match(raw)
+        if head:
+            _finish(link, lineno)
+            attrs = _pairs(head.group(5).split())
+            flags = [f for f in head.group(4).split(",") if f]
+            link = {
+                "index": int(head.group(1)), "ifname": head.group(2), "parent": head.group(3),
+                "flags": flags, "mtu": attrs.get("mtu"), "qdisc": attrs.get("qdisc"),
+                "master": attrs.get("master"), "state": attrs.get("state"), "mode": attrs.get("mode"),
+                "group": attrs.get("group"), "qlen": attrs.get("qlen"),
+                "carrier": "NO-CARRIER" not in flags,
+                "link_type": None, "address": None, "minmtu": None, "maxmtu": None,
+                "kind": None, "kind_info": {}, "altnames": [], "parentdev": None,
+            }
+            if not isinstance(link["mtu"], int):
+                raise ParseError(TOOL, f"{link['ifname']}: no numeric mtu in header", lineno)
+            links.append(link)
+            continue
+        if link is None or raw[0] not in " \t":
+            raise ParseError(TOOL, f"expected '<index>: <ifname>: <FLAGS> mtu N ...', got {raw.strip()[:60]!r}",
+                             lineno)
+        tokens = raw.split()
+        first = tokens[0]
+        if first.startswith("link/"):
+            link["link_type"] = first[5:]
+            rest = tokens[1:]
+            if rest and rest[0] not in ("brd", "promiscuity", "permaddr"):
+                link["address"] = rest.pop(0)
+            attrs = _pairs(rest)
+            link["minmtu"], link["maxmtu"] = attrs.get("minmtu"), attrs.get("maxmtu")
+            tokens = rest
+        elif first == "altname":
+            link["altnames"].extend(tokens[1:])
+            continue
+        elif first in _KINDS:
+            link["kind"] = first
+            cut = next((i for i, t in enumerate(tokens[1:], 1) if t in _GENERIC), len(tokens))
+            link["kind_info"] = _pairs(tokens[1:cut])
+            tokens = tokens[cut:]
+        if "parentdev" in tokens:
+            i = tokens.index("parentdev")
+            if i + 1 < len(tokens):
+                link["parentdev"] = tokens[i + 1]
+    _finish(link, lineno)
+    if not links:
+        raise ParseError(TOOL, "no '<index>: <ifname>: <FLAGS>' line found (empty input?)", lineno or None)
+    return {"links": links}
