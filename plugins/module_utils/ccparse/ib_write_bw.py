@@ -1,0 +1,145 @@
+"""Parser for perftest ``ib_write_bw`` (also ib_read_bw/ib_send_bw) text output.
+
+Handles MB/sec (default) and Gb/sec (``--report_gbits``) tables, all-sizes runs (``-a``),
+duration mode (``-D``: perftest does not measure a peak there and prints ``0.00`` in the peak
+column, so ``bw_peak_gbps`` is None), and server/client outputs interleaved in one log. Every
+bandwidth is normalised to Gb/s (10^9 bit/s): perftest's MB is 2^20 bytes
+(``format_factor = 0x100000`` in perftest_parameters.c), so 1 MB/sec = 0.008388608 Gb/s.
+
+Output::
+
+    {"test": "RDMA_Write BW Test", "device": "ib0", "link_type": "IB", "transport": "IB",
+     "connection_type": "RC", "num_qps": 1, "mtu_bytes": 4096, "unit": "MB/sec" | "Gb/sec",
+     "mode": "iterations" | "duration",
+     "results": [{"bytes": 8388608, "iterations": 20000, "bw_peak_gbps": 201.8 | None,
+                  "bw_avg_gbps": 201.8, "msg_rate_mpps": 0.003007, "line": 19, "reports": 2}],
+     "max_size_bytes": 8388608, "bw_avg_gbps": 201.8, "bw_peak_gbps": 201.8 | None,
+     "errors": ["Couldn't connect to 10.0.0.2:18515", ...]}
+
+``results`` has one row per message size (the first report seen; ``reports`` counts how many
+sides printed it). The headline ``bw_avg_gbps`` is the average at the largest message size.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "ib_write_bw"
+
+MB_PER_SEC_TO_GBPS = 1048576 * 8 / 1e9  # perftest MB = 2^20 bytes
+
+_TITLE = re.compile(r"^\s*(\w+ BW Test)\s*$")
+_COLS = re.compile(r"#\w+|[A-Za-z_][A-Za-z0-9_ ]*?\[[^\]]+\]")
+_BANNER_KV = re.compile(r"([A-Za-z][A-Za-z0-9_.* ]*?)\s*:\s*(\S+)")
+_NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
+_ERROR = re.compile(r"(couldn'?t|failed|error|unable|conflicting|not supported)", re.IGNORECASE)
+
+
+def _col_key(name: str) -> tuple[str, str | None]:
+    """Map a header column to (result key, unit)."""
+    unit_m = re.search(r"\[([^\]]+)\]", name)
+    unit = unit_m.group(1) if unit_m else None
+    base = name.split("[")[0].strip().lower()
+    keys = {"#bytes": "bytes", "#iterations": "iterations", "#sl": "sl", "bw peak": "bw_peak",
+            "bw average": "bw_avg", "msgrate": "msg_rate_mpps", "cpu_util": "cpu_util_percent"}
+    if base in keys:
+        return keys[base], unit
+    return re.sub(r"\W+", "_", base).strip("_"), unit
+
+
+def _to_gbps(value: float, unit: str | None, lineno: int) -> float:
+    if unit == "Gb/sec":
+        return value
+    if unit == "MB/sec":
+        return value * MB_PER_SEC_TO_GBPS
+    raise ParseError(TOOL, f"unknown bandwidth unit {unit!r}", lineno)
+
+
+@parser("ib_write_bw")
+def parse_ib_write_bw(text: str) -> dict[str, Any]:
+    """Parse a perftest BW log into per-size results in Gb/s."""
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    out: dict[str, Any] = {"test": None, "device": None, "link_type": None, "transport": None,
+                           "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
+                           "mode": "iterations", "results": [], "max_size_bytes": None,
+                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": []}
+    cols: list[tuple[str, str | None]] | None = None
+    by_size: dict[int, dict[str, Any]] = {}
+    lineno = offset
+    banner = {"Device": "device", "Link type": "link_type", "Transport type": "transport",
+              "Connection type": "connection_type", "Number of qps": "num_qps", "Mtu": "mtu_bytes"}
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        line = raw.strip()
+        if not line or set(line) <= {"-", "*"}:
+            continue
+        if line.startswith("#bytes"):
+            new_cols = [_col_key(c) for c in _COLS.findall(line)]
+            if [c[0] for c in new_cols[:1]] != ["bytes"] or not any(c[0] == "bw_avg" for c in new_cols):
+                raise ParseError(TOOL, f"unrecognised result header {line[:80]!r}", lineno)
+            if cols is not None and new_cols != cols:
+                raise ParseError(TOOL, "result header changes columns mid-log", lineno)
+            cols = new_cols
+            out["unit"] = next(u for k, u in cols if k == "bw_avg")
+            continue
+        tokens = line.split()
+        if tokens and all(_NUM.match(t) for t in tokens) and cols is not None and len(tokens) > 1:
+            if len(tokens) != len(cols):
+                raise ParseError(TOOL, f"result row has {len(tokens)} fields, header has {len(cols)} "
+                                 "(truncated?)", lineno)
+            row: dict[str, Any] = {}
+            for (key, unit), tok in zip(cols, tokens, strict=True):
+                val = float(tok)
+                if key in ("bw_peak", "bw_avg"):
+                    row[f"{key}_gbps"] = _to_gbps(val, unit, lineno)
+                elif key in ("bytes", "iterations", "sl"):
+                    row[key] = int(val)
+                else:
+                    row[key] = val
+            size = row["bytes"]
+            if size in by_size:
+                by_size[size]["reports"] += 1
+            else:
+                row["line"] = lineno
+                row["reports"] = 1
+                by_size[size] = row
+            continue
+        t = _TITLE.match(line)
+        if t:
+            out["test"] = t.group(1)
+            continue
+        for key, value in _BANNER_KV.findall(line):
+            field = banner.get(key.strip())
+            if field is None or out[field] is not None:
+                continue
+            if field in ("num_qps", "mtu_bytes"):
+                m = re.match(r"\d+", value)
+                out[field] = int(m.group(0)) if m else None
+            else:
+                out[field] = value
+        if _ERROR.search(line) and not line.startswith(("Waiting", "* Waiting")):
+            out["errors"].append(line)
+    if cols is None:
+        if out["errors"]:
+            raise ParseError(TOOL, f"no result table; the test reported: {out['errors'][0][:100]}", lineno)
+        raise ParseError(TOOL, "no '#bytes ... BW average[...]' result header found", lineno or None)
+    if not by_size:
+        detail = f"; the test reported: {out['errors'][0][:100]}" if out["errors"] else " (truncated?)"
+        raise ParseError(TOOL, f"result header but no result rows{detail}", lineno)
+    results = [by_size[s] for s in sorted(by_size)]
+    if all(r.get("bw_peak_gbps", 0.0) == 0.0 for r in results):
+        out["mode"] = "duration"
+    for r in results:
+        if out["mode"] == "duration" or "bw_peak_gbps" not in r:
+            r["bw_peak_gbps"] = None
+        for k in ("bw_peak_gbps", "bw_avg_gbps"):
+            if r.get(k) is not None:
+                r[k] = round(r[k], 6)
+    out["results"] = results
+    top = results[-1]
+    out["max_size_bytes"] = top["bytes"]
+    out["bw_avg_gbps"] = top["bw_avg_gbps"]
+    out["bw_peak_gbps"] = top["bw_peak_gbps"]
+    return out
