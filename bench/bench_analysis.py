@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Analysis and pairwise-schedule benchmark for N simulated nodes (issue 10).
+
+For each N the script writes an evidence folder (``<host>/<KIND>.txt``) built from the real
+captures in ``../shared/fixtures``: every node gets the same healthy base captures (nccl-tests
+bandwidths with +-2 % seeded noise), and a few nodes get injected faults:
+
+* ``port_rate``: one HCA port of ``ibstat`` at 200 of 400 Gb/s,
+* ``row_remap``: one GPU of ``nvidia-smi -q`` with ``Remapped Rows / Pending: Yes``,
+* ``slow``: every nccl-tests bandwidth of the node at 70 % (times at 1/0.7).
+
+Then it runs :func:`clusterctl.analysis.engine.analyze_dir` on the folder in a fresh process
+(so the peak RSS is that N's), and scores the report: an injected fault is *found* when its host
+has a finding naming the faulty part (the device, the GPU, or a straggler); precision counts
+every host reported degraded/failed without an injected fault as invented. It also prints the
+pairwise schedule (rounds and tests) against naive all-pairs, and checks the blame logic on a
+simulated pair run with bad nodes.
+
+    .venv/bin/python bench/bench_analysis.py                 # N = 8 64 512 4096
+    .venv/bin/python bench/bench_analysis.py -n 8 -n 64 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+for p in (REPO, REPO / "plugins" / "module_utils"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+FIXTURES = Path(os.environ.get("CLUSTERCTL_SHARED", REPO.parent / "shared")) / "fixtures"
+
+#: KIND -> fixture of the healthy base node (8x A100 with 8x 400G HCAs + an Ethernet bond)
+BASE = {
+    "ibstat": "ibstat/h100-all-active-2.txt",
+    "nvidia-smi-q": "nvidia-smi-q/a100x8-460.32.03-full.txt",
+    "nccl-tests": "nccl-tests/a100x8-single-node-all-reduce-gcm.txt",
+}
+#: what the simulated cluster is expected to be (the cluster spec of its inventory)
+EXPECTATIONS: dict[str, Any] = {
+    "fabric": "infiniband",
+    "rdma_devices_per_node": 8,
+    "ib_rate_gbps": 400,
+    "frontend_nics": ["mlx5_bond_0"],
+    "gpus_per_node": 8,
+}
+FAULTY_PORT_DEVICE = "mlx5_4"
+FAULTY_GPU = 3  # index in nvidia-smi -q order
+SLOW_FACTOR = 0.70
+NOISE = 0.02
+
+
+@dataclass(frozen=True)
+class Fault:
+    host: str
+    kind: str  # port_rate | row_remap | slow
+    part: str  # what a finding must name: device, gpu index, metric
+
+
+def read_fixture(rel: str) -> str:
+    return (FIXTURES / rel).read_text()
+
+
+def set_port_rate(text: str, device: str, rate: int) -> str:
+    """``ibstat`` text with the first port of ``device`` at ``rate`` Gb/s."""
+    start = text.index(f"CA '{device}'")
+    m = re.compile(r"(Rate:\s*)(\d+)").search(text, start)
+    if m is None:
+        raise ValueError(f"no Rate line after CA '{device}'")
+    return text[: m.start(2)] + str(rate) + text[m.end(2):]
+
+
+def set_remap_pending(text: str, gpu: int) -> str:
+    """``nvidia-smi -q`` text with GPU number ``gpu`` (0-based, file order) showing a pending row remap."""
+    starts = [m.start() for m in re.finditer(r"^GPU [0-9A-Fa-f]{8}:", text, re.M)]
+    block = text.index("Remapped Rows", starts[gpu])
+    m = re.compile(r"(Pending\s*:\s*)No").search(text, block)
+    if m is None:
+        raise ValueError(f"no Remapped Rows / Pending line for GPU {gpu}")
+    return text[: m.start()] + m.group(1) + "Yes" + text[m.end():]
+
+
+_ROW = re.compile(r"^(\s+\d+\s+\d+\s+\S+\s+\S+\s+-?\d+)((?:\s+\S+){8})\s*$")
+
+
+def scale_nccl(text: str, factor: float) -> str:
+    """nccl-tests table with algbw/busbw times ``factor`` and times divided by it (and the average)."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        m = _ROW.match(line.rstrip("\n"))
+        if m:
+            f = m.group(2).split()
+            vals = [f"{float(f[0]) / factor:.1f}", f"{float(f[1]) * factor:.2f}", f"{float(f[2]) * factor:.2f}", f[3],
+                    f"{float(f[4]) / factor:.1f}", f"{float(f[5]) * factor:.2f}", f"{float(f[6]) * factor:.2f}", f[7]]
+            line = m.group(1) + "".join(f"{v:>9}" for v in vals) + "\n"
+        elif line.startswith("# Avg bus bandwidth"):
+            v = float(line.split(":")[1])
+            line = f"# Avg bus bandwidth    : {v * factor:.2f}\n"
+        out.append(line)
+    return "".join(out)
+
+
+def plan_faults(n: int) -> list[Fault]:
+    """Hosts getting each fault: spread over the cluster, one of each (more for large N)."""
+    hosts = host_names(n)
+    per_kind = max(1, n // 512)
+    faults: list[Fault] = []
+    kinds = [("port_rate", FAULTY_PORT_DEVICE), ("row_remap", f"gpu{FAULTY_GPU}"), ("slow", "nccl_busbw_GBps")]
+    for k, (kind, part) in enumerate(kinds):
+        for j in range(per_kind):
+            idx = (k * n // 3 + j * 97 + 1) % n
+            faults.append(Fault(hosts[idx], kind, part))
+    return faults
+
+
+def host_names(n: int) -> list[str]:
+    width = max(3, len(str(n)))
+    return [f"node{i:0{width}d}" for i in range(1, n + 1)]
+
+
+def generate(n: int, dest: Path, seed: int = 7) -> list[Fault]:
+    """Write the evidence folder for ``n`` nodes under ``dest``; return the injected faults."""
+    rng = random.Random(seed)
+    base = {kind: read_fixture(rel) for kind, rel in BASE.items()}
+    faults = plan_faults(n)
+    by_host: dict[str, list[Fault]] = {}
+    for f in faults:
+        by_host.setdefault(f.host, []).append(f)
+    port_bad = set_port_rate(base["ibstat"], FAULTY_PORT_DEVICE, 200)
+    gpu_bad = set_remap_pending(base["nvidia-smi-q"], FAULTY_GPU)
+    for host in host_names(n):
+        d = dest / host
+        d.mkdir(parents=True)
+        kinds = {f.kind for f in by_host.get(host, [])}
+        (d / "ibstat.txt").write_text(port_bad if "port_rate" in kinds else base["ibstat"])
+        (d / "nvidia-smi-q.txt").write_text(gpu_bad if "row_remap" in kinds else base["nvidia-smi-q"])
+        noise = 1.0 + rng.uniform(-NOISE, NOISE)
+        factor = SLOW_FACTOR if "slow" in kinds else noise
+        (d / "nccl-tests.txt").write_text(scale_nccl(base["nccl-tests"], factor))
+    return faults
+
+
+def score(report: Any, faults: list[Fault]) -> dict[str, Any]:
+    """Precision/recall of the injected faults against the report."""
+    found, missed = [], []
+    for f in faults:
+        hr = report.hosts.get(f.host)
+        texts = [] if hr is None else [f"{x.check} {x.subject} {x.message}".lower() for x in hr.findings]
+        if f.kind == "slow":
+            ok = any(s.host == f.host for s in report.stragglers)
+        elif f.kind == "row_remap":
+            ok = any(f.part in t and ("remap" in t or "row" in t) for t in texts)
+        else:
+            ok = any(f.part in t for t in texts)
+        (found if ok else missed).append(f)
+    faulty = {f.host for f in faults}
+    flagged = {h for h, r in report.hosts.items() if r.status != "healthy"}
+    invented = sorted(flagged - faulty)
+    tp = len(flagged & faulty)
+    return {
+        "faults": len(faults), "found": len(found), "missed": [asdict(f) for f in missed],
+        "flagged_hosts": len(flagged), "invented_hosts": invented[:20], "invented_count": len(invented),
+        "invented_examples": {h: [x.to_dict() for x in report.hosts[h].findings][:3] for h in invented[:3]},
+        "precision": tp / len(flagged) if flagged else 1.0,
+        "recall": len(found) / len(faults) if faults else 1.0,
+    }
+
+
+def pairwise(n: int) -> dict[str, Any]:
+    """Schedule size vs naive, and blame on a simulated run where 2 adjacent nodes are bad."""
+    from clusterctl.analysis import schedule
+
+    hosts = host_names(n)
+    rounds = schedule.pair_rounds(hosts)
+    r, t = schedule.schedule_size(rounds)
+    nr, nt = schedule.naive_all_pairs(n)
+    bad = {hosts[n // 2], hosts[n // 2 + 1]} if n >= 4 else set()
+    results = {p: not (set(p) & bad) for rnd in rounds for p in rnd}
+    v = schedule.judge(results)
+    follow = schedule.followup_rounds(v, results)
+    results2 = dict(results)
+    results2.update({p: not (set(p) & bad) for rnd in follow for p in rnd})
+    v2 = schedule.judge(results2)
+    fr, ft = schedule.schedule_size(follow)
+    return {"rounds": r, "tests": t, "naive_rounds": nr, "naive_tests": nt, "followup_rounds": fr,
+            "followup_tests": ft, "bad_injected": sorted(bad), "bad_confirmed": sorted(v2.confirmed())}
+
+
+def run_one(n: int, jobs: int, keep: Path | None) -> dict[str, Any]:
+    """Generate, analyse, score one N (called in a fresh process by :func:`main`)."""
+    from clusterctl.analysis.engine import analyze_dir
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"clusterctl-bench-{n}-"))
+    try:
+        t0 = time.perf_counter()
+        faults = generate(n, tmp / "evidence")
+        gen_s = time.perf_counter() - t0
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t1 = time.perf_counter()
+        report = analyze_dir(tmp / "evidence", EXPECTATIONS, jobs=jobs)
+        wall = time.perf_counter() - t1
+        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, children)
+        out = {"n": n, "jobs": jobs, "generate_s": round(gen_s, 2), "analyze_s": round(wall, 2),
+               "peak_rss_mib": round(peak / 1024, 1), "rss_before_mib": round(rss_before / 1024, 1),
+               "files": 3 * n, **score(report, faults), "pairwise": pairwise(n)}
+        if keep is not None:
+            shutil.copytree(tmp / "evidence", keep / f"n{n}", dirs_exist_ok=True)
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("| N | analyze wall (s) | peak RSS (MiB) | faults found | invented | precision | recall | "
+            "pair rounds | pair tests | naive rounds | naive tests | pass-2 tests | bad nodes blamed |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        p = r["pairwise"]
+        lines.append(
+            f"| {r['n']} | {r['analyze_s']:.2f} | {r['peak_rss_mib']:.0f} | {r['found']}/{r['faults']} | "
+            f"{r['invented_count']} | {r['precision']:.2f} | {r['recall']:.2f} | {p['rounds']} | {p['tests']} | "
+            f"{p['naive_rounds']} | {p['naive_tests']} | {p['followup_tests']} | "
+            f"{len(p['bad_confirmed'])}/{len(p['bad_injected'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, action="append", help="node count (repeatable; default 8 64 512 4096)")
+    ap.add_argument("--jobs", type=int, default=1, help="parser processes used by the analysis")
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--keep", type=Path, help="copy each generated evidence folder here")
+    ap.add_argument("--json", type=Path, help="write the raw results here")
+    a = ap.parse_args(argv)
+    if a.one:
+        print(json.dumps(run_one(a.one, a.jobs, a.keep)))
+        return 0
+    rows = []
+    for n in a.n or [8, 64, 512, 4096]:
+        cmd = [sys.executable, __file__, "--one", str(n), "--jobs", str(a.jobs)]
+        if a.keep:
+            cmd += ["--keep", str(a.keep)]
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            sys.stderr.write(res.stderr)
+            return 1
+        rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
+        r = rows[-1]
+        print(f"N={n}: analyze {r['analyze_s']}s, peak {r['peak_rss_mib']} MiB, found {r['found']}/{r['faults']}, "
+              f"invented {r['invented_count']}, precision {r['precision']:.2f} recall {r['recall']:.2f}",
+              file=sys.stderr)
+        if r["missed"] or r["invented_count"]:
+            print(json.dumps({"missed": r["missed"], "invented": r["invented_examples"]}, indent=1), file=sys.stderr)
+    print(table(rows))
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1))
+    ok = all(r["precision"] == 1.0 and r["recall"] == 1.0 for r in rows)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
