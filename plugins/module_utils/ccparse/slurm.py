@@ -1,0 +1,221 @@
+"""Parsers for Slurm node listings: default ``sinfo`` (KIND ``sinfo``) and ``scontrol show node``
+(KIND ``scontrol-node``).
+
+``sinfo`` output::
+
+    {"partitions": [{"partition": "short", "default": True, "avail": "up", "timelimit": "4:00:00",
+                     "nodes": 6, "state": "down*", "base_state": "down", "flags": ["not_responding"],
+                     "nodelist": "node[4-7,9,17]", "hosts": ["node4", ...], "line": 3}],
+     "nodes": {"node4": {"states": ["down*"], "base_states": ["down"], "not_responding": True,
+                         "partitions": ["short", "normal"]}}}
+
+State suffixes (sinfo(1) "NODE STATE CODES"): ``*`` not responding, ``~`` powered off,
+``#`` powering up, ``!``/``%`` powering down, ``$`` maintenance reservation, ``@`` pending
+reboot, ``^`` rebooting, ``-`` planned by the backfill scheduler. The NODES column must match the
+expanded NODELIST (else ParseError). ``scontrol show node`` output::
+
+    {"nodes": [{"name": "gpu-node-07", "state": "DOWN+DRAIN", "base_state": "DOWN",
+                "state_flags": ["DRAIN"], "drain": True, "reason": "clusterctl: ...",
+                "reason_user": "root", "reason_time": "2024-11-02T10:05:00",
+                "partitions": ["gpu"], "gres": "gpu:h100:8(S:0-1)", "cpu_tot": 192,
+                "real_memory_mb": 2063000, "fields": {<every Key=Value as printed>}}]}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+_SINFO_HEADER = ["PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"]
+_STATE_FLAGS = {"*": "not_responding", "~": "powered_off", "#": "powering_up", "!": "powering_down",
+                "%": "powering_down", "$": "maintenance", "@": "reboot_pending", "^": "rebooting",
+                "-": "planned"}
+_BASE_STATES = {"allocated", "alloc", "completing", "comp", "down", "drained", "drain", "draining", "drng",
+                "fail", "failing", "failg", "future", "futr", "idle", "inval", "maint", "mixed", "mix",
+                "perfctrs", "npc", "planned", "plnd", "power_down", "powered_down", "powering_down",
+                "powering_up", "pow_dn", "pow_up", "reboot_issued", "reboot_requested", "reserved",
+                "resv", "unknown", "unk", "blocked", "block"}
+
+
+def expand_hostlist(expr: str) -> list[str]:
+    """Expand a Slurm hostlist (``node[4-7,9],gpu[001-002]-ib``) into host names, in order."""
+    hosts: list[str] = []
+    for part in _split_top(expr):
+        hosts.extend(_expand_one(part))
+    return hosts
+
+
+def _split_top(expr: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in expr:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"unbalanced ']' in {expr!r}")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if depth != 0:
+        raise ValueError(f"unbalanced '[' in {expr!r}")
+    parts.append(cur)
+    if any(not p for p in parts):
+        raise ValueError(f"empty host name in {expr!r}")
+    return parts
+
+
+def _expand_one(part: str) -> list[str]:
+    m = re.search(r"\[([^\]]*)\]", part)
+    if not m:
+        return [part]
+    prefix, suffix = part[: m.start()], part[m.end():]
+    out: list[str] = []
+    for rng in m.group(1).split(","):
+        lo_s, sep, hi_s = rng.partition("-")
+        if not lo_s.isdigit() or (sep and not hi_s.isdigit()):
+            raise ValueError(f"bad range {rng!r} in {part!r}")
+        lo, hi = int(lo_s), int(hi_s) if sep else int(lo_s)
+        if hi < lo:
+            raise ValueError(f"descending range {rng!r} in {part!r}")
+        width = len(lo_s) if lo_s.startswith("0") else 0
+        for n in range(lo, hi + 1):
+            out.extend(_expand_one(f"{prefix}{n:0{width}d}{suffix}"))
+    return out
+
+
+def _split_state(state: str) -> tuple[str, list[str]]:
+    base = state
+    flags: list[str] = []
+    while base and base[-1] in _STATE_FLAGS:
+        flags.insert(0, _STATE_FLAGS[base[-1]])
+        base = base[:-1]
+    return base, flags
+
+
+@parser("sinfo")
+def parse_sinfo(text: str) -> dict[str, Any]:
+    """Parse default-format ``sinfo`` output (one row per partition and state)."""
+    tool = "sinfo"
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    rows: list[dict[str, Any]] = []
+    header = False
+    lineno = offset
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        line = raw.strip()
+        if not line:
+            continue
+        tok = line.split()
+        if tok == _SINFO_HEADER:
+            header = True
+            continue
+        if not header:
+            if re.search(r"(^[$#]|[>$#]\s*)\s*sinfo\b", line):
+                continue  # the shell prompt and command of a pasted session
+            raise ParseError(tool, f"expected the header {' '.join(_SINFO_HEADER)!r}, got {line[:60]!r}",
+                             lineno)
+        if len(tok) != 6 or not tok[3].isdigit():
+            raise ParseError(tool, f"expected 6 columns PARTITION..NODELIST, got {line[:60]!r}", lineno)
+        part, avail, limit, count, state, nodelist = tok
+        base, flags = _split_state(state)
+        if base.lower() not in _BASE_STATES:
+            raise ParseError(tool, f"unknown node state {state!r}", lineno)
+        try:
+            hosts = expand_hostlist(nodelist)
+        except ValueError as exc:
+            raise ParseError(tool, str(exc), lineno) from None
+        if len(hosts) != int(count):
+            raise ParseError(tool, f"NODES says {count} but NODELIST {nodelist!r} has {len(hosts)}", lineno)
+        rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
+                     "timelimit": limit, "nodes": int(count), "state": state, "base_state": base,
+                     "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno})
+    if not header:
+        raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
+    if not rows:
+        raise ParseError(tool, "header but no partition rows (truncated?)", lineno)
+    nodes: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        for h in r["hosts"]:
+            n = nodes.setdefault(h, {"states": [], "base_states": [], "not_responding": False,
+                                     "partitions": []})
+            if r["state"] not in n["states"]:
+                n["states"].append(r["state"])
+            if r["base_state"] not in n["base_states"]:
+                n["base_states"].append(r["base_state"])
+            n["not_responding"] = n["not_responding"] or "not_responding" in r["flags"]
+            if r["partition"] not in n["partitions"]:
+                n["partitions"].append(r["partition"])
+    return {"partitions": rows, "nodes": nodes}
+
+
+_REST_OF_LINE = ("OS", "Reason", "Comment", "Extra")
+_REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\]]+)@(?P<time>[^\]]+)\]\s*$")
+
+
+def _int(v: str | None) -> int | None:
+    return int(v) if v is not None and v.isdigit() else None
+
+
+def _finish_node(fields: dict[str, str], tool: str, lineno: int) -> dict[str, Any]:
+    if "State" not in fields:
+        raise ParseError(tool, f"node {fields.get('NodeName')} has no State= (truncated?)", lineno)
+    state = fields["State"]
+    parts = state.split("+")
+    base = parts[0].rstrip("*~#!%$@^-")
+    reason = fields.get("Reason")
+    rm = _REASON.match(reason) if reason else None
+    return {
+        "name": fields["NodeName"],
+        "state": state,
+        "base_state": base,
+        "state_flags": parts[1:],
+        "drain": "DRAIN" in parts[1:] or base in ("DRAIN", "DRAINED", "DRAINING"),
+        "reason": (rm.group("text") if rm else reason) or None,
+        "reason_user": rm.group("user") if rm else None,
+        "reason_time": rm.group("time") if rm else None,
+        "partitions": [p for p in fields.get("Partitions", "").split(",") if p],
+        "gres": fields.get("Gres"),
+        "cpu_tot": _int(fields.get("CPUTot")),
+        "real_memory_mb": _int(fields.get("RealMemory")),
+        "fields": fields,
+    }
+
+
+@parser("scontrol-node")
+def parse_scontrol_node(text: str) -> dict[str, Any]:
+    """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated)."""
+    tool = "scontrol-node"
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    nodes: list[dict[str, Any]] = []
+    fields: dict[str, str] | None = None
+    lineno = offset
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        line = raw.strip()
+        if not line:
+            continue
+        if re.match(r"^Node \S+ not found", line):
+            raise ParseError(tool, line, lineno)
+        if line.startswith("NodeName="):
+            if fields is not None:
+                nodes.append(_finish_node(fields, tool, lineno))
+            fields = {}
+        elif fields is None:
+            raise ParseError(tool, f"expected 'NodeName=...', got {line[:60]!r}", lineno)
+        key = line.split("=", 1)[0]
+        if key in _REST_OF_LINE and "=" in line:
+            fields[key] = line.split("=", 1)[1].strip()
+            continue
+        for tok in line.split():
+            if "=" not in tok:
+                raise ParseError(tool, f"expected Key=Value, got {tok[:40]!r}", lineno)
+            k, v = tok.split("=", 1)
+            fields[k] = v
+    if fields is not None:
+        nodes.append(_finish_node(fields, tool, lineno))
+    if not nodes:
+        raise ParseError(tool, "no 'NodeName=' record found (empty input?)", lineno or None)
+    return {"nodes": nodes}
