@@ -41,7 +41,7 @@ def drain_reason(report: Report, host: str) -> str:
     """``clusterctl: <check> <subject>: <message>`` of the host's top finding, one line, no quotes."""
     top = report.hosts[host].top()
     text = f"{top.check} {top.subject}: {top.message}" if top else "verification failed"
-    text = re.sub(r"[\"'\n\r\t]+", " ", text)
+    text = re.sub(r"\s+", " ", re.sub(r"[\"']", "", text)).strip()
     return f"{PREFIX} {text}"[:REASON_MAX]
 
 
