@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ansible.module_utils import basic
+from ansible.module_utils.common import warnings
 from ansible.module_utils.common.text.converters import to_bytes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +48,8 @@ def run_module(name: str, params: dict[str, Any], check_mode: bool = False, diff
     args["_ansible_diff"] = diff
     basic._ANSIBLE_ARGS = to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     basic._ANSIBLE_PROFILE = "legacy"
+    warnings._global_warnings.clear()
+    warnings._global_deprecations.clear()
     out = io.StringIO()
     try:
         with redirect_stdout(out):

@@ -16,6 +16,7 @@ drivers/infiniband/core/cma_configfs.c, and the MLNX OFED mlx5 ``tc``/``ecn`` at
     devices/.../infiniband/<dev>/ports/<n>/{gids/<i>,gid_attrs/types/<i>,gid_attrs/ndevs/<i>}
     devices/.../infiniband/<dev>/tc/<n>/traffic_class                     (MLNX OFED only)
     devices/pci<dom>:<bus>/<pci>/net/<if>/{dev_port,mtu,operstate,address}
+    devices/pci<dom>:<bus>/<pci>/net/<if>/device -> ../../../<pci>
     devices/.../net/<if>/ecn/{roce_np,roce_rp}/enable/<prio>                (mlx5, RoCE netdevs)
     devices/virtual/net/<bond>/...                                          (bond netdevs)
     class/infiniband/<dev> -> ../../devices/.../infiniband/<dev>
@@ -234,6 +235,8 @@ def _build_port(
         t.write(f"{ndir}/operstate", operstate)
         t.write(f"{ndir}/address", f"0c:42:a1:00:{seed:02x}:{n:02x}")
         t.link(f"class/net/{netdev}", ndir)
+        if not netdev.startswith("bond"):
+            t.link(f"{ndir}/device", pdir, literal=f"../../../{dev.get('pci') or pdir.rsplit('/', 1)[-1]}")
         if ll == "Ethernet":
             on = "0" if "ecn_off" in faults or port.get("ecn", "off") == "off" else "1"
             for side in ("roce_np", "roce_rp"):
