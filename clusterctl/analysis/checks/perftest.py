@@ -1,0 +1,72 @@
+"""Judge perftest ``ib_write_bw`` results (KIND ``ib_write_bw``) against the link's line rate.
+
+Expectations:
+
+``ib_rate_gbps``
+    the line rate in Gb/s (a number, or a mapping by link layer ``{"infiniband": 400,
+    "ethernet": 400}`` picked by the test's ``Link type``). Without it only the metric is emitted:
+    a fraction of an unknown rate cannot be judged.
+``ib_write_bw_min_fraction``
+    default :data:`DEFAULT_MIN_FRACTION` 0.9: on a healthy HDR/NDR link a single-QP
+    ``ib_write_bw`` at >= 1 MiB messages reaches about 95-98 % of the line rate (the shared
+    superbench fixtures: 194.96 and 201.80 Gb/s on HDR 200), so 90 % leaves room for PCIe and
+    CPU noise while catching a link that trained down or a bad cable/NUMA placement.
+``ib_port``
+    the HCA port the test used, default :data:`DEFAULT_IB_PORT` 1 (perftest's ``-i`` default).
+
+The bandwidth judged is the average at the largest message size (``bw_avg_gbps``), not a mean
+over all sizes. Below the fraction is a warning; below :data:`CRITICAL_FRACTION` of the line
+rate it is critical. Metric ``ib_write_bw_Gbps`` (subject ``<device>/<port>``, or ``loopback``
+when perftest did not name the device) feeds the cross-node straggler analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+
+DEFAULT_MIN_FRACTION = 0.9
+DEFAULT_IB_PORT = 1
+#: below half the line rate the link is as good as broken for collective traffic
+CRITICAL_FRACTION = 0.5
+
+_LINK_TYPE = {"IB": "infiniband", "Ethernet": "ethernet", "ETH": "ethernet"}
+
+
+def _line_rate(exp: Any, link_type: str | None) -> float | None:
+    if exp is None:
+        return None
+    if isinstance(exp, Mapping):
+        want = _LINK_TYPE.get(link_type or "", (link_type or "").lower())
+        for key, val in exp.items():
+            k = str(key).lower()
+            if k == want or (k == "roce" and want == "ethernet"):
+                return float(val)
+        return None
+    return float(exp)
+
+
+@check("ib_write_bw")
+def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    bw = data.get("bw_avg_gbps")
+    if bw is None:
+        return res
+    device = data.get("device")
+    port = expectations.get("ib_port", DEFAULT_IB_PORT)
+    subject = f"{device}/{port}" if device else "loopback"
+    res.metrics.append(Metric(host, "ib_write_bw_Gbps", float(bw), subject=subject, unit="Gb/s"))
+    rate = _line_rate(expectations.get("ib_rate_gbps"), data.get("link_type"))
+    if rate is None or rate <= 0:
+        return res
+    min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
+    frac = float(bw) / rate
+    if frac < min_fraction:
+        sev: Severity = "critical" if frac < CRITICAL_FRACTION else "warning"
+        res.findings.append(Finding(
+            host, "ib_write_bw", sev, f"{host}/{subject}",
+            f"ib_write_bw {float(bw):.1f} Gb/s at {data.get('max_size_bytes')} B is {frac:.0%} of the "
+            f"{rate:g} Gb/s line rate (minimum {min_fraction:.0%})"))
+    return res

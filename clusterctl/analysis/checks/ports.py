@@ -1,0 +1,130 @@
+"""Judge RDMA port state from any source of the shared port shape (ibstat, ibstatus, sysfs-ib,
+ibv_devinfo): ``{"devices": [{"name", "ca_type", "ports": [{"port", "state", "phys_state",
+"rate_gbps", "link_layer", ...}]}], "errors": [...]}``.
+
+Expectations (all optional, from the inventory):
+
+``exclude_devices``
+    device names never judged (e.g. the management NIC ``mlx5_an0``/``mlx5_bond_0``); default none.
+``fabric``
+    ``infiniband``, ``roce`` or ``ethernet``: the link layer every judged port must have
+    (InfiniBand for ``infiniband``, Ethernet for the other two). Default: not checked.
+``ib_rate_gbps``
+    the expected port rate in Gb/s, a number for every judged port or a mapping by link layer
+    (``{"infiniband": 400, "ethernet": 200}``). Default (:data:`DEFAULT_RATE`): per link layer and
+    HCA model (``ca_type``) the highest rate any ACTIVE port of that model and link layer on the
+    same host runs at, i.e. a port that trained below its siblings (HDR port at 100 EDR) is
+    flagged without guessing the fabric generation; with no sibling nothing is flagged.
+``rdma_devices_per_node``
+    how many HCAs must have an ACTIVE/LinkUp port (of the ``fabric`` link layer when given);
+    default :data:`DEFAULT_RDMA_DEVICES` (not checked).
+
+Findings: port not ACTIVE or phys_state not LinkUp (critical), rate below expected (critical
+when under half, else warning), link layer mismatch (critical), too few active HCAs (critical),
+and tool errors such as ibstat's ``ibpanic`` naming a device it could not read (critical).
+Subjects are ``host/<device>/<port>`` (``host/<device>`` for device errors, ``host`` for counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+
+#: None = no fixed rate: compare each port with its siblings of the same HCA model and link layer.
+DEFAULT_RATE: float | Mapping[str, float] | None = None
+#: None = no HCA count requirement unless the inventory sets ``rdma_devices_per_node``.
+DEFAULT_RDMA_DEVICES: int | None = None
+#: a port below this fraction of the expected rate is critical (e.g. 4X trained as 1X, or
+#: HDR running at EDR/2); a milder shortfall is a warning.
+RATE_CRITICAL_FRACTION = 0.5
+
+_FABRIC_LINK_LAYER = {"infiniband": "InfiniBand", "ib": "InfiniBand", "roce": "Ethernet",
+                      "ethernet": "Ethernet", "eth": "Ethernet"}
+
+
+def _is_up(port: Mapping[str, Any]) -> bool:
+    return port.get("state") == "ACTIVE" and port.get("phys_state") in ("LinkUp", None)
+
+
+def _expected_rate(exp: Any, link_layer: str | None) -> float | None:
+    if exp is None:
+        return None
+    if isinstance(exp, Mapping):
+        for key, val in exp.items():
+            if _FABRIC_LINK_LAYER.get(str(key).lower(), str(key)) == link_layer:
+                return float(val)
+        return None
+    return float(exp)
+
+
+def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    exclude = set(expectations.get("exclude_devices") or ())
+    fabric = expectations.get("fabric")
+    want_ll = _FABRIC_LINK_LAYER.get(str(fabric).lower()) if fabric else None
+    if fabric and want_ll is None:
+        raise ValueError(f"expectation fabric={fabric!r}: use infiniband, roce or ethernet")
+    rate_exp = expectations.get("ib_rate_gbps", DEFAULT_RATE)
+    want_devices = expectations.get("rdma_devices_per_node", DEFAULT_RDMA_DEVICES)
+
+    def add(check_name: str, severity: Severity, subject: str, message: str) -> None:
+        res.findings.append(Finding(host, check_name, severity, subject, message))
+
+    for err in data.get("errors") or ():
+        dev = err.get("device")
+        if dev in exclude:
+            continue
+        add("ib_tool_error", "critical", f"{host}/{dev}" if dev else host,
+            f"port tool could not read {dev or 'a device'}: {err.get('message')}")
+
+    devices = [d for d in data.get("devices") or () if d.get("name") not in exclude]
+    # Sibling rate per (ca_type, link layer) among active ports: the default expectation.
+    sibling: dict[tuple[Any, Any], float] = {}
+    for d in devices:
+        for p in d.get("ports") or ():
+            if _is_up(p) and p.get("rate_gbps") is not None:
+                key = (d.get("ca_type"), p.get("link_layer"))
+                sibling[key] = max(sibling.get(key, 0.0), float(p["rate_gbps"]))
+
+    active_devices = 0
+    for d in devices:
+        dev_active = False
+        for p in d.get("ports") or ():
+            subject = f"{host}/{d['name']}/{p['port']}"
+            ll = p.get("link_layer")
+            if want_ll and ll and ll != want_ll:
+                add("ib_link_layer", "critical", subject,
+                    f"link layer {ll}, expected {want_ll} for fabric {fabric}")
+            if not _is_up(p):
+                add("ib_port_state", "critical", subject,
+                    f"port {p.get('state')}/{p.get('phys_state')}, expected ACTIVE/LinkUp")
+                continue
+            if not want_ll or ll == want_ll:
+                dev_active = True
+            rate = p.get("rate_gbps")
+            if rate is None:
+                continue
+            expected = _expected_rate(rate_exp, ll)
+            source = "expected"
+            if expected is None and rate_exp is None:
+                expected = sibling.get((d.get("ca_type"), ll))
+                source = f"the other {d.get('ca_type') or ''} {ll} ports".replace("  ", " ")
+            if expected is not None and float(rate) < expected:
+                sev: Severity = "critical" if float(rate) < RATE_CRITICAL_FRACTION * expected else "warning"
+                add("ib_port_rate", sev, subject,
+                    f"rate {float(rate):g} Gb/s below {expected:g} Gb/s ({source})")
+        if dev_active:
+            active_devices += 1
+
+    if want_devices is not None and active_devices < int(want_devices):
+        what = f" {want_ll}" if want_ll else ""
+        add("ib_hca_count", "critical", host,
+            f"{active_devices} HCAs with an ACTIVE{what} port, expected {int(want_devices)}"
+            + (f" (excluding {', '.join(sorted(exclude))})" if exclude else ""))
+    return res
+
+
+for _kind in ("ibstat", "ibstatus", "sysfs-ib", "ibv_devinfo"):
+    check(_kind)(judge_ports)
