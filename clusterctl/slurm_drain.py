@@ -3,7 +3,7 @@
 Every drain clusterctl makes carries a reason starting ``clusterctl:``; :func:`select_resumable`
 returns a node to service only when its current reason starts so, so a node an admin drained by
 hand (any other reason) is never resumed by clusterctl. The commands run on the Slurm controller
-through ``playbooks/drain.yml``; node state is read there with ``scontrol show node --oneliner``
+through ``playbooks/drain.yml``; node state is read there with ``scontrol show node``
 and parsed by the ``scontrol-node`` parser (``ccparse.slurm``).
 """
 

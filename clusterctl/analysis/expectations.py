@@ -82,6 +82,9 @@ def build(spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
     out = defaults()
     if spec:
         out.update(spec)
+    # the front-end/storage NICs of the spec are not GPU rails: the port checks skip them
+    if out.get("frontend_nics") and "exclude_devices" not in out:
+        out["exclude_devices"] = list(out["frontend_nics"])
     return out
 
 

@@ -48,3 +48,27 @@ def test_nodes_from_parsed_shapes() -> None:
                            {"node": "n2", "state": "idle", "reason": "none"}])
     assert a == [NodeState("n1", "IDLE+DRAIN", "clusterctl: x")]
     assert b[0] == a[0] and b[1] == NodeState("n2", "idle", None)
+
+
+SCONTROL = """NodeName=gpu01 Arch=x86_64 CoresPerSocket=4
+   CPUAlloc=0 CPUTot=8 CPULoad=0.01
+   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
+   Partitions=batch
+   Reason=clusterctl: ib_port gpu01/mlx5_0/1: state DOWN [root@2025-01-01T00:00:00]
+
+NodeName=gpu02 Arch=x86_64 CoresPerSocket=4
+   State=IDLE+DRAIN ThreadsPerCore=1
+   Reason=bad DIMM, ticket 4711 [admin@2025-01-01T10:00:00]
+
+NodeName=gpu03 Arch=x86_64 CoresPerSocket=4
+   State=MIXED ThreadsPerCore=1
+"""
+
+
+def test_with_scontrol_node_parser() -> None:
+    from ccparse import registry
+
+    nodes = nodes_from_parsed(registry.parse("scontrol-node", SCONTROL))
+    assert [n.name for n in nodes] == ["gpu01", "gpu02", "gpu03"]
+    p = select_resumable(nodes)
+    assert p.resume == ["gpu01"] and list(p.refused) == ["gpu02"]

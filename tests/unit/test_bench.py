@@ -1,0 +1,41 @@
+"""The issue-10 benchmark at N=8: every injected fault found, none invented (fast regression guard)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+import bench_analysis as bench  # noqa: E402
+
+
+def test_fault_injection_edits_the_fixture_text() -> None:
+    ib = bench.set_port_rate(bench.read_fixture(bench.BASE["ibstat"]), "mlx5_4", 200)
+    block = ib[ib.index("CA 'mlx5_4'"):ib.index("CA 'mlx5_5'")]
+    assert "Rate: 200" in block
+    q = bench.set_remap_pending(bench.read_fixture(bench.BASE["nvidia-smi-q"]), 3)
+    assert q.count("Pending                           : Yes") == 1
+    slow = bench.scale_nccl(bench.read_fixture(bench.BASE["nccl-tests"]), 0.7)
+    # fixture's 1 GiB row: busbw 231.72 out-of-place -> 162.20
+    assert "162.20" in slow and "231.72" not in slow
+
+
+def test_n8_precision_recall(tmp_path: Path) -> None:
+    from clusterctl.analysis.engine import analyze_dir
+
+    kinds = bench.judged_kinds()
+    assert "ibstat" in kinds
+    faults = bench.generate(8, tmp_path / "ev", kinds=kinds)
+    assert faults, "no fault injected"
+    report = analyze_dir(tmp_path / "ev", bench.EXPECTATIONS)
+    s = bench.score(report, faults)
+    assert s["missed"] == [] and s["invented_hosts"] == [], s
+    assert s["precision"] == 1.0 and s["recall"] == 1.0
+
+
+def test_pairwise_schedule_blames_injected_nodes() -> None:
+    p = bench.pairwise(64)
+    assert (p["rounds"], p["tests"], p["naive_tests"]) == (2, 64, 2016)
+    assert p["bad_confirmed"] == p["bad_injected"]
