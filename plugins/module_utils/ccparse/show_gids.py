@@ -5,10 +5,10 @@ Output::
     {"gids": [{"device": "mlx5_0", "port": 1, "index": 3,
                "gid": "0000:...:ffff:0a00:0b15", "ipv4": "10.0.11.21" | None,
                "version": "v2" | "v1" | None, "roce_version": 2 | 1 | None, "netdev": "eth2" | None}],
-     "n_gids_found": 7 | None}
+     "n_gids_found": 7}
 
-The trailing ``n_gids_found=N`` line, when present, must match the rows read (else the input
-is taken as truncated).
+The script always ends with ``n_gids_found=N``; it must be there and match the rows read (else
+the input is taken as truncated).
 """
 
 from __future__ import annotations
@@ -71,6 +71,6 @@ def parse_show_gids(text: str) -> dict[str, Any]:
         raise ParseError(TOOL, "no show_gids header or GID rows found (empty input?)", lineno or None)
     if count is not None and count != len(gids):
         raise ParseError(TOOL, f"n_gids_found={count} but {len(gids)} rows read (truncated?)", lineno)
-    if count is None and not gids:
-        raise ParseError(TOOL, "header but no GID rows and no n_gids_found line (truncated?)", lineno)
+    if count is None:
+        raise ParseError(TOOL, "no closing n_gids_found=N line (truncated?)", lineno)
     return {"gids": gids, "n_gids_found": count}
