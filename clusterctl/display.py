@@ -94,4 +94,10 @@ def print_summary(result: RunResult, title: str) -> None:
         console.print(f"[red]unreachable[/red] {host}: {why}")
     if result.problem_hosts:
         console.print("retry only these hosts with: --retry")
+    elif result.rc != 0:
+        err_console.print(f"[red]ansible-playbook failed (rc {result.rc}) before any host failed:[/red]")
+        stdout = result.artifacts_dir / "stdout"
+        tail = stdout.read_text(errors="replace").splitlines()[-15:] if stdout.is_file() else []
+        for line in tail:
+            err_console.print(f"  {line}", markup=False)
     console.print(f"artifacts: {result.artifacts_dir}  ({result.seconds:.1f}s)")
