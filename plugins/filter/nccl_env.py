@@ -120,8 +120,27 @@ def _roce_entries(chosen: list[tuple], roce_dscp: int | None) -> list[dict[str, 
     return out
 
 
+def fabric_ports(
+    rdma: dict[str, Any] | None, fabric: str, frontend_nics: list[str] | None = None, active_only: bool = True
+) -> list[dict[str, Any]]:
+    """``[{"device", "port", "netdev"}]`` of the fabric's ports outside ``frontend_nics`` (roce_qos uses it)."""
+    if fabric not in _LINK_LAYER:
+        raise ValueError(f"fabric_ports: fabric must be infiniband or roce, got {fabric!r}")
+    frontend = set(frontend_nics or [])
+    out = []
+    for dev in (rdma or {}).get("devices") or []:
+        for port in dev.get("ports") or []:
+            if dev["name"] in frontend or port.get("netdev") in frontend:
+                continue
+            if port.get("link_layer") != _LINK_LAYER[fabric] or (active_only and port.get("state") != "ACTIVE"):
+                continue
+            out.append({"device": dev["name"], "port": port["port"], "netdev": port.get("netdev")})
+    out.sort(key=lambda e: (_natural(e["device"]), e["port"]))
+    return out
+
+
 class FilterModule:
     """Ansible filter plugin entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"nccl_env": nccl_env}
+        return {"nccl_env": nccl_env, "fabric_ports": fabric_ports}

@@ -15,7 +15,7 @@ from ccparse.sysfs_ib import read_sysfs_root
 from conftest import LOCAL_FIXTURES, REPO, read_fixture
 
 sys.path.insert(0, str(REPO / "plugins" / "filter"))
-from nccl_env import FilterModule, nccl_env
+from nccl_env import FilterModule, fabric_ports, nccl_env
 
 TEMPLATES = REPO / "roles" / "nccl" / "templates"
 
@@ -146,3 +146,9 @@ def test_no_usable_port() -> None:
 def test_bad_arguments(fabric: str, dscp: int | None) -> None:
     with pytest.raises(ValueError):
         nccl_env({"devices": []}, fabric, roce_dscp=dscp)
+
+
+def test_fabric_ports_for_roce_qos(tmp_path: Path) -> None:
+    ports = fabric_ports(_roce_node(tmp_path), "roce", ["mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"])
+    assert [p["netdev"] for p in ports] == [f"rdma{i}" for i in range(8)]
+    assert ports[0] == {"device": "mlx5_0", "port": 1, "netdev": "rdma0"}
