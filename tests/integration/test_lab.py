@@ -129,3 +129,44 @@ def test_killed_host_is_unreachable_then_retry_completes(provisioned: Path) -> N
     assert out.split() == ["lab-c1", "lab-c2"]
     res = cc("provision", str(provisioned), "--retry")
     assert "nothing to retry" in res.stdout
+
+
+def _start_time(host: str, unit: str) -> str:
+    return sh(host, f"systemctl show -p ExecMainStartTimestampMonotonic --value {unit}").strip()
+
+
+def test_reconfigure_during_a_running_job(provisioned: Path, tmp_path: Path) -> None:
+    """An NCCL setting and a slurm.conf option change while a job spans both nodes: the job
+    finishes, the new values are in effect, and no daemon was restarted (start times unchanged)."""
+    inv = tmp_path / "lab"
+    shutil.copytree(provisioned, inv)
+    daemons = [("lab-ctl", "slurmctld"), ("lab-c1", "slurmd"), ("lab-c2", "slurmd")]
+    before = {d: _start_time(*d) for d in daemons}
+    assert all(before.values()), before
+    script = "srun -N2 sleep 40; srun -N2 sh -c 'echo $(hostname) NCCL_DEBUG=$NCCL_DEBUG'"
+    jobid = sh("lab-ctl", f"sbatch --parsable -N2 -o /tmp/reconf-%j.out --wrap \"{script}\"").strip()
+    assert jobid.isdigit(), jobid
+    spec = inv / "group_vars" / "all" / "cluster.yml"
+    spec.write_text(spec.read_text().replace("nccl_overrides: {}", "nccl_overrides:\n  NCCL_DEBUG: WARN"))
+    (inv / "group_vars" / "all" / "day2.yml").write_text("---\nslurm_common_kill_wait: 31\n")
+    res = cc("reconfigure", str(inv), "--component", "nccl")
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "batch 1" not in res.stdout  # nothing drained
+    res = cc("reconfigure", str(inv), "--component", "slurm")
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "(drain)" not in res.stdout
+    assert "KillWait                = 31 sec" in sh("lab-ctl", "scontrol show config")
+    for host in ("lab-c1", "lab-c2"):
+        assert "NCCL_DEBUG=WARN" in sh(host, "cat /etc/nccl.conf")
+    deadline = time.monotonic() + 180
+    state = ""
+    while time.monotonic() < deadline:
+        state = sh("lab-ctl", f"scontrol show job {jobid} | grep -o 'JobState=[A-Z]*'").strip()
+        if state and state != "JobState=RUNNING" and state != "JobState=PENDING":
+            break
+        time.sleep(3)
+    assert state == "JobState=COMPLETED", state
+    out = sh("lab-c1", f"cat /tmp/reconf-{jobid}.out")
+    assert sorted(out.split()) == sorted(["lab-c1", "NCCL_DEBUG=WARN", "lab-c2", "NCCL_DEBUG=WARN"]), out
+    after = {d: _start_time(*d) for d in daemons}
+    assert after == before, f"a daemon was restarted: {before} -> {after}"
