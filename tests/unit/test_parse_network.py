@@ -18,6 +18,19 @@ MY_KINDS = ["ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids", "m
 FOLDER = {"syslog-linkflap": "syslog", "scontrol-node": "scontrol-node"}
 
 
+
+def search(pattern: str, text: str, flags: int = 0) -> re.Match[str]:
+    """re.search that fails the test when the fixture lacks the pattern."""
+    m = re.search(pattern, text, flags)
+    assert m is not None, pattern
+    return m
+
+
+def match(pattern: str, text: str) -> re.Match[str]:
+    m = re.match(pattern, text)
+    assert m is not None, pattern
+    return m
+
 def fixtures_of(kind: str) -> list[str]:
     folder = FOLDER.get(kind, kind)
     out = []
@@ -49,7 +62,7 @@ def blocks(text: str, start: str) -> list[str]:
 
 
 def field(block: str, key: str) -> str:
-    m = re.search(rf"(?m)^\s*{re.escape(key)}:\s*(.*?)\s*$", block)
+    m = search(rf"(?m)^\s*{re.escape(key)}:\s*(.*?)\s*$", block)
     assert m, key
     return m.group(1)
 
@@ -153,7 +166,7 @@ def test_ibstat_matches_fixture(name: str) -> None:
     data = registry.parse("ibstat", text)
     assert_port_shape(data)
     ca = blocks(text, r"CA '")
-    assert [d["name"] for d in data["devices"]] == [re.match(r"CA '([^']+)'", b).group(1) for b in ca]
+    assert [d["name"] for d in data["devices"]] == [match(r"CA '([^']+)'", b).group(1) for b in ca]
     words = {"Active": "ACTIVE", "Down": "DOWN", "Initializing": "INIT", "Armed": "ARMED"}
     for dev, block in zip(data["devices"], ca, strict=True):
         assert dev["ca_type"] == field(block, "CA type")
@@ -169,7 +182,7 @@ def test_ibstat_ibpanic_is_reported_not_dropped() -> None:
     text = read_fixture("ibstat/a100-cx6-ib-hdr-ibpanic.txt")
     data = registry.parse("ibstat", text)
     panic_line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("ibpanic:"))
-    dev = re.search(r"device '([^']+)'", text.splitlines()[panic_line - 1]).group(1)
+    dev = search(r"device '([^']+)'", text.splitlines()[panic_line - 1]).group(1)
     assert data["errors"] == [{"line": panic_line, "device": dev, "message": text.splitlines()[panic_line - 1]}]
     assert dev not in [d["name"] for d in data["devices"]]
 
@@ -183,7 +196,7 @@ def test_ibstatus_matches_fixture(name: str) -> None:
     got = [(d["name"], p) for d in data["devices"] for p in d["ports"]]
     assert len(got) == len(heads)
     for (dev, port), block in zip(got, heads, strict=True):
-        m = re.match(r"Infiniband device '([^']+)' port (\d+)", block)
+        m = match(r"Infiniband device '([^']+)' port (\d+)", block)
         assert (dev, port["port"]) == (m.group(1), int(m.group(2)))
         assert port["state"] == field(block, "state").split(": ")[1]
         assert port["phys_state"] == field(block, "phys state").split(": ")[1]
@@ -202,8 +215,8 @@ def test_ibv_devinfo_verbose_rate_is_width_times_speed() -> None:
     hcas = blocks(text, "hca_id:")
     assert [d["name"] for d in data["devices"]] == [b.split()[1] for b in hcas]
     for dev, block in zip(data["devices"], hcas, strict=True):
-        width = int(re.search(r"active_width:\s*(\d+)X", block).group(1))
-        speed = float(re.search(r"active_speed:\s*([\d.]+) Gbps", block).group(1))
+        width = int(search(r"active_width:\s*(\d+)X", block).group(1))
+        speed = float(search(r"active_speed:\s*([\d.]+) Gbps", block).group(1))
         (port,) = dev["ports"]
         assert port["rate_gbps"] == width * speed
         assert port["link_layer"] == field(block, "link_layer")
@@ -237,7 +250,7 @@ def test_ibdev2netdev_matches_fixture(name: str) -> None:
     maps = registry.parse("ibdev2netdev", text)["mappings"]
     assert len(maps) == len(rows)
     for m, row in zip(maps, rows, strict=True):
-        netdev, link = re.search(r"==> (\S+) \((\w+)\)$", row).groups()
+        netdev, link = search(r"==> (\S+) \((\w+)\)$", row).groups()
         assert (m["netdev"], m["link"]) == (netdev, link)
         assert m["device"] in row.split(" port ")[0]
     if "verbose" in name:
@@ -247,7 +260,7 @@ def test_ibdev2netdev_matches_fixture(name: str) -> None:
 def test_show_gids_rows_match_fixture() -> None:
     text = read_fixture("show_gids/roce-two-ports-one-without-ipv4.txt")
     data = registry.parse("show_gids", text)
-    assert data["n_gids_found"] == int(re.search(r"n_gids_found=(\d+)", text).group(1))
+    assert data["n_gids_found"] == int(search(r"n_gids_found=(\d+)", text).group(1))
     assert len(data["gids"]) == data["n_gids_found"]
     with_ip = re.findall(r"(?m)^(\S+)\t(\d+)\t(\d+)\t\S+\t(\d+\.\d+\.\d+\.\d+)\s+(v\d)", text)
     got = [(g["device"], str(g["port"]), str(g["index"]), g["ipv4"], g["version"]) for g in data["gids"]
@@ -275,7 +288,7 @@ def test_mlnx_qos_setup_trace_last_reading_per_interface() -> None:
     tcs = re.findall(r"tc: (\d+) ratelimit: (\w+), tsa: (\w+)\n\s+priority:\s+(\d)", text)
     assert [(str(t["tc"]), t["ratelimit"], t["tsa"], str(t["priorities"][0])) for t in reading["tcs"]] == \
         [tuple(t) for t in tcs[: len(reading["tcs"])]]
-    m = re.search(r"prio:3 dscp:([\d,]+)", text)
+    m = search(r"prio:3 dscp:([\d,]+)", text)
     for d in m.group(1).strip(",").split(","):
         assert reading["dscp2prio"][str(int(d))] == 3
 
@@ -285,9 +298,9 @@ def test_mlnx_qos_buffers_and_ets_bw() -> None:
     (r,) = registry.parse("mlnx_qos", text)["interfaces"]
     assert r["interface"] is None
     assert r["trust"] == field(text, "Priority trust state")
-    buf_row = [int(x) for x in re.search(r"buffer((?:\s+\d)+)", text).group(1).split()]
+    buf_row = [int(x) for x in search(r"buffer((?:\s+\d)+)", text).group(1).split()]
     assert [p["buffer"] for p in r["pfc"]] == buf_row
-    rx = re.search(r"Receive buffer size \(bytes\): ([\d,]+),total", text).group(1)
+    rx = search(r"Receive buffer size \(bytes\): ([\d,]+),total", text).group(1)
     assert r["receive_buffer_bytes"] == [int(x) for x in rx.split(",") if x]
     assert [t["bw_percent"] for t in r["tcs"]] == [int(x) for x in re.findall(r"bw: (\d+)%", text)]
     assert sum(len(t["priorities"]) for t in r["tcs"]) == len(re.findall(r"priority:\s+\d", text))
@@ -315,10 +328,10 @@ def test_ip_link_matches_fixture() -> None:
     assert {n: lk["master"] for n, lk in links.items() if lk["master"]} == masters
     slaves = dict(re.findall(r"(?m)^\d+: (\S+): <[^>]*>.*\n.*\n\s+bond_slave state \S+ mii_status (\S+)", text))
     assert {n: lk["kind_info"]["mii_status"] for n, lk in links.items() if lk["kind"] == "bond_slave"} == slaves
-    assert links["bond0"]["kind_info"]["mode"] == re.search(r"bond mode (\S+)", text).group(1)
+    assert links["bond0"]["kind_info"]["mode"] == search(r"bond mode (\S+)", text).group(1)
     assert {n for n, lk in links.items() if lk["link_type"] == "infiniband"} == set(
         re.findall(r"(?m)^\d+: (\S+): <[^>]*>.*\n\s+link/infiniband", text))
-    vlan = re.search(r"(?m)^\d+: ([^@\s:]+)@([^\s:]+):.*\n.*\n\s+vlan protocol \S+ id (\d+)", text)
+    vlan = search(r"(?m)^\d+: ([^@\s:]+)@([^\s:]+):.*\n.*\n\s+vlan protocol \S+ id (\d+)", text)
     assert (links[vlan.group(1)]["parent"], links[vlan.group(1)]["kind_info"]["id"]) == (
         vlan.group(2), int(vlan.group(3)))
 
@@ -341,8 +354,8 @@ def test_ib_write_bw_normalised_to_gbps(name: str) -> None:
     top = next(r for r in rows if int(r[0]) == sizes[-1])
     assert data["max_size_bytes"] == sizes[-1]
     assert data["bw_avg_gbps"] == pytest.approx(float(top[3]) * factor, rel=1e-6)
-    assert data["device"] == re.search(r"Device\s+:\s+(\S+)", text).group(1)
-    assert data["unit"] == re.search(r"BW average\[([^\]]+)\]", text).group(1)
+    assert data["device"] == search(r"Device\s+:\s+(\S+)", text).group(1)
+    assert data["unit"] == search(r"BW average\[([^\]]+)\]", text).group(1)
     if float(top[2]) == 0.0:
         assert data["mode"] == "duration" and data["bw_peak_gbps"] is None
     else:
@@ -435,13 +448,13 @@ def test_scontrol_node_reason_and_drain() -> None:
     text = read_fixture("scontrol-node/drained-and-idle.txt")
     nodes = registry.parse("scontrol-node", text)["nodes"]
     recs = blocks(text, "NodeName=")
-    assert [n["name"] for n in nodes] == [re.match(r"NodeName=(\S+)", b).group(1) for b in recs]
+    assert [n["name"] for n in nodes] == [match(r"NodeName=(\S+)", b).group(1) for b in recs]
     for n, b in zip(nodes, recs, strict=True):
-        state = re.search(r"State=(\S+)", b).group(1)
+        state = search(r"State=(\S+)", b).group(1)
         assert n["state"] == state and n["drain"] == ("DRAIN" in state)
         m = re.search(r"Reason=(.*) \[(\w+)@(\S+)\]", b)
         assert (n["reason"], n["reason_user"], n["reason_time"]) == (m.groups() if m else (None, None, None))
-        assert n["partitions"] == re.search(r"Partitions=(\S+)", b).group(1).split(",")
+        assert n["partitions"] == search(r"Partitions=(\S+)", b).group(1).split(",")
         assert n["fields"]["OS"].startswith("Linux ")
 
 
