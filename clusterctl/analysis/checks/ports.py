@@ -19,7 +19,8 @@ Expectations (all optional, from the inventory):
     how many HCAs must have an ACTIVE/LinkUp port (of the ``fabric`` link layer when given);
     default :data:`DEFAULT_RDMA_DEVICES` (not checked).
 
-Findings: port not ACTIVE or phys_state not LinkUp (critical), rate below expected (critical
+Findings: port not ACTIVE or phys_state not LinkUp (critical; a source that does not show
+phys_state, plain ``ibv_devinfo``, is judged on state alone), rate below expected (critical
 when under half, else warning), link layer mismatch (critical), too few active HCAs (critical),
 and tool errors such as ibstat's ``ibpanic`` naming a device it could not read (critical).
 Subjects are ``host/<device>/<port>`` (``host/<device>`` for device errors, ``host`` for counts).

@@ -1,7 +1,7 @@
 """Helpers shared by every IB/RoCE port-state parser (ibstat, ibstatus, ibv_devinfo, sysfs trees).
 
 They turn the many spellings of a port's logical state, physical state and rate into the one
-normalised port shape (see ``docs`` / ports.md): ``state`` upper-case without the numeric
+normalised port shape shared by every port-state source: ``state`` upper-case without the numeric
 prefix (``ACTIVE``, ``DOWN``, ``INIT``, ``ARMED``), ``phys_state`` in ibstat's CamelCase words
 (``LinkUp``, ``Polling``, ``Disabled``), ``rate_gbps`` a float in Gb/s.
 """
