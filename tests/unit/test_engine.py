@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 from conftest import read_fixture
 
-from clusterctl.analysis import engine
+from clusterctl.analysis import checks, engine
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric
+
+# register the real checks before any test swaps a KIND's list, so they never land in a patched one
+checks.load_all()
 
 
 def make(tmp: Path, hosts: dict[str, dict[str, str]]) -> Path:
