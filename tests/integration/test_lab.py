@@ -7,48 +7,18 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-LAB = REPO / "inventories" / "lab"
-CLI = [sys.executable, "-m", "clusterctl.cli"]
+from labutil import CLI, cc, sh
 
 pytestmark = [
     pytest.mark.lab,
     pytest.mark.skipif(shutil.which("podman") is None, reason="podman not installed (scripts/setup.sh installs it)"),
 ]
 
-
-def cc(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO, check=False)
-
-
-def sh(host: str, command: str) -> str:
-    out = subprocess.run(["podman", "exec", f"clusterctl-lab-{host}", "sh", "-c", command],
-                         capture_output=True, text=True, check=False)
-    return out.stdout
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    os.environ["CLUSTERCTL_STATE_DIR"] = str(tmp_path_factory.mktemp("state"))
-    res = cc("lab", "up")
-    assert res.returncode == 0, res.stdout + res.stderr
-    yield LAB
-    if not os.environ.get("CLUSTERCTL_KEEP_LAB"):
-        cc("lab", "down")
-
-
-@pytest.fixture(scope="module")
-def provisioned(lab: Path) -> Path:
-    res = cc("provision", str(lab))
-    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
-    return lab
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_lab_status_lists_running_hosts(lab: Path) -> None:

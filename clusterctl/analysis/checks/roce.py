@@ -1,0 +1,100 @@
+"""Judge what RoCE v2 needs beyond a port being up: a RoCE v2 GID with an IPv4 address on every
+RDMA port NCCL will use, and the netdev MTU the fabric is built for.
+
+Sources: ``sysfs-ib`` (ports carry ``roce_v2_gid_index`` and ``netdev_mtu``), ``show_gids``
+(one row per GID with ``roce_version`` and ``ipv4``) and ``ip-link`` (``mtu`` per interface).
+
+Expectations:
+
+``fabric``
+    only ``roce`` is judged here (InfiniBand has no GID types to check; ``ethernet`` uses sockets).
+``mtu``
+    the netdev MTU of the RoCE interfaces (inventory ``mtu``); default: not checked. A RoCE netdev
+    below it cannot carry 4096-byte RoCE frames (path MTU falls to 1024 at MTU 1500).
+``frontend_nics`` / ``exclude_devices``
+    device or netdev names never judged (front-end and storage NICs).
+``rdma_netdevs``
+    netdevs whose MTU ``ip-link`` evidence is judged against ``mtu``; default: none (the sysfs
+    check already knows which netdev belongs to which RDMA port).
+
+Findings: ``roce_v2_gid`` (critical: NCCL_IB_GID_INDEX has nothing to point at, RDMA CM
+connections fail) and ``mtu`` (warning: works, but slower and with more PFC pressure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from clusterctl.analysis.model import Finding, check
+
+DEFAULTS: dict[str, Any] = {
+    "rdma_netdevs": [],  # judge no ip-link interface unless named: sysfs-ib maps netdevs to ports itself
+}
+
+
+def _excluded(exp: Mapping[str, Any]) -> set[str]:
+    return {str(x) for x in [*(exp.get("frontend_nics") or []), *(exp.get("exclude_devices") or [])]}
+
+
+def _mtu_finding(host: str, subject: str, netdev: str, mtu: Any, exp: Mapping[str, Any]) -> Finding | None:
+    want = exp.get("mtu")
+    if not isinstance(want, int) or not isinstance(mtu, int) or mtu >= want:
+        return None
+    return Finding(host, "mtu", "warning", subject, f"{netdev} MTU {mtu} below the fabric's {want}")
+
+
+@check("sysfs-ib")
+def sysfs_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
+    if exp.get("fabric") != "roce":
+        return []
+    skip = _excluded(exp)
+    out: list[Finding] = []
+    for dev in data.get("devices", []):
+        for port in dev.get("ports", []):
+            netdev = port.get("netdev")
+            if dev["name"] in skip or (netdev and netdev in skip) or port.get("link_layer") != "Ethernet":
+                continue
+            if port.get("state") != "ACTIVE":
+                continue  # ports.py reports the port itself
+            subject = f"{host}/{dev['name']}/{port['port']}"
+            if port.get("roce_v2_gid_index") is None:
+                out.append(Finding(host, "roce_v2_gid", "critical", subject,
+                                   f"no RoCE v2 GID with an IPv4 address on {netdev or 'its netdev'}: "
+                                   "give the netdev its fabric address"))
+            f = _mtu_finding(host, subject, netdev or dev["name"], port.get("netdev_mtu"), exp)
+            if f:
+                out.append(f)
+    return out
+
+
+@check("show_gids")
+def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
+    if exp.get("fabric") != "roce":
+        return []
+    skip = _excluded(exp)
+    ports: dict[tuple[str, int], dict[str, Any]] = {}
+    for g in data.get("gids", []):
+        key = (g["device"], g["port"])
+        p = ports.setdefault(key, {"netdev": g.get("netdev"), "v2": False})
+        if g.get("roce_version") == 2 and g.get("ipv4"):
+            p["v2"] = True
+    out: list[Finding] = []
+    for (dev, port), p in sorted(ports.items()):
+        if dev in skip or (p["netdev"] and p["netdev"] in skip) or p["v2"]:
+            continue
+        out.append(Finding(host, "roce_v2_gid", "critical", f"{host}/{dev}/{port}",
+                           f"show_gids lists no RoCE v2 GID with an IPv4 address on {p['netdev'] or dev}"))
+    return out
+
+
+@check("ip-link")
+def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
+    names = set(exp.get("rdma_netdevs") or DEFAULTS["rdma_netdevs"])
+    out: list[Finding] = []
+    for link in data.get("links", []):
+        if link.get("ifname") in names:
+            f = _mtu_finding(host, f"{host}/{link['ifname']}", link["ifname"], link.get("mtu"), exp)
+            if f:
+                out.append(f)
+    return out
