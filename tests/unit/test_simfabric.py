@@ -157,3 +157,27 @@ def test_cli(tmp_path: Path) -> None:
     assert len(devs) == 12
     res = subprocess.run([sys.executable, str(REPO / "tests/simfabric.py")], capture_output=True, check=False)
     assert res.returncode == 2
+
+
+def test_roce_sim_matches_ibstat_capture(tmp_path: Path) -> None:
+    """roce-h100-frontend.yml is built after ibstat h100-cx7-roce-all-active: same shared-shape fields."""
+    sim = _sim(tmp_path, "roce-h100-frontend.yml")
+    real = registry.parse("ibstat", read_fixture("ibstat/h100-cx7-roce-all-active.txt"))
+
+    def shape(result: dict[str, Any]) -> list[tuple]:
+        return sorted(
+            (
+                d["name"],
+                d["ca_type"],
+                d["fw_version"],
+                p["port"],
+                p["state"],
+                p["phys_state"],
+                p["rate_gbps"],
+                p["link_layer"],
+            )
+            for d in result["devices"]
+            for p in d["ports"]
+        )
+
+    assert shape(sim) == shape(real)
