@@ -1,0 +1,54 @@
+"""Parser for ``nvidia-smi nvlink -s`` (per-GPU, per-link NVLink speed)::
+
+    {"gpus": [{"index": 3, "name": "Tesla V100-SXM2-32GB", "uuid": "GPU-50b1...",
+               "links": [{"link": 0, "active": True, "speed_GBps": 25.781}, {"link": 3, "active": False,
+                          "speed_GBps": None}, ...],
+               "active_links": 4, "inactive_links": [3, 5], "line": 19}],
+     "no_nvlink": False}
+
+Speeds are GB/s as nvidia-smi prints them (per direction). A GPU without NVLink prints nothing
+(the live H200 capture is empty): that gives ``gpus: []`` and ``no_nvlink: True``, an explicit
+answer the checks report as information, not a silent empty result. Any other text raises
+:class:`ParseError`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "nvidia-smi nvlink -s"
+
+_GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: (\S+?)\))?$")
+_LINK = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>|(.+))$")
+
+
+@parser("nvidia-smi-nvlink")
+def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    gpus: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        s = raw.strip()
+        if not s or s.startswith("$ "):
+            continue
+        g = _GPU.match(s)
+        if g:
+            cur = {"index": int(g.group(1)), "name": g.group(2).strip(), "uuid": g.group(3), "links": [],
+                   "line": lineno}
+            gpus.append(cur)
+            continue
+        m = _LINK.match(s)
+        if m and cur is not None:
+            if m.group(3) is not None:
+                raise ParseError(TOOL, f"GPU {cur['index']} link {m.group(1)}: unknown state {m.group(3)!r}", lineno)
+            speed = float(m.group(2)) if m.group(2) else None
+            cur["links"].append({"link": int(m.group(1)), "active": speed is not None, "speed_GBps": speed})
+            continue
+        raise ParseError(TOOL, f"not a 'GPU n:' or 'Link n:' line: {s[:80]!r}", lineno)
+    for g in gpus:
+        g["active_links"] = sum(1 for lk in g["links"] if lk["active"])
+        g["inactive_links"] = [lk["link"] for lk in g["links"] if not lk["active"]]
+    return {"gpus": gpus, "no_nvlink": not gpus}

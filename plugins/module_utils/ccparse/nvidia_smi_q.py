@@ -1,0 +1,373 @@
+"""Parser for ``nvidia-smi -q`` (the full per-GPU report), drivers 460 to 580.
+
+The report is an indented ``Key : Value`` tree; a line without a colon opens a section. The
+parser builds that tree per ``GPU <bus id>`` block, then reads the fields the checks judge into
+one normalised shape (the same shape :mod:`ccparse.nvidia_smi_query` gives, so one set of checks
+judges both)::
+
+    {"driver_version": "535.183.01", "cuda_version": "12.2", "timestamp": str|None,
+     "attached_gpus": 8, "excerpt": False, "warnings": ["WARNING: infoROM is corrupted ..."],
+     "gpus": [{
+        "index": 0, "bus_id": "00000000:53:00.0", "name": "NVIDIA H100 80GB HBM3", "uuid": str,
+        "serial": str|None, "minor_number": int|None, "persistence_mode": "Enabled"|...,
+        "performance_state": "P0", "inforom_image": str|None,
+        "utilization_pct": {"gpu": 0.0, "memory": 0.0},
+        "temperature_c": {"gpu": 36.0, "memory": 44.0, "shutdown": .., "slowdown": .., "max_operating": ..},
+        "power_w": {"draw": 71.97, "average": None, "limit": 700.0, "default_limit": .., "max_limit": ..},
+        "pcie": {"gen_current": 5, "gen_max": 5, "gen_device_max": 5, "gen_host_max": None,
+                 "width_current": 16, "width_max": 16, "replays": 120},
+        "ecc_mode": "Enabled"|"Disabled"|None, "ecc_layout": "sram_dram"|"bit_count"|None,
+        "ecc": {"volatile": {"correctable": 0, "uncorrectable": 0, "sram_correctable": 0,
+                             "sram_uncorrectable": 0, "dram_correctable": 0, "dram_uncorrectable": 0},
+                "aggregate": {...same...}, "sram_threshold_exceeded": False|None,
+                "channel_repair_pending": bool|None, "tpc_repair_pending": bool|None,
+                "unrepairable_memory": bool|None},
+        "retired_pages": {"single_bit": int|None, "double_bit": int|None, "pending": bool|None},
+        "remapped_rows": {"correctable": int, "uncorrectable": int, "pending": bool,
+                          "failure": bool, "histogram": {"max": 2560, ...}} | None,
+        "clocks_event_reasons": {"idle": True, "sw_power_cap": False, "hw_slowdown": False,
+                                 "hw_thermal_slowdown": False, "hw_power_brake_slowdown": False,
+                                 "sw_thermal_slowdown": False, ...} | None,
+        "clocks_event_source": "Clocks Event Reasons" | "Clocks Throttle Reasons" | None,
+        "reset_required": bool|None, "drain_and_reset_recommended": bool|None,
+        "recovery_action": str|None, "fabric_state": str|None, "fabric_status": str|None,
+        "line": 9}]}
+
+ECC layouts: Ampere+ drivers print ``SRAM``/``DRAM`` ``Correctable``/``Uncorrectable`` counters
+(535+ split SRAM uncorrectable into ``Parity`` and ``SEC-DED``, summed here); pre-Ampere drivers
+print ``Single Bit``/``Double Bit`` sub-sections with a ``Total``. ``correctable`` and
+``uncorrectable`` are the totals in either layout; ``N/A`` everywhere gives None.
+
+``Clocks Throttle Reasons`` (before driver 535) and ``Clocks Event Reasons`` (535+) are read
+into the same ``clocks_event_reasons`` keys (snake_case of the printed names).
+
+Excerpts (documentation slices with ``[...]`` or a bare ``ECC Errors`` section without a
+``GPU`` header) parse with ``excerpt: True``; without an elision marker, fewer ``GPU`` blocks
+than ``Attached GPUs`` is a truncated report and raises :class:`ParseError`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "nvidia-smi -q"
+
+_GPU_HEADER = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_KV = re.compile(r"^(\S(?:.*?\S)?)\s*:\s?(.*?)\s*$")
+_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
+_ELIDED = {"[...]", "...", "[…]"}
+_NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
+#: sections whose presence makes an indented header-less slice a recognisable excerpt
+_KNOWN_SECTIONS = {"ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons",
+                   "Clocks Throttle Reasons", "Temperature", "PCI", "Power Readings", "GPU Power Readings"}
+
+Tree = dict[str, Any]
+
+
+def _num(value: Any) -> float | None:
+    """``"71.97 W"`` -> 71.97, ``"16x"`` -> 16, ``"N/A"`` -> None."""
+    if not isinstance(value, str):
+        return None
+    v = value.strip()
+    if v.endswith("x") and v[:-1].isdigit():
+        return float(v[:-1])
+    m = _NUM.match(v)
+    return float(m.group(1)) if m else None
+
+
+def _int(value: Any) -> int | None:
+    n = _num(value)
+    return int(n) if n is not None else None
+
+
+def _bool(value: Any) -> bool | None:
+    if not isinstance(value, str):
+        return None
+    v = value.strip().lower()
+    if v in ("yes", "active", "enabled", "true"):
+        return True
+    if v in ("no", "not active", "disabled", "false", "none"):
+        return False
+    return None
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _get(tree: Tree, *path: str) -> Any:
+    node: Any = tree
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _first(tree: Tree, *paths: tuple[str, ...]) -> Any:
+    for p in paths:
+        v = _get(tree, *p)
+        if v is not None:
+            return v
+    return None
+
+
+class _TreeBuilder:
+    """Indented ``Key : Value`` lines -> nested dicts. A key with a value and deeper lines under
+    it (``HW Slowdown : Not Active`` then ``HW Thermal Slowdown``) keeps its value; the deeper
+    lines join the same section as siblings."""
+
+    def __init__(self) -> None:
+        self.root: Tree = {}
+        self.stack: list[tuple[int, Tree]] = [(-1, self.root)]
+        self.last_section: tuple[int, str, Tree] | None = None
+
+    def add(self, indent: int, line: str, lineno: int) -> None:
+        while self.stack and indent <= self.stack[-1][0]:
+            self.stack.pop()
+        if not self.stack:
+            self.stack = [(-1, self.root)]
+        parent = self.stack[-1][1]
+        line = line.strip()
+        m = _KV.match(line) if ":" in line else None
+        if m and not line.endswith(":"):
+            key, value = m.group(1).strip(), m.group(2).strip()
+            parent.setdefault(key, value)
+            # deeper lines under a valued key stay in this section
+            self.stack.append((indent, parent))
+        else:
+            key = line.strip().rstrip(":").strip()
+            child: Tree = {}
+            existing = parent.get(key)
+            if isinstance(existing, dict):
+                child = existing
+            else:
+                parent[key] = child
+            self.stack.append((indent, child))
+
+
+def _ecc_counts(section: Any) -> dict[str, int | None]:
+    """One of the ``Volatile``/``Aggregate`` ECC sub-sections in either layout."""
+    out: dict[str, int | None] = {"correctable": None, "uncorrectable": None, "sram_correctable": None,
+                                  "sram_uncorrectable": None, "dram_correctable": None,
+                                  "dram_uncorrectable": None}
+    if not isinstance(section, dict):
+        return out
+
+    def total(keys: list[str]) -> int | None:
+        vals = [_int(section.get(k)) for k in keys if k in section]
+        nums = [v for v in vals if v is not None]
+        return sum(nums) if nums else None
+
+    if any(k.startswith(("SRAM", "DRAM")) for k in section):
+        out["sram_correctable"] = total(["SRAM Correctable"])
+        out["sram_uncorrectable"] = total([k for k in section if k.startswith("SRAM Uncorrectable")])
+        out["dram_correctable"] = total(["DRAM Correctable"])
+        out["dram_uncorrectable"] = total(["DRAM Uncorrectable"])
+        parts_c = [out["sram_correctable"], out["dram_correctable"]]
+        parts_u = [out["sram_uncorrectable"], out["dram_uncorrectable"]]
+        out["correctable"] = sum(p for p in parts_c if p is not None) if any(p is not None for p in parts_c) else None
+        out["uncorrectable"] = sum(p for p in parts_u if p is not None) if any(p is not None for p in parts_u) else None
+        return out
+    # pre-Ampere: Single Bit / Double Bit sub-sections, each with a Total
+    for key, field in (("Single Bit", "correctable"), ("Double Bit", "uncorrectable")):
+        sub = section.get(key)
+        if isinstance(sub, dict):
+            t = _int(sub.get("Total"))
+            if t is None:
+                nums = [n for n in (_int(v) for v in sub.values()) if n is not None]
+                t = sum(nums) if nums else None
+            out[field] = t
+        elif isinstance(sub, str):
+            out[field] = _int(sub)
+    # other spellings: Correctable/Uncorrectable totals directly
+    for key, field in (("Correctable", "correctable"), ("Uncorrectable", "uncorrectable")):
+        if out[field] is None and key in section:
+            out[field] = _int(section.get(key))
+    return out
+
+
+def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str, Any]:
+    ecc = t.get("ECC Errors") if isinstance(t.get("ECC Errors"), dict) else {}
+    vol, agg = ecc.get("Volatile"), ecc.get("Aggregate")
+    if isinstance(vol, dict) and any(k.startswith(("SRAM", "DRAM")) for k in vol):
+        layout: str | None = "sram_dram"
+    elif isinstance(vol, dict) and ("Single Bit" in vol or "Double Bit" in vol):
+        layout = "bit_count"
+    else:
+        layout = None
+    agg_d = agg if isinstance(agg, dict) else {}
+    ecc_out = {
+        "volatile": _ecc_counts(vol),
+        "aggregate": _ecc_counts(agg),
+        "sram_threshold_exceeded": _bool(agg_d.get("SRAM Threshold Exceeded")),
+        "channel_repair_pending": _bool(ecc.get("Channel Repair Pending")),
+        "tpc_repair_pending": _bool(ecc.get("TPC Repair Pending")),
+        "unrepairable_memory": _bool(ecc.get("Unrepairable Memory")),
+    }
+
+    rp = t.get("Retired Pages")
+    retired = None
+    if isinstance(rp, dict):
+        def _count(v: Any) -> int | None:
+            if isinstance(v, dict):  # older drivers: "Single Bit ECC" section with a count inside
+                return _int(next(iter(v.values()), None))
+            return _int(v)
+        pending = _first(rp, ("Pending Page Blacklist",), ("Pending Page Retirement",), ("Pending",))
+        retired = {"single_bit": _count(rp.get("Single Bit ECC")), "double_bit": _count(rp.get("Double Bit ECC")),
+                   "pending": _bool(pending)}
+
+    rr = t.get("Remapped Rows")
+    remapped = None
+    if isinstance(rr, dict):
+        hist = rr.get("Bank Remap Availability Histogram")
+        remapped = {
+            "correctable": _int(rr.get("Correctable Error")),
+            "uncorrectable": _int(rr.get("Uncorrectable Error")),
+            "pending": _bool(rr.get("Pending")),
+            "failure": _bool(rr.get("Remapping Failure Occurred")),
+            "histogram": ({_snake(k): _int(v) for k, v in hist.items()} if isinstance(hist, dict) else None),
+        }
+
+    source = next((k for k in ("Clocks Event Reasons", "Clocks Throttle Reasons") if isinstance(t.get(k), dict)), None)
+    reasons = None
+    if source is not None:
+        reasons = {_snake(k): _bool(v) for k, v in t[source].items() if isinstance(v, str)}
+
+    temp = t.get("Temperature") if isinstance(t.get("Temperature"), dict) else {}
+    power = next((t[k] for k in ("GPU Power Readings", "Power Readings") if isinstance(t.get(k), dict)), {})
+    link = _get(t, "PCI", "GPU Link Info") or {}
+    gen = link.get("PCIe Generation") if isinstance(link, dict) else None
+    width = link.get("Link Width") if isinstance(link, dict) else None
+    gen = gen if isinstance(gen, dict) else {}
+    width = width if isinstance(width, dict) else {}
+    util = t.get("Utilization") if isinstance(t.get("Utilization"), dict) else {}
+    return {
+        "index": index,
+        "bus_id": bus_id or _get(t, "PCI", "Bus Id"),
+        "name": t.get("Product Name"),
+        "uuid": t.get("GPU UUID"),
+        "serial": t.get("Serial Number"),
+        "minor_number": _int(t.get("Minor Number")),
+        "persistence_mode": t.get("Persistence Mode"),
+        "performance_state": t.get("Performance State"),
+        "inforom_image": _get(t, "Inforom Version", "Image Version"),
+        "utilization_pct": {"gpu": _num(_first(util, ("Gpu",), ("GPU",))), "memory": _num(util.get("Memory"))},
+        "temperature_c": {
+            "gpu": _num(temp.get("GPU Current Temp")),
+            "memory": _num(temp.get("Memory Current Temp")),
+            "shutdown": _num(_first(temp, ("GPU Shutdown Temp",), ("GPU Shutdown T.Limit Temp",))),
+            "slowdown": _num(_first(temp, ("GPU Slowdown Temp",), ("GPU Slowdown T.Limit Temp",))),
+            "max_operating": _num(_first(temp, ("GPU Max Operating Temp",), ("GPU Max Operating T.Limit Temp",))),
+        },
+        "power_w": {
+            "draw": _num(_first(power, ("Power Draw",), ("Instantaneous Power Draw",))),
+            "average": _num(power.get("Average Power Draw")),
+            "limit": _num(_first(power, ("Current Power Limit",), ("Enforced Power Limit",), ("Power Limit",))),
+            "default_limit": _num(power.get("Default Power Limit")),
+            "max_limit": _num(power.get("Max Power Limit")),
+        },
+        "pcie": {
+            "gen_current": _int(gen.get("Current")),
+            "gen_max": _int(gen.get("Max")),
+            "gen_device_max": _int(gen.get("Device Max")),
+            "gen_host_max": _int(gen.get("Host Max")),
+            "width_current": _int(width.get("Current")),
+            "width_max": _int(width.get("Max")),
+            "replays": _int(_get(t, "PCI", "Replays Since Reset")),
+        },
+        "ecc_mode": _first(t, ("ECC Mode", "Current"), ("Ecc Mode", "Current")),
+        "ecc_layout": layout,
+        "ecc": ecc_out,
+        "retired_pages": retired,
+        "remapped_rows": remapped,
+        "clocks_event_reasons": reasons,
+        "clocks_event_source": source,
+        "reset_required": _bool(_get(t, "GPU Reset Status", "Reset Required")),
+        "drain_and_reset_recommended": _bool(_get(t, "GPU Reset Status", "Drain and Reset Recommended")),
+        "recovery_action": t.get("GPU Recovery Action"),
+        "fabric_state": _get(t, "Fabric", "State"),
+        "fabric_status": _get(t, "Fabric", "Status"),
+        "line": line,
+    }
+
+
+@parser("nvidia-smi-q")
+def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    body = strip_source_line(text)
+    top: dict[str, str] = {}
+    warnings: list[str] = []
+    blocks: list[tuple[str | None, int, _TreeBuilder]] = []
+    current: _TreeBuilder | None = None
+    excerpt = False
+    last = 0
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped or _BANNER.match(stripped):
+            continue
+        last = lineno
+        if stripped in _ELIDED:
+            excerpt = True
+            continue
+        if stripped.startswith("WARNING:") or stripped.startswith("Unable to determine"):
+            warnings.append(stripped)
+            continue
+        indent = len(line) - len(line.lstrip())
+        h = _GPU_HEADER.match(line)
+        if h:
+            current = _TreeBuilder()
+            blocks.append((h.group(1), lineno, current))
+            continue
+        if indent == 0:
+            m = _KV.match(line) if ":" in line else None
+            if not m:
+                raise ParseError(TOOL, f"unexpected top-level line {stripped[:80]!r}", lineno)
+            top[m.group(1).strip()] = m.group(2).strip()
+            current = None
+            continue
+        if current is None:
+            if blocks:
+                raise ParseError(TOOL, f"indented line outside a GPU block: {stripped[:80]!r}", lineno)
+            # a header-less excerpt (documentation slice): one GPU of unknown bus id
+            current = _TreeBuilder()
+            blocks.append((None, lineno, current))
+            excerpt = True
+        if ":" not in line and not re.match(r"^[A-Za-z][\w .()/+-]*$", stripped):
+            raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
+        current.add(indent, line, lineno)
+    if not blocks and not top:
+        raise ParseError(TOOL, "no nvidia-smi -q report found (empty input or another tool's output)",
+                         last or None)
+    if not blocks:
+        if not any(k in top for k in ("Driver Version", "Attached GPUs")):
+            raise ParseError(TOOL, "no 'GPU <bus id>' block and no report header", last or None)
+        if top.get("Attached GPUs", "0").strip() not in ("0", ""):
+            raise ParseError(TOOL, f"report says Attached GPUs {top['Attached GPUs']} but has no GPU block "
+                             "(truncated?)", last or None)
+    if excerpt and any(bus is None for bus, _, _ in blocks):
+        tree = blocks[0][2].root
+        if not (_KNOWN_SECTIONS & set(tree)):
+            raise ParseError(TOOL, "indented text without a 'GPU <bus id>' header and no known section",
+                             blocks[0][1])
+    attached = _int(top.get("Attached GPUs"))
+    if attached is not None and len(blocks) < attached and not excerpt:
+        raise ParseError(TOOL, f"Attached GPUs is {attached} but only {len(blocks)} GPU block(s) follow "
+                         "(truncated output?)", last or None)
+    gpus = [_gpu_fields(i, bus, b.root, ln) for i, (bus, ln, b) in enumerate(blocks)]
+    for g, (_, ln, b) in zip(gpus, blocks, strict=True):
+        if not b.root:
+            raise ParseError(TOOL, f"GPU {g['bus_id']} block is empty (truncated?)", ln)
+    return {
+        "driver_version": top.get("Driver Version"),
+        "cuda_version": top.get("CUDA Version"),
+        "timestamp": top.get("Timestamp"),
+        "attached_gpus": attached,
+        "excerpt": excerpt,
+        "warnings": warnings,
+        "gpus": gpus,
+    }

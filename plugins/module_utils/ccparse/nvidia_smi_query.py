@@ -1,0 +1,171 @@
+"""Parser for ``nvidia-smi --query-gpu=... --format=csv`` (with header; units or ``nounits``).
+
+The header names the fields (``power.draw [W]`` when units are on); ``[N/A]``, ``N/A`` and
+``[Not Supported]`` become None. Every row gives ``fields`` (the printed names without the unit
+suffix, values converted: numbers to float, ``Active``/``Not Active``/``Yes``/``No`` to bool,
+hex bit masks to int) and the normalised GPU shape shared with :mod:`ccparse.nvidia_smi_q`::
+
+    {"fields": ["index", "pcie.link.gen.current", ...],
+     "gpus": [{"index": 0, "bus_id": .., "name": .., "uuid": .., "driver_version": ..,
+               "utilization_pct": {"gpu": .., "memory": ..},
+               "temperature_c": {"gpu": .., "memory": ..},
+               "power_w": {"draw": .., "limit": ..},
+               "pcie": {"gen_current": 1, "gen_max": 4, "width_current": 16, "width_max": 16},
+               "ecc": {"volatile": {"uncorrectable": .., "correctable": ..}, "aggregate": {...}},
+               "retired_pages": {"single_bit": .., "double_bit": .., "pending": ..} | None,
+               "remapped_rows": {"correctable": .., "uncorrectable": .., "pending": .., "failure": ..} | None,
+               "clocks_event_reasons": {"idle": .., "sw_power_cap": .., "hw_slowdown": .., ...} | None,
+               "fields": {...}, "line": 2}]}
+
+Driver 535 renamed ``clocks_throttle_reasons.*`` to ``clocks_event_reasons.*`` (both are
+accepted; ``gpu_idle`` is read as ``idle``). The ``.active`` bit mask is decoded with NVML's
+``nvmlClocksEventReason*`` bits when the individual reasons were not queried.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "nvidia-smi --query-gpu"
+
+_NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]", ""}
+_UNIT_SUFFIX = re.compile(r"\s*\[[^\]]*\]\s*$")
+_NUM_UNIT = re.compile(r"^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%|W|MiB|MHz|C|KB/s|GiB|x|us|mV)?$")
+
+#: NVML ``nvmlClocksEventReason*`` bits (nvml.h) -> reason key
+REASON_BITS = {
+    0x1: "idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
+}
+#: fields kept as text even when they look like numbers (``driver_version`` 535.54)
+_TEXT_FIELDS = {"name", "pci.bus_id", "driver_version", "uuid", "serial", "vbios_version", "inforom.img",
+                "pstate", "compute_mode", "persistence_mode", "ecc.mode.current", "ecc.mode.pending"}
+_REASON_PREFIXES = ("clocks_event_reasons.", "clocks_throttle_reasons.")
+_ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "gpu_uuid": "uuid", "gpu_serial": "serial",
+            "temperature.gpu.tlimit": "temperature.gpu_tlimit"}
+
+
+def _value(raw: str) -> Any:
+    v = raw.strip()
+    low = v.lower()
+    if low in _NA:
+        return None
+    if low in ("active", "yes", "true"):
+        return True
+    if low in ("not active", "no", "false"):
+        return False
+    if re.fullmatch(r"0x[0-9a-fA-F]+", v):
+        return int(v, 16)
+    m = _NUM_UNIT.match(v)
+    if m:
+        return float(m.group(1))
+    return v
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if isinstance(v, float | int) and not isinstance(v, bool) else None
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, float | int) and not isinstance(v, bool) else None
+
+
+def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
+    def get(*names: str) -> Any:
+        for n in names:
+            if f.get(n) is not None:
+                return f[n]
+        return None
+
+    reasons: dict[str, bool | None] | None = None
+    for key, val in f.items():
+        for pre in _REASON_PREFIXES:
+            if key.startswith(pre):
+                name = key[len(pre):]
+                if name in ("active", "supported"):
+                    continue
+                name = "idle" if name == "gpu_idle" else name
+                reasons = reasons or {}
+                reasons[name] = val if isinstance(val, bool) else None
+    mask = get("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+    if isinstance(mask, int) and not isinstance(mask, bool):
+        reasons = reasons or {}
+        for bit, name in REASON_BITS.items():
+            reasons.setdefault(name, bool(mask & bit))
+
+    def section(prefix: str, keys: dict[str, str]) -> dict[str, Any] | None:
+        if not any(k.startswith(prefix) for k in f):
+            return None
+        return {out: (f.get(prefix + src) if out in ("pending", "failure") else _int(f.get(prefix + src)))
+                for out, src in keys.items()}
+
+    idx = _int(f.get("index"))
+    return {
+        "index": idx if idx is not None else index,
+        "bus_id": f.get("pci.bus_id"),
+        "name": f.get("name"),
+        "uuid": f.get("uuid"),
+        "driver_version": f.get("driver_version"),
+        "utilization_pct": {"gpu": _num(f.get("utilization.gpu")), "memory": _num(f.get("utilization.memory"))},
+        "temperature_c": {"gpu": _num(f.get("temperature.gpu")), "memory": _num(f.get("temperature.memory"))},
+        "power_w": {"draw": _num(get("power.draw", "power.draw.instant", "power.draw.average")),
+                    "limit": _num(get("enforced.power.limit", "power.limit"))},
+        "pcie": {"gen_current": _int(get("pcie.link.gen.current", "pcie.link.gen.gpucurrent")),
+                 "gen_max": _int(get("pcie.link.gen.max", "pcie.link.gen.gpumax")),
+                 "gen_host_max": _int(f.get("pcie.link.gen.hostmax")),
+                 "width_current": _int(f.get("pcie.link.width.current")),
+                 "width_max": _int(f.get("pcie.link.width.max"))},
+        "ecc_mode": f.get("ecc.mode.current"),
+        "ecc": {"volatile": {"uncorrectable": _int(f.get("ecc.errors.uncorrected.volatile.total")),
+                             "correctable": _int(f.get("ecc.errors.corrected.volatile.total"))},
+                "aggregate": {"uncorrectable": _int(f.get("ecc.errors.uncorrected.aggregate.total")),
+                              "correctable": _int(f.get("ecc.errors.corrected.aggregate.total"))}},
+        "retired_pages": section("retired_pages.", {"single_bit": "single_bit_ecc.count",
+                                                    "double_bit": "double_bit.count", "pending": "pending"}),
+        "remapped_rows": section("remapped_rows.", {"correctable": "correctable", "uncorrectable": "uncorrectable",
+                                                    "pending": "pending", "failure": "failure"}),
+        "clocks_event_reasons": reasons,
+        "fields": f,
+        "line": line,
+    }
+
+
+@parser("nvidia-smi-query")
+def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    rows: list[tuple[int, list[str]]] = []
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith("$ "):  # a transcribed prompt line
+            continue
+        try:
+            cells = next(csv.reader(io.StringIO(raw), skipinitialspace=True))
+        except (csv.Error, StopIteration) as exc:
+            raise ParseError(TOOL, f"not CSV: {exc}", lineno) from exc
+        rows.append((lineno, [c.strip() for c in cells]))
+    if not rows:
+        raise ParseError(TOOL, "empty input (no CSV header)", None)
+    head_line, header = rows[0]
+    if any(n in header[0].lower() for n in ("no devices were found", "failed", "error")):
+        raise ParseError(TOOL, f"nvidia-smi reported an error: {','.join(header)[:120]!r}", head_line)
+    names = [_ALIASES.get(_UNIT_SUFFIX.sub("", h).strip(), _UNIT_SUFFIX.sub("", h).strip()) for h in header]
+    if not all(re.fullmatch(r"[a-z_][a-z0-9_.]*", n) for n in names):
+        raise ParseError(TOOL, f"first line is not a --query-gpu CSV header (use --format=csv, not noheader): "
+                         f"{','.join(header)[:100]!r}", head_line)
+    if len(rows) == 1:
+        raise ParseError(TOOL, "header but no GPU rows (truncated, or no GPU)", head_line)
+    gpus = []
+    for i, (lineno, cells) in enumerate(rows[1:]):
+        if len(cells) != len(names):
+            raise ParseError(TOOL, f"row has {len(cells)} values, header has {len(names)} (truncated?)", lineno)
+        fields = {n: (c if n in _TEXT_FIELDS and c.lower() not in _NA else _value(c))
+                  for n, c in zip(names, cells, strict=True)}
+        gpus.append(_normalise(i, fields, lineno))
+    return {"fields": names, "gpus": gpus}

@@ -1,0 +1,121 @@
+"""Parser for plain ``nvidia-smi`` (the default table), drivers 460 to 580.
+
+Reads the banner (driver and CUDA versions), each GPU's two table rows and the ``WARNING:`` lines
+printed under the table (``WARNING: infoROM is corrupted at gpu 0008:00:00.0``)::
+
+    {"driver_version": "550.90.07", "cuda_version": "12.4", "no_devices": False,
+     "warnings": ["WARNING: infoROM is corrupted at gpu 0008:00:00.0"],
+     "inforom_corrupted": ["00000008:00:00.0"],
+     "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "persistence_mode": "On",
+               "bus_id": "00000000:19:00.0", "display_active": "Off", "ecc_uncorrected_volatile": 0,
+               "fan_pct": None, "temperature_c": {"gpu": 27.0}, "performance_state": "P0",
+               "power_w": {"draw": 72.0, "limit": 700.0}, "memory_used_mib": 1, "memory_total_mib": 81559,
+               "utilization_pct": {"gpu": 0.0}, "compute_mode": "Default", "mig_mode": "Disabled",
+               "inforom_corrupted": False, "line": 10}]}
+
+``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
+is wrong); the driver-not-loaded message raises :class:`ParseError` quoting it. Bus ids are
+written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "nvidia-smi"
+
+_BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)\s+CUDA Version:\s*(\S+)")
+_ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
+                   r"(\S+)\s*\|\s*(\S+)\s*\|$")
+_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|"
+                   r"\s*(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s+(.+?)\s*\|$")
+_ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
+_BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
+_FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")
+
+
+def norm_bus_id(bus: str) -> str:
+    """``0008:00:00.0`` and ``00000008:00:00.0`` -> ``00000008:00:00.0`` (upper-case hex)."""
+    dom, _, rest = bus.partition(":")
+    return f"{int(dom, 16):08X}:{rest.upper()}"
+
+
+def _num(v: str) -> float | None:
+    m = re.match(r"^(-?\d+(?:\.\d+)?)", v)
+    return float(m.group(1)) if m else None
+
+
+@parser("nvidia-smi")
+def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    out: dict[str, Any] = {"driver_version": None, "cuda_version": None, "smi_version": None, "no_devices": False,
+                           "warnings": [], "inforom_corrupted": [], "gpus": []}
+    pending: dict[str, Any] | None = None
+    in_processes = False
+    seen_table = False
+    last = 0
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        line = raw.rstrip()
+        s = line.strip()
+        if not s:
+            continue
+        last = lineno
+        if any(f in s for f in _FATAL):
+            raise ParseError(TOOL, f"nvidia-smi failed: {s[:160]!r}", lineno)
+        if "No devices were found" in s:
+            out["no_devices"] = True
+            continue
+        b = _BANNER.search(s)
+        if b:
+            out["smi_version"], out["driver_version"], out["cuda_version"] = b.group(1), b.group(2), b.group(3)
+            seen_table = True
+            continue
+        if s.startswith("WARNING:") or s.startswith("Unable to determine"):
+            out["warnings"].append(s)
+            m = _BUS_IN_WARNING.search(s)
+            if m and "inforom" in s.lower():
+                out["inforom_corrupted"].append(norm_bus_id(m.group(1)))
+            continue
+        if "Processes:" in s:
+            in_processes = True
+            continue
+        if in_processes or not s.startswith("|"):
+            continue
+        r1 = _ROW1.match(s)
+        if r1:
+            pending = {"index": int(r1.group(1)), "name": r1.group(2).strip(), "persistence_mode": r1.group(3),
+                       "bus_id": norm_bus_id(r1.group(4)), "display_active": r1.group(5),
+                       "ecc_uncorrected_volatile": int(r1.group(6)) if r1.group(6).isdigit() else None,
+                       "line": lineno}
+            continue
+        r2 = _ROW2.match(s)
+        if r2 and pending is not None and "fan_pct" not in pending:
+            fan, temp, perf, pdraw, pcap, mused, mtot, util, cmode = r2.groups()
+            pending.update({"fan_pct": _num(fan), "temperature_c": {"gpu": _num(temp)}, "performance_state": perf,
+                            "power_w": {"draw": _num(pdraw), "limit": _num(pcap)},
+                            "memory_used_mib": _num(mused), "memory_total_mib": _num(mtot),
+                            "utilization_pct": {"gpu": _num(util)}, "compute_mode": cmode.strip(),
+                            "mig_mode": None, "inforom_corrupted": False})
+            out["gpus"].append(pending)
+            continue
+        r3 = _ROW3.match(s)
+        if r3 and pending is not None and pending.get("mig_mode", "") is None:
+            pending["mig_mode"] = r3.group(1)
+            continue
+        if pending is not None and "fan_pct" not in pending:
+            raise ParseError(TOOL, f"GPU {pending['index']}: second table row not understood: {s[:100]!r}", lineno)
+    if out["no_devices"] and not out["gpus"]:
+        return out
+    if not seen_table:
+        raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
+    if not out["gpus"]:
+        raise ParseError(TOOL, "banner but no GPU rows (truncated?)", last or None)
+    if pending is not None and "fan_pct" not in pending:
+        raise ParseError(TOOL, f"GPU {pending['index']} row without its second line (truncated)", pending["line"])
+    bad = set(out["inforom_corrupted"])
+    for g in out["gpus"]:
+        g["inforom_corrupted"] = g["bus_id"] in bad
+    return out

@@ -1,0 +1,114 @@
+"""Parser for ``nvidia-smi topo -m`` (the connection matrix).
+
+Tab- or space-aligned, with or without the ANSI underline nvidia-smi puts on the header when
+writing to a terminal, with NIC rows/columns, the ``CPU Affinity``/``NUMA Affinity``/``GPU NUMA
+ID`` columns, the legend and the ``NIC Legend`` (``NIC0: mlx5_0``)::
+
+    {"columns": ["GPU0", ..., "NIC0"], "affinity_columns": ["CPU Affinity", "NUMA Affinity"],
+     "gpus": [{"name": "GPU0", "index": 0, "links": {"GPU1": "NV18", "NIC0": "PIX"},
+               "cpu_affinity": "0-51", "numa_affinity": "0", "gpu_numa_id": None, "line": 3}],
+     "nics": [{"name": "NIC0", "device": "mlx5_0", "links": {...}, "line": 12}],
+     "legend": {"X": "Self", "SYS": "...", "NV#": "..."}}
+
+Link values are kept as printed (``X``, ``SYS``, ``NODE``, ``PHB``, ``PXB``, ``PIX``, ``NV<n>``);
+``nvlinks(value)`` gives the bonded NVLink count of an ``NV<n>`` cell.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "nvidia-smi topo -m"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_DEV = re.compile(r"^(GPU|NIC|mlx5_|CPU)\S*$")
+_CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A)$")
+_AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+
+
+def nvlinks(value: str | None) -> int:
+    m = re.fullmatch(r"NV(\d+)", value or "")
+    return int(m.group(1)) if m else 0
+
+
+@parser("nvidia-smi-topo")
+def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    lines = [(n, _ANSI.sub("", raw).rstrip())
+             for n, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset)]
+    columns: list[str] | None = None
+    aff_cols: list[str] = []
+    gpus: list[dict[str, Any]] = []
+    nics: list[dict[str, Any]] = []
+    legend: dict[str, str] = {}
+    nic_names: dict[str, str] = {}
+    section = "matrix"
+    last = 0
+    for lineno, line in lines:
+        s = line.strip()
+        if not s or s.startswith("$ "):
+            continue
+        last = lineno
+        if s.startswith("NIC Legend"):
+            section = "nic_legend"
+            continue
+        if s.startswith("Legend"):
+            section = "legend"
+            continue
+        if section == "legend":
+            m = re.match(r"^(\S+)\s*=\s*(.+)$", s)
+            if m:
+                legend[m.group(1)] = m.group(2).strip()
+            continue
+        if section == "nic_legend":
+            m = re.match(r"^(NIC\d+)\s*:\s*(\S+)$", s)
+            if m:
+                nic_names[m.group(1)] = m.group(2)
+            continue
+        if columns is None:
+            head = s
+            aff = []
+            for name in _AFFINITY_NAMES:
+                if name in head:
+                    aff.append(name)
+            for name in aff:
+                head = head.replace(name, " ")
+            cols = head.split()
+            if not cols or not all(_DEV.match(c) for c in cols):
+                raise ParseError(TOOL, f"not a topo -m header (expected GPU0 GPU1 ... columns): {s[:80]!r}", lineno)
+            columns, aff_cols = cols, sorted(aff, key=line.find)
+            continue
+        tokens = s.split()
+        label = tokens[0]
+        if not _DEV.match(label):
+            raise ParseError(TOOL, f"matrix row does not start with a device name: {s[:80]!r}", lineno)
+        cells = tokens[1:1 + len(columns)]
+        if len(cells) < len(columns) or not all(_CELL.match(c) for c in cells):
+            raise ParseError(TOOL, f"row {label}: expected {len(columns)} link cells (X, SYS, NODE, PHB, PXB, PIX, "
+                             f"NV#), got {' '.join(tokens[1:])[:80]!r} (truncated?)", lineno)
+        rest = tokens[1 + len(columns):]
+        links = {c: v for c, v in zip(columns, cells, strict=True) if c != label}
+        row: dict[str, Any] = {"name": label, "links": links, "line": lineno}
+        aff = dict(zip(aff_cols, rest, strict=False))
+        if label.startswith("GPU"):
+            row["index"] = int(label[3:]) if label[3:].isdigit() else None
+            row["cpu_affinity"] = aff.get("CPU Affinity")
+            numa = aff.get("NUMA Affinity")
+            row["numa_affinity"] = None if numa in (None, "N/A") else numa
+            gnuma = aff.get("GPU NUMA ID")
+            row["gpu_numa_id"] = None if gnuma in (None, "N/A") else gnuma
+            gpus.append(row)
+        else:
+            nics.append(row)
+    if columns is None:
+        raise ParseError(TOOL, "empty input (no matrix header)", last or None)
+    want_gpus = [c for c in columns if c.startswith("GPU")]
+    if len(gpus) < len(want_gpus):
+        raise ParseError(TOOL, f"header has {len(want_gpus)} GPU columns but {len(gpus)} GPU rows (truncated?)",
+                         last or None)
+    for n in nics:
+        n["device"] = nic_names.get(n["name"], n["name"] if not n["name"].startswith("NIC") else None)
+    return {"columns": columns, "affinity_columns": aff_cols, "gpus": gpus, "nics": nics, "legend": legend}
