@@ -10,8 +10,10 @@ short_description: Capture fabric and GPU tool outputs for the clusterctl analys
 description:
   - Runs the read-only tools C(ibstat), C(ibstatus), C(mlnx_qos -i <if>), C(nvidia-smi -q),
     C(nvidia-smi --query-gpu=...), C(nvidia-smi topo -m) and returns each stdout, keyed by the
-    ccparse KIND the controller parses it with. Judgement happens on the controller
-    (C(clusterctl analyze)); this module only collects.
+    ccparse KIND the controller parses it with. KIND C(sysfs-ib) is no tool but a JSON object
+    mapping C(/sys) paths to file contents, the RDMA device and netdev attributes under I(sysfs_root)
+    (port state, rate, link layer, GIDs, netdev MTU), laid out as C(/sys/bus/pci/devices/<pci>/...).
+    Judgement happens on the controller (C(clusterctl analyze)); this module only collects.
   - C(dcgmi diag) runs only when I(dcgmi_level) is set. The active tests (C(nccl-tests)
     all_reduce_perf within the node, C(ib_write_bw) loopback on one device) run only when listed in
     I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
@@ -25,8 +27,15 @@ options:
     description: Passive KINDs to capture.
     type: list
     elements: str
-    default: [ibstat, ibstatus, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
-    choices: [ibstat, ibstatus, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
+    default: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
+    choices: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
+  tool_dirs:
+    description:
+      - Folders searched for the tools before C(PATH) (Ansible's C(get_bin_path) I(opt_dirs)).
+        Empty (the default) means C(PATH) only; tests point it at fake backends.
+    type: list
+    elements: path
+    default: []
   qos_interfaces:
     description:
       - Netdevs to read back with C(mlnx_qos -i). Empty means every netdev of an RDMA device whose
@@ -63,7 +72,9 @@ options:
     type: int
     default: 5
   sysfs_root:
-    description: Root of sysfs (a simulated tree in tests).
+    description:
+      - Root of sysfs (a simulated tree in tests). RDMA devices, RoCE netdevs and the C(sysfs-ib)
+        dump are read under it; the tools themselves read the kernel's own C(/sys).
     type: path
     default: /sys
   proc_root:
@@ -103,8 +114,9 @@ evidence:
       description: Exit status of the tool (null when it did not run).
       type: int
     stdout:
-      description: The tool's standard output.
-      type: str
+      description:
+        - The tool's standard output; C(mlnx_qos) output starts with a header comment line naming
+          the interface read (the tool does not print it; ccparse.mlnx_qos reads that header).
     stderr:
       description: The tool's standard error (or why it did not run).
       type: str
@@ -121,14 +133,15 @@ running_jobs:
   type: int
 """
 
+import json  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-PASSIVE = ["ibstat", "ibstatus", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
-RDMA_KINDS = ("ibstat", "ibstatus", "mlnx_qos", "ib_write_bw")
+PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
+RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
 GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "dcgmi-diag", "nccl-tests")
 QUERY_FIELDS = ("index,pci.bus_id,name,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                 "pcie.link.width.max,temperature.gpu,power.draw,clocks_throttle_reasons.active,ecc.errors."
@@ -162,6 +175,55 @@ def roce_netdevs(sysfs_root):
     return out
 
 
+#: Attributes dumped for KIND sysfs-ib (what ccparse.sysfs_ib reads); GID tables are dumped whole.
+DEV_ATTRS = ("fw_ver", "node_guid", "hca_type", "board_id", "node_type")
+PORT_ATTRS = ("state", "phys_state", "rate", "link_layer")
+NET_ATTRS = ("dev_port", "mtu", "operstate", "address")
+GID_DIRS = ("gids", "gid_attrs/types", "gid_attrs/ndevs")
+
+
+def _read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:  # e.g. EINVAL on unused gid_attrs entries
+        return None
+
+
+def sysfs_ib_dump(sysfs_root):
+    """``{"/sys/bus/pci/devices/<pci>/...": content}`` of every RDMA device under ``sysfs_root``."""
+    out = {}
+
+    def put(key, path):
+        text = _read(path)
+        if text is not None:
+            out[key] = text
+
+    for dev in rdma_devices(sysfs_root):
+        cdir = os.path.join(sysfs_root, "class", "infiniband", dev)
+        pci_dir = os.path.realpath(os.path.join(cdir, "device"))
+        pci = os.path.basename(pci_dir)
+        base = f"/sys/bus/pci/devices/{pci}"
+        put(f"{base}/numa_node", os.path.join(pci_dir, "numa_node"))
+        for attr in DEV_ATTRS:
+            put(f"{base}/infiniband/{dev}/{attr}", os.path.join(cdir, attr))
+        ports = os.path.join(cdir, "ports")
+        for port in sorted(os.listdir(ports)) if os.path.isdir(ports) else []:
+            pdir = os.path.join(ports, port)
+            key = f"{base}/infiniband/{dev}/ports/{port}"
+            for attr in PORT_ATTRS:
+                put(f"{key}/{attr}", os.path.join(pdir, attr))
+            for sub in GID_DIRS:
+                gdir = os.path.join(pdir, sub)
+                for idx in sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []:
+                    put(f"{key}/{sub}/{idx}", os.path.join(gdir, idx))
+        net = os.path.join(pci_dir, "net")
+        for ifname in sorted(os.listdir(net)) if os.path.isdir(net) else []:
+            for attr in NET_ATTRS:
+                put(f"{base}/net/{ifname}/{attr}", os.path.join(net, ifname, attr))
+    return out
+
+
 def running_job_steps(proc_root):
     n = 0
     try:
@@ -192,8 +254,11 @@ class Collector:
     def put(self, key, status, rc=None, stdout="", stderr="", cmd=None):
         self.result[key] = {"status": status, "rc": rc, "stdout": stdout, "stderr": stderr, "cmd": cmd or []}
 
+    def which(self, tool):
+        return self.module.get_bin_path(tool, opt_dirs=self.p["tool_dirs"])
+
     def run(self, key, tool, args, *, absent_when=None):
-        path = self.module.get_bin_path(tool)
+        path = self.which(tool)
         if path is None:
             self.put(key, "tool_missing", stderr=f"{tool} not found in PATH")
             return None
@@ -218,12 +283,24 @@ class Collector:
                     self.put(kind, "device_absent", stderr=f"no device under {self.p['sysfs_root']}/class/infiniband")
                 else:
                     self.run(kind, kind, [])
+        if "sysfs-ib" in kinds:
+            root = self.p["sysfs_root"]
+            if not devs:
+                self.put("sysfs-ib", "device_absent", stderr=f"no device under {root}/class/infiniband")
+            else:
+                dump = json.dumps(sysfs_ib_dump(root), indent=1, sort_keys=True)
+                self.put("sysfs-ib", "ok", 0, dump + "\n", "", ["read", f"{root}/class/infiniband"])
         if "mlnx_qos" in kinds:
             ifaces = self.p["qos_interfaces"] or roce_netdevs(self.p["sysfs_root"])
             if not ifaces:
                 self.put("mlnx_qos", "device_absent", stderr="no RoCE netdev to read QoS from")
             for i, ifname in enumerate(ifaces):
-                self.run("mlnx_qos" if i == 0 else f"mlnx_qos#{ifname}", "mlnx_qos", ["-i", ifname])
+                key = "mlnx_qos" if i == 0 else f"mlnx_qos#{ifname}"
+                self.run(key, "mlnx_qos", ["-i", ifname])
+                # mlnx_qos never prints the interface: a header line (ccparse.mlnx_qos reads it)
+                # names it, so a finding's subject is host/<interface> and not just the host
+                if self.result[key]["stdout"]:
+                    self.result[key]["stdout"] = f"# interface: {ifname}\n" + self.result[key]["stdout"]
 
         def no_gpu(rc, out, err):
             return rc == NVSMI_NO_DEVICES or "No devices were found" in (out + err)
@@ -263,7 +340,7 @@ class Collector:
             return
         args = list(self.p["nccl_tests_args"])
         if "-g" not in args:
-            nvsmi = self.module.get_bin_path("nvidia-smi")
+            nvsmi = self.which("nvidia-smi")
             n = gpu_count(self.module, nvsmi) if nvsmi else 0
             if n == 0:
                 self.put("nccl-tests", "device_absent", stderr="no GPU found by nvidia-smi")
@@ -278,7 +355,7 @@ class Collector:
         if not devs:
             self.put("ib_write_bw", "device_absent", stderr="no RDMA device")
             return
-        path = self.module.get_bin_path("ib_write_bw")
+        path = self.which("ib_write_bw")
         if path is None:
             self.put("ib_write_bw", "tool_missing", stderr="ib_write_bw (perftest) not found in PATH")
             return
@@ -315,6 +392,7 @@ def main():
             "nccl_tests_args": {"type": "list", "elements": "str", "default": ["-b", "8M", "-e", "8G", "-f", "2"]},
             "ib_write_bw_device": {"type": "str", "default": ""},
             "ib_write_bw_seconds": {"type": "int", "default": 5},
+            "tool_dirs": {"type": "list", "elements": "path", "default": []},
             "sysfs_root": {"type": "path", "default": "/sys"},
             "proc_root": {"type": "path", "default": "/proc"},
         },
