@@ -1,0 +1,137 @@
+"""Parser for ``NCCL_DEBUG=INFO`` logs: which NCCL ran, over which transport, with or without GDR.
+
+Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines (other lines are ignored, so
+a log with application output or nccl-tests tables interleaved parses)::
+
+    {"version": "2.28.9", "cuda": "13.0", "network": "Socket"|"IB"|None,
+     "transport": "IB"|"RoCE"|"Socket"|"P2P"|"SHM"|None,
+     "net_devices": [{"index": 0, "name": "mlx5_0", "port": 1, "link_layer": "IB"|"RoCE"}],
+     "ib_devices": ["mlx5_0"], "socket_interfaces": ["eth0"], "ib_no_device": True,
+     "channel_transports": ["NET/IB", "P2P/IPC", "SHM"],      # from "via ..." channel lines
+     "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True},
+     "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312}
+
+``transport`` is the inter-node path: ``IB``/``RoCE`` when the IB plugin carried traffic (RoCE
+when its devices are listed ``/RoCE``), ``Socket`` when NCCL fell back to (or chose) sockets,
+else the intra-node transport for single-node runs. ``gdr`` is True when any channel ran
+``.../GDRDMA`` or NCCL said ``GPU Direct RDMA Enabled``, False when it said ``Disabled`` and no
+GDRDMA channel was seen, None when the log does not say.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "nccl-log"
+
+_LINE = re.compile(r"^(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] NCCL (?P<lvl>INFO|WARN|TRACE)"
+                   r" (?P<msg>.*)$")
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
+_NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
+_IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
+_SOCK_DEV = re.compile(r"\[(\d+)\]([\w.-]+):")
+_VIA = re.compile(r"via ((?:NET/[\w]+(?:/[\w()]+)*)|P2P/[\w]+|SHM(?:/[\w]+)*|COLLNET\S*|NVLS\S*)")
+_GDR_HCA = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
+_RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
+_RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
+
+
+def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
+    """Summarise ``(lineno, text)`` NCCL lines (also used by the nccl-tests parser)."""
+    out: dict[str, Any] = {"version": None, "cuda": None, "network": None, "transport": None, "net_devices": [],
+                           "ib_devices": [], "socket_interfaces": [], "ib_no_device": False,
+                           "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
+                           "n_nodes": None, "hosts": [], "warnings": [], "lines": 0}
+    via: set[str] = set()
+    gdr_channel = False
+    hosts: list[str] = []
+    for _lineno, text in lines:
+        m = _LINE.match(text.strip())
+        if not m:
+            continue
+        out["lines"] += 1
+        if m.group("host") not in hosts:
+            hosts.append(m.group("host"))
+        msg = m.group("msg").strip()
+        if m.group("lvl") == "WARN":
+            out["warnings"].append(msg)
+            continue
+        v = _VERSION.search(msg)
+        if v and out["version"] is None:
+            out["version"], out["cuda"] = v.group(1), v.group(2)
+            continue
+        if msg.startswith("Using network "):
+            out["network"] = msg.split()[-1]
+            continue
+        if msg.startswith("NET/IB") and "No device found" in msg:
+            out["ib_no_device"] = True
+        u = _NET_USING.match(msg)
+        if u:
+            kind, rest = u.groups()
+            if kind == "IB":
+                for idx, name, port, ll in _IB_DEV.findall(rest):
+                    dev = {"index": int(idx), "name": name, "port": int(port), "link_layer": ll}
+                    if dev not in out["net_devices"]:
+                        out["net_devices"].append(dev)
+                    if name not in out["ib_devices"]:
+                        out["ib_devices"].append(name)
+            else:
+                for _idx, name in _SOCK_DEV.findall(rest.split(";")[0]):
+                    if name not in out["socket_interfaces"]:
+                        out["socket_interfaces"].append(name)
+            continue
+        g = _GDR_HCA.search(msg)
+        if g:
+            out["gdr_hcas"][g.group(2)] = g.group(1) == "Enabled"
+            continue
+        for path in _VIA.findall(msg):
+            if "GDRDMA" in path:
+                gdr_channel = True
+            parts = path.split("/")
+            via.add("/".join(parts[:2]) if parts[0] in ("NET", "P2P") else parts[0])
+        r = _RANKS.search(msg)
+        if r:
+            n = int(r.group(1))
+            out["n_ranks"] = max(out["n_ranks"] or 0, n)
+            if r.group(2):
+                out["n_nodes"] = max(out["n_nodes"] or 0, int(r.group(2)))
+            continue
+        r2 = _RANKS_INIT.search(msg)
+        if r2 and "Init" in msg:
+            out["n_ranks"] = max(out["n_ranks"] or 0, int(r2.group(1)))
+    out["hosts"] = hosts
+    out["channel_transports"] = sorted(via)
+    if out["network"] is None and any(t.startswith("NET/") for t in via):
+        out["network"] = "IB" if "NET/IB" in via else "Socket" if "NET/Socket" in via else None
+    if "NET/IB" in via or (out["network"] == "IB" and out["net_devices"]):
+        lls = {d["link_layer"] for d in out["net_devices"]}
+        out["transport"] = "RoCE" if lls == {"RoCE"} else "IB"
+    elif "NET/Socket" in via or out["network"] == "Socket":
+        out["transport"] = "Socket"
+    elif out["network"] == "IB":
+        out["transport"] = "IB"
+    elif any(t.startswith("P2P") for t in via):
+        out["transport"] = "P2P"
+    elif "SHM" in via:
+        out["transport"] = "SHM"
+    if gdr_channel or any(out["gdr_hcas"].values()):
+        out["gdr"] = True
+    elif out["gdr_hcas"]:
+        out["gdr"] = False
+    return out
+
+
+@parser("nccl-log")
+def parse_nccl_log(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    lines = list(enumerate(strip_source_line(text).splitlines(), start=1 + offset))
+    out = summarize(lines)
+    if out["lines"] == 0:
+        first = next(((n, s) for n, s in lines if s.strip()), None)
+        raise ParseError(TOOL, "no 'NCCL INFO' or 'NCCL WARN' lines (was NCCL_DEBUG=INFO set?)"
+                         + (f"; first line {first[1].strip()[:60]!r}" if first else ""),
+                         first[0] if first else None)
+    return out

@@ -1,0 +1,278 @@
+"""Parsers for nccl-tests output: the text table (``nccl-tests``) and the ``-J`` JSON (``nccl-tests-json``).
+
+Text: both column layouts are read from the header line itself, the old one (``size count type
+redop time algbw busbw error ...``, nccl-tests < 2.10) and the current one (with ``root`` and
+``#wrong``). ``NCCL INFO`` lines interleaved with the table (NCCL_DEBUG=INFO) are set aside and
+summarised by :func:`ccparse.nccl_log.summarize` into ``nccl``::
+
+    {"collective": "all_reduce_perf"|None, "nccl_version": "2.16.2", "tests_version": "2.19.6"|None,
+     "n_threads": 1, "n_gpus_per_proc": 1, "min_bytes": 33554432, "max_bytes": 1073741824,
+     "n_ranks": 16, "hosts": ["host1", "host2"], "devices": [{"rank": 0, "host": .., "device": 0,
+                                                            "bus": "0x00", "model": "NVIDIA A100-SXM4-80GB"}],
+     "format": "new"|"old",
+     "rows": [{"size_bytes": 1073741824, "count": 268435456, "type": "float", "redop": "sum", "root": -1,
+               "out_of_place": {"time_us": 11013.0, "algbw_GBps": 97.5, "busbw_GBps": 182.8, "wrong": 0},
+               "in_place": {...}, "line": 30}],
+     "largest": {...the row at the largest size...}, "busbw_largest_GBps": 182.8,
+     "algbw_largest_GBps": 97.5, "wrong_total": 0, "out_of_bounds": 0, "avg_busbw_GBps": 150.209,
+     "nccl": {...nccl-log summary...} | None}
+
+``busbw_largest_GBps`` is the out-of-place bus bandwidth at the largest message size (what the
+checks judge); ``avg_busbw_GBps`` is nccl-tests' own average over all sizes, kept for reference
+only. ``#wrong`` of ``N/A`` (validation off, old layout ``error`` column) is None.
+
+An mpirun/srun failure instead of a result table (``There are not enough slots available``,
+``mpirun noticed that process rank ...``), an nccl-tests failure line (``Test NCCL failure``,
+``Test failure``), input without a result table, or a table cut off before nccl-tests' trailer
+(``# Avg bus bandwidth``) raise :class:`ParseError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+from .nccl_log import summarize
+
+TOOL = "nccl-tests"
+TOOL_JSON = "nccl-tests -J"
+
+_NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[[^\]]*\] NCCL (INFO|WARN|TRACE)")
+_PARAMS = re.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
+_RANK = re.compile(r"^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
+                   r"\s+\[([^\]]*)\]\s*(.*)$")
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)")
+_COLLECTIVE = re.compile(r"^#\s*Collective test starting: (\S+)")
+_BINARY = re.compile(r"\b(\w+_perf)\b")
+_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
+_MPI_ERRORS = (
+    "There are not enough slots available", "mpirun noticed that", "mpirun was unable", "ORTE was unable",
+    "PRTE has lost communication", "srun: error", "MPI_ABORT was invoked", "Primary job  terminated normally",
+    "mpirun detected that one or more processes exited", "prterun was unable", "PMIX ERROR",
+)
+_TEST_FAIL = re.compile(r"(Test NCCL failure|Test CUDA failure|Test failure|NCCL failure|Cuda failure)\b.*")
+_NUM = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+def _f(tok: str) -> float | None:
+    return float(tok) if _NUM.match(tok) else None
+
+
+def _wrong(tok: str) -> int | None:
+    return int(float(tok)) if _NUM.match(tok) else None
+
+
+def _header_columns(line: str) -> list[str] | None:
+    toks = line.lstrip("#").split()
+    if len(toks) < 8 or toks[0] != "size" or toks[1] != "count":
+        return None
+    return toks
+
+
+_TIME_COLS = ("time", "cputime")
+_WRONG_COLS = ("#wrong", "error")
+
+
+def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
+    """One result row, read by the header's own column names (old, new, ``#iters`` and
+    ``esttime`` layouts); a trailing experiment name after ``#iters`` is allowed."""
+    n = len(cols)
+    if len(toks) < n or (len(toks) > n and cols[-1] != "#iters"):
+        raise ParseError(TOOL, f"result row has {len(toks)} fields, header has {n} (truncated?)", lineno)
+    starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
+    if len(starts) != 2:
+        raise ParseError(TOOL, f"header has {len(starts)} time columns, expected 2: {' '.join(cols)}", lineno)
+    head = dict(zip(cols[:starts[0]], toks[:starts[0]], strict=True))
+
+    def part(begin: int, stop: int) -> dict[str, Any]:
+        vals = dict(zip(cols[begin:stop], toks[begin:stop], strict=True))
+        wrong = next((vals[c] for c in _WRONG_COLS if c in vals), None)
+        return {"time_us": _f(vals[cols[begin]]), "algbw_GBps": _f(vals.get("algbw", "")),
+                "busbw_GBps": _f(vals.get("busbw", "")), "wrong": _wrong(wrong) if wrong is not None else None}
+
+    stop2 = cols.index("#iters") if "#iters" in cols else n
+    row = {"size_bytes": int(head["size"]), "count": _wrong(head.get("count", "")), "type": head.get("type"),
+           "redop": head.get("redop"), "root": _wrong(head["root"]) if "root" in head else None,
+           "out_of_place": part(starts[0], starts[1]), "in_place": part(starts[1], stop2), "line": lineno}
+    if "#iters" in cols:
+        row["iterations"] = _wrong(toks[stop2])
+    if row["out_of_place"]["busbw_GBps"] is None:
+        raise ParseError(TOOL, f"result row with a non-numeric busbw: {' '.join(toks)[:80]!r}", lineno)
+    return row
+
+
+def _summary(out: dict[str, Any], tool: str, last: int | None) -> dict[str, Any]:
+    rows = out["rows"]
+    if not rows:
+        raise ParseError(tool, "no result rows (the test did not run, or this is not nccl-tests output)", last)
+    largest = max(rows, key=lambda r: r["size_bytes"])
+    out["largest"] = largest
+    out["busbw_largest_GBps"] = largest["out_of_place"]["busbw_GBps"]
+    out["algbw_largest_GBps"] = largest["out_of_place"]["algbw_GBps"]
+    wrongs = [r[p]["wrong"] for r in rows for p in ("out_of_place", "in_place") if r[p]["wrong"] is not None]
+    out["wrong_total"] = sum(wrongs) if wrongs else None
+    return out
+
+
+@parser("nccl-tests")
+def parse_nccl_tests(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    out: dict[str, Any] = {"collective": None, "nccl_version": None, "tests_version": None, "n_threads": None,
+                           "n_gpus_per_proc": None, "min_bytes": None, "max_bytes": None, "n_ranks": None,
+                           "hosts": [], "devices": [], "format": None, "rows": [], "largest": None,
+                           "busbw_largest_GBps": None, "algbw_largest_GBps": None, "wrong_total": None,
+                           "out_of_bounds": None, "avg_busbw_GBps": None, "nccl": None}
+    cols: list[str] | None = None
+    nccl_lines: list[tuple[int, str]] = []
+    trailer = False
+    last_row = 0
+    last = 0
+    mpi_error: tuple[int, str] | None = None
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+        s = raw.strip()
+        if not s:
+            continue
+        last = lineno
+        if _NCCL_LINE.match(s):
+            nccl_lines.append((lineno, s))
+            continue
+        if any(e in s for e in _MPI_ERRORS) and mpi_error is None:
+            mpi_error = (lineno, s)
+            continue
+        fail = _TEST_FAIL.search(s)
+        if fail and not s.startswith("#  "):
+            raise ParseError(TOOL, f"nccl-tests failed: {s[:160]!r}", lineno)
+        if s.startswith("#"):
+            if m := _PARAMS.match(s):
+                out["n_threads"], out["n_gpus_per_proc"] = int(m.group(1)), int(m.group(2))
+                out["min_bytes"], out["max_bytes"] = int(m.group(3)), int(m.group(4))
+            elif m := _RANK.match(s):
+                out["devices"].append({"rank": int(m.group(1)), "host": m.group(2), "device": int(m.group(3)),
+                                       "bus": m.group(4), "model": m.group(5).strip()})
+            elif m := _TESTS_VERSION.match(s):
+                out["tests_version"] = m.group(1)
+                lib = re.search(r"nccl-library=(\d+)", s)
+                if lib and out["nccl_version"] is None:  # NCCL_VERSION_CODE, e.g. 22809 -> 2.28.9
+                    code = int(lib.group(1))
+                    out["nccl_version"] = f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+            elif m := _COLLECTIVE.match(s):
+                out["collective"] = m.group(1)
+            elif (m := _AVG.match(s)) is not None:
+                out["avg_busbw_GBps"] = _f(m.group(1))
+                trailer = True
+            elif m := _OOB.match(s):
+                out["out_of_bounds"] = int(m.group(1))
+            elif (c := _header_columns(s)) is not None:
+                cols = c
+                out["format"] = "new" if "root" in c else "old"
+            continue
+        if m := _VERSION.search(s):
+            out["nccl_version"] = m.group(1)
+            continue
+        toks = s.split()
+        if cols is not None and toks and toks[0].isdigit():
+            row = _row(cols, toks, lineno)
+            out["rows"].append(row)
+            last_row = lineno
+            continue
+        if out["collective"] is None and (b := _BINARY.search(s)):
+            out["collective"] = b.group(1)
+    if mpi_error is not None and not out["rows"]:
+        raise ParseError(TOOL, f"the launcher failed, no results: {mpi_error[1][:160]!r}", mpi_error[0])
+    if cols is None:
+        first = next((s.strip() for _, s in enumerate(text.splitlines()) if s.strip() and not s.startswith("# source")),
+                     "")
+        raise ParseError(TOOL, f"no nccl-tests result header ('#  size  count  type ...'); starts {first[:60]!r}",
+                         last or None)
+    _summary(out, TOOL, last or None)
+    if not trailer:
+        raise ParseError(TOOL, "table ends without nccl-tests' '# Avg bus bandwidth' trailer (truncated run?)",
+                         last_row or None)
+    out["n_ranks"] = len(out["devices"]) or None
+    out["hosts"] = sorted({d["host"] for d in out["devices"]})
+    if nccl_lines:
+        out["nccl"] = summarize(nccl_lines)
+        if out["nccl_version"] is None:
+            out["nccl_version"] = out["nccl"]["version"]
+        if out["n_ranks"] is None:
+            out["n_ranks"] = out["nccl"]["n_ranks"]
+    if out["collective"] is None:
+        out["collective"] = "all_reduce_perf" if out["rows"][0]["redop"] not in (None, "none") else None
+    return out
+
+
+def _jnum(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str) and _NUM.match(v.strip()):
+        return float(v)
+    return None
+
+
+@parser("nccl-tests-json")
+def parse_nccl_tests_json(text: str) -> dict[str, Any]:
+    """nccl-tests ``-J <file>`` output (``src/util.cu``: ``config`` with ``devices``, ``results``
+    with ``out_of_place``/``in_place`` objects of ``time``/``alg_bw``/``bus_bw``/``nwrong``,
+    ``out_of_bounds``, ``average_bus_bandwidith`` [sic]), normalised to the text parser's shape."""
+    body = strip_source_line(text).strip()
+    if not body:
+        raise ParseError(TOOL_JSON, "empty input", None)
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as exc:
+        line = exc.lineno + (1 if text.startswith(("# source:", "#source:")) else 0)
+        raise ParseError(TOOL_JSON, f"not JSON (truncated file?): {exc.msg}", line) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ParseError(TOOL_JSON, "no 'results' list at the top level (not an nccl-tests -J file)", None)
+    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    rows = []
+    for i, r in enumerate(doc["results"]):
+        if not isinstance(r, dict) or _jnum(r.get("size")) is None:
+            raise ParseError(TOOL_JSON, f"results[{i}] has no numeric 'size'", None)
+
+        def part(p: Any) -> dict[str, Any]:
+            p = p if isinstance(p, dict) else {}
+            w = _jnum(p.get("nwrong"))
+            return {"time_us": _jnum(p.get("time", p.get("cpu_time"))), "algbw_GBps": _jnum(p.get("alg_bw")),
+                    "busbw_GBps": _jnum(p.get("bus_bw")), "wrong": int(w) if w is not None else None}
+
+        oop, inp = part(r.get("out_of_place")), part(r.get("in_place"))
+        if oop["busbw_GBps"] is None:  # trace replay writes only in-place
+            oop = inp
+        if oop["busbw_GBps"] is None:
+            raise ParseError(TOOL_JSON, f"results[{i}] has no numeric bus_bw", None)
+        root = _jnum(str(r.get("root", "")).strip())
+        rows.append({"size_bytes": int(_jnum(r["size"]) or 0), "count": int(_jnum(r.get("count")) or 0),
+                     "type": r.get("type"), "redop": r.get("redop"), "root": int(root) if root is not None else None,
+                     "out_of_place": oop, "in_place": inp, "iterations": r.get("actual_iterations"), "line": None})
+    devices = [d for d in (cfg.get("devices") or doc.get("devices") or []) if isinstance(d, dict)]
+    args = doc.get("args") if isinstance(doc.get("args"), list) else []
+    binary = _BINARY.search(str(args[0])) if args else None
+    code = _jnum(doc.get("nccl_version"))
+    oob = doc.get("out_of_bounds") if isinstance(doc.get("out_of_bounds"), dict) else {}
+    avg = doc.get("average_bus_bandwidith") or doc.get("average_bus_bandwidth")
+    errors = [str(e) for e in (doc.get("errors") or []) if e]
+    out: dict[str, Any] = {
+        "collective": binary.group(1) if binary else None,
+        "nccl_version": (f"{int(code) // 10000}.{int(code) % 10000 // 100}.{int(code) % 100}" if code else None),
+        "tests_version": None,
+        "n_threads": cfg.get("nthreads"), "n_gpus_per_proc": cfg.get("ngpus"),
+        "min_bytes": cfg.get("minimum_bytes"), "max_bytes": cfg.get("maximum_bytes"),
+        "n_ranks": len(devices) or None,
+        "hosts": sorted({str(d.get("hostname")) for d in devices if d.get("hostname")}),
+        "devices": [{"rank": d.get("rank"), "host": d.get("hostname"), "device": d.get("device"),
+                     "bus": d.get("device_hex"), "model": d.get("device_info")} for d in devices],
+        "format": "json", "rows": rows, "largest": None, "busbw_largest_GBps": None, "algbw_largest_GBps": None,
+        "wrong_total": None, "out_of_bounds": _jnum(oob.get("count")),
+        "avg_busbw_GBps": _jnum(avg.get("bandwidith", avg.get("bandwidth"))) if isinstance(avg, dict) else None,
+        "errors": errors, "nccl": None,
+    }
+    if not rows and errors:
+        raise ParseError(TOOL_JSON, f"nccl-tests reported errors and no results: {errors[0][:160]!r}", None)
+    return _summary(out, TOOL_JSON, None)
