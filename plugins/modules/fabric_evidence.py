@@ -74,7 +74,8 @@ options:
   sysfs_root:
     description:
       - Root of sysfs (a simulated tree in tests). RDMA devices, RoCE netdevs and the C(sysfs-ib)
-        dump are read under it; the tools themselves read the kernel's own C(/sys).
+        dump are read under it. C(ibstat) and C(ibstatus) read the kernel's own C(/sys): with a
+        simulated root, leave them out of I(kinds) unless I(tool_dirs) holds fakes of them.
     type: path
     default: /sys
   proc_root:
