@@ -74,3 +74,4 @@ def test_healthy_and_degraded_nodes_judged(tmp_path: Path, monkeypatch: pytest.M
     got = {(f["check"], f["subject"]) for f in c2["findings"]}
     assert ("qos_pfc", "lab-c2/rdma0") in got  # PFC off on priority 3 of rdma0
     assert any(c == "ib_rate" or s == "lab-c2/mlx5_1/1" for c, s in got), got  # 200 of 400 Gb/s
+
