@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 LAB = REPO / "inventories" / "lab"
 CLI = [sys.executable, "-m", "clusterctl.cli"]
 
