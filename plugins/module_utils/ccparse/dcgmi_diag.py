@@ -1,0 +1,231 @@
+"""Parser for ``dcgmi diag`` results: ``-j`` JSON (DCGM 3 and DCGM 4 key names, legacy per-GPU
+``gpu_ids``) and the text table, normalised to one result per test per GPU::
+
+    {"format": "json"|"text", "dcgm_version": "4.2.3"|None, "driver_version": str|None,
+     "gpus": [0, 1, 2, 3],
+     "results": [{"category": "Hardware", "test": "memory", "gpu": 0 | None, "status": "Pass"|"Fail"|"Warn"|"Skip",
+                  "messages": ["ECC memory on GPU 0 is not currently active ..."], "info": [...]}],
+     "tests": [{"category": "Hardware", "test": "memory", "status": "Fail"}]}
+
+``gpu`` is None for a result that does not name a GPU (DCGM 3 deployment checks, text rows ``Pass``
+without ``- GPU:`` / ``GPUn:``); such a result applies to the node. Every GPU of every test is
+reported: legacy ``"gpu_ids": "0,1,2,3"`` expands to four results; DCGM 4 ``entity_group``/
+``entity_id`` entries give one each. Status spellings (``PASS``, ``Passed``, ``skip``...) are
+normalised to Pass/Fail/Warn/Skip; anything else is kept as printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "dcgmi diag"
+
+_ROOTS = ("DCGM GPU Diagnostic", "DCGM Diagnostic", "diagnostic")
+_STATUS = {"pass": "Pass", "passed": "Pass", "fail": "Fail", "failed": "Fail", "warn": "Warn", "warning": "Warn",
+           "skip": "Skip", "skipped": "Skip", "not run": "Skip", "notrun": "Skip"}
+
+
+def _status(raw: Any) -> str:
+    s = str(raw or "").strip()
+    return _STATUS.get(s.lower(), s)
+
+
+def _msgs(items: Any) -> list[str]:
+    out = []
+    for it in items if isinstance(items, list) else ([items] if items else []):
+        if isinstance(it, dict):
+            text = it.get("warning") or it.get("message") or it.get("msg") or it.get("error")
+            if text:
+                out.append(str(text))
+        elif it:
+            out.append(str(it))
+    return out
+
+
+def _gpu_ids(r: dict[str, Any]) -> list[int | None]:
+    if "entity_id" in r and str(r.get("entity_group", "GPU")).upper() == "GPU":
+        return [int(r["entity_id"])]
+    ids = r.get("gpu_ids", r.get("gpu_id"))
+    if ids is None:
+        return [None]
+    if isinstance(ids, list):
+        return [int(i) for i in ids]
+    return [int(i) for i in re.findall(r"\d+", str(ids))] or [None]
+
+
+def _from_json(doc: Any) -> dict[str, Any]:
+    root = doc
+    if isinstance(doc, dict):
+        for key in _ROOTS:
+            if isinstance(doc.get(key), dict):
+                root = doc[key]
+                break
+    cats = root.get("test_categories") if isinstance(root, dict) else None
+    if cats is None and isinstance(root, dict) and "tests" in root:  # one category hoisted to the top
+        cats = [root]
+    if not isinstance(cats, list):
+        raise ParseError(TOOL, "JSON without 'test_categories' (not dcgmi diag -j output)", None)
+    results: list[dict[str, Any]] = []
+    tests: list[dict[str, Any]] = []
+    for cat in cats:
+        if not isinstance(cat, dict):
+            continue
+        cname = cat.get("category")
+        for t in cat.get("tests") or []:
+            if not isinstance(t, dict):
+                continue
+            tname = t.get("name") or t.get("test_name")
+            statuses = []
+            for r in t.get("results") or []:
+                if not isinstance(r, dict):
+                    continue
+                if str(r.get("entity_group", "GPU")).upper() != "GPU":
+                    continue
+                st = _status(r.get("status"))
+                statuses.append(st)
+                for gpu in _gpu_ids(r):
+                    results.append({"category": cname, "test": tname, "gpu": gpu, "status": st,
+                                    "messages": _msgs(r.get("warnings")) + _msgs(r.get("errors")),
+                                    "info": _msgs(r.get("info"))})
+            summary = t.get("test_summary") if isinstance(t.get("test_summary"), dict) else {}
+            overall = _status(summary.get("status")) if summary.get("status") else (
+                "Fail" if "Fail" in statuses else "Warn" if "Warn" in statuses else
+                "Pass" if "Pass" in statuses else statuses[0] if statuses else None)
+            tests.append({"category": cname, "test": tname, "status": overall})
+    meta = doc.get("metadata") if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict) else {}
+    version = meta.get("version") or meta.get("DCGM Version") or (root.get("version") if isinstance(root, dict)
+                                                                    else None)
+    runtime_error = (root.get("runtime_error") if isinstance(root, dict) else None) or (
+        doc.get("runtime_error") if isinstance(doc, dict) else None)
+    if not results and runtime_error:
+        raise ParseError(TOOL, f"dcgmi diag runtime error: {str(runtime_error)[:160]!r}", None)
+    return {"format": "json", "dcgm_version": version, "driver_version": meta.get("Driver Version Detected"),
+            "results": results, "tests": tests}
+
+
+_TEXT_ROW = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|$")
+_CAT = re.compile(r"^[|+]-+\s+(\w[\w ]*?)\s+-+\+")
+_RESULT = re.compile(r"^(Pass|Fail|Warn|Skip|Passed|Failed|Skipped)(?:\s*-\s*(All|GPU:?\s*([\d,\s]+)))?\s*$", re.I)
+_PER_GPU = re.compile(r"^GPU\s*(\d+)\s*:\s*(Pass|Fail|Warn|Skip)\b\s*(.*)$", re.I)
+
+
+def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    tests: list[dict[str, Any]] = []
+    meta: dict[str, str] = {}
+    cat: str | None = None
+    cur_test: dict[str, Any] | None = None
+    cur_rows: list[dict[str, Any]] = []
+    last_msg: list[str] | None = None
+    seen_header = False
+    for lineno, raw in lines:
+        s = raw.strip()
+        if not s or s.startswith("Successfully ran diagnostic") or set(s) <= set("+-=|"):
+            continue
+        c = _CAT.match(s)
+        if c:
+            cat = c.group(1).strip()
+            last_msg = None
+            continue
+        m = _TEXT_ROW.match(s)
+        if not m:
+            if seen_header:
+                raise ParseError(TOOL, f"line is not a table row: {s[:80]!r}", lineno)
+            continue
+        name, value = m.group(1), m.group(2)
+        if name == "Diagnostic" and value == "Result":
+            seen_header = True
+            continue
+        if not seen_header:
+            raise ParseError(TOOL, f"table row before the 'Diagnostic | Result' header: {s[:80]!r}", lineno)
+        if cat == "Metadata":
+            meta[name] = value
+            continue
+        if name in ("Warning", "Error", "Info"):
+            last_msg = [value]
+            target = cur_rows
+            gm = re.match(r"GPU\s*(\d+)", value)
+            if gm:
+                target = [r for r in cur_rows if r["gpu"] == int(gm.group(1))] or cur_rows
+            for r in target:
+                (r["info"] if name == "Info" else r["messages"]).append(value)
+            continue
+        if name == "" and last_msg is not None and not _PER_GPU.match(value):
+            # wrapped continuation of a Warning/Info cell: extend the last message
+            for r in cur_rows:
+                for lst in (r["messages"], r["info"]):
+                    if lst and lst[-1] == last_msg[-1]:
+                        lst[-1] = lst[-1] + value
+            last_msg[-1] = last_msg[-1] + value
+            continue
+        pg = _PER_GPU.match(value)
+        if name == "" and pg and cur_test is not None:
+            if cur_rows and cur_rows[0]["gpu"] is None:
+                results.remove(cur_rows[0])
+                cur_rows.clear()
+            row = {"category": cat, "test": cur_test["test"], "gpu": int(pg.group(1)), "status": _status(pg.group(2)),
+                   "messages": [pg.group(3)] if pg.group(3) else [], "info": []}
+            cur_rows.append(row)
+            results.append(row)
+            continue
+        r = _RESULT.match(value)
+        if name == "" and r and cur_test is not None:  # a second status line for the same test
+            gpus = [int(g) for g in re.findall(r"\d+", r.group(3) or "")] or [None]
+            for g in gpus:
+                row = {"category": cat, "test": cur_test["test"], "gpu": g, "status": _status(r.group(1)),
+                       "messages": [], "info": []}
+                cur_rows.append(row)
+                results.append(row)
+            st = {x["status"] for x in cur_rows}
+            cur_test["status"] = "Fail" if "Fail" in st else "Warn" if "Warn" in st else cur_test["status"]
+            continue
+        if name and r:
+            last_msg = None
+            cur_test = {"category": cat, "test": name, "status": _status(r.group(1))}
+            tests.append(cur_test)
+            gpus = [int(g) for g in re.findall(r"\d+", r.group(3) or "")] or [None]
+            if (r.group(2) or "").lower() == "all" and meta.get("GPU Device IDs Detected"):
+                # "Pass - All": one result per GPU the metadata lists (ids are in GPU index order)
+                gpus = list(range(len([x for x in meta["GPU Device IDs Detected"].split(",") if x.strip()])))
+            cur_rows = []
+            for g in gpus:
+                row = {"category": cat, "test": name, "gpu": g, "status": _status(r.group(1)), "messages": [],
+                       "info": []}
+                cur_rows.append(row)
+                results.append(row)
+            continue
+        if name == "" and cur_test is not None:
+            continue
+        raise ParseError(TOOL, f"unrecognised result cell {value[:60]!r} for {name[:40]!r}", lineno)
+    if not seen_header:
+        raise ParseError(TOOL, "no 'Diagnostic | Result' table and not JSON (not dcgmi diag output)",
+                         lines[-1][0] if lines else None)
+    if not results:
+        raise ParseError(TOOL, "result table without any test row (truncated?)", lines[-1][0] if lines else None)
+    return {"format": "text", "dcgm_version": meta.get("DCGM Version"),
+            "driver_version": meta.get("Driver Version Detected"), "results": results, "tests": tests}
+
+
+@parser("dcgmi-diag")
+def parse_dcgmi_diag(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    body = strip_source_line(text)
+    stripped = body.strip()
+    if not stripped:
+        raise ParseError(TOOL, "empty input", None)
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            lead = len(body) - len(body.lstrip())
+            line = body[:lead].count("\n") + exc.lineno + offset
+            raise ParseError(TOOL, f"invalid JSON (truncated?): {exc.msg}", line) from exc
+        out = _from_json(doc)
+    else:
+        out = _from_text(list(enumerate(body.splitlines(), start=1 + offset)))
+    out["gpus"] = sorted({r["gpu"] for r in out["results"] if r["gpu"] is not None})
+    return out
