@@ -91,12 +91,12 @@ def _from_json(doc: Any) -> dict[str, Any]:
                     results.append({"category": cname, "test": tname, "gpu": gpu, "status": st,
                                     "messages": _msgs(r.get("warnings")) + _msgs(r.get("errors")),
                                     "info": _msgs(r.get("info"))})
-            summary = t.get("test_summary") if isinstance(t.get("test_summary"), dict) else {}
+            summary: dict[str, Any] = t["test_summary"] if isinstance(t.get("test_summary"), dict) else {}
             overall = _status(summary.get("status")) if summary.get("status") else (
                 "Fail" if "Fail" in statuses else "Warn" if "Warn" in statuses else
                 "Pass" if "Pass" in statuses else statuses[0] if statuses else None)
             tests.append({"category": cname, "test": tname, "status": overall})
-    meta = doc.get("metadata") if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict) else {}
+    meta: dict[str, Any] = doc["metadata"] if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict) else {}
     version = meta.get("version") or meta.get("DCGM Version") or (root.get("version") if isinstance(root, dict)
                                                                     else None)
     runtime_error = (root.get("runtime_error") if isinstance(root, dict) else None) or (
@@ -150,14 +150,14 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             target = cur_rows
             gm = re.match(r"GPU\s*(\d+)", value)
             if gm:
-                target = [r for r in cur_rows if r["gpu"] == int(gm.group(1))] or cur_rows
-            for r in target:
-                (r["info"] if name == "Info" else r["messages"]).append(value)
+                target = [x for x in cur_rows if x["gpu"] == int(gm.group(1))] or cur_rows
+            for x in target:
+                (x["info"] if name == "Info" else x["messages"]).append(value)
             continue
         if name == "" and last_msg is not None and not _PER_GPU.match(value):
             # wrapped continuation of a Warning/Info cell: extend the last message
-            for r in cur_rows:
-                for lst in (r["messages"], r["info"]):
+            for x in cur_rows:
+                for lst in (x["messages"], x["info"]):
                     if lst and lst[-1] == last_msg[-1]:
                         lst[-1] = lst[-1] + value
             last_msg[-1] = last_msg[-1] + value
@@ -172,28 +172,28 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             cur_rows.append(row)
             results.append(row)
             continue
-        r = _RESULT.match(value)
-        if name == "" and r and cur_test is not None:  # a second status line for the same test
-            gpus = [int(g) for g in re.findall(r"\d+", r.group(3) or "")] or [None]
+        rm = _RESULT.match(value)
+        if name == "" and rm and cur_test is not None:  # a second status line for the same test
+            gpus: list[int | None] = [int(g) for g in re.findall(r"\d+", rm.group(3) or "")] or [None]
             for g in gpus:
-                row = {"category": cat, "test": cur_test["test"], "gpu": g, "status": _status(r.group(1)),
+                row = {"category": cat, "test": cur_test["test"], "gpu": g, "status": _status(rm.group(1)),
                        "messages": [], "info": []}
                 cur_rows.append(row)
                 results.append(row)
             st = {x["status"] for x in cur_rows}
             cur_test["status"] = "Fail" if "Fail" in st else "Warn" if "Warn" in st else cur_test["status"]
             continue
-        if name and r:
+        if name and rm:
             last_msg = None
-            cur_test = {"category": cat, "test": name, "status": _status(r.group(1))}
+            cur_test = {"category": cat, "test": name, "status": _status(rm.group(1))}
             tests.append(cur_test)
-            gpus = [int(g) for g in re.findall(r"\d+", r.group(3) or "")] or [None]
-            if (r.group(2) or "").lower() == "all" and meta.get("GPU Device IDs Detected"):
+            gpus = [int(g) for g in re.findall(r"\d+", rm.group(3) or "")] or [None]
+            if (rm.group(2) or "").lower() == "all" and meta.get("GPU Device IDs Detected"):
                 # "Pass - All": one result per GPU the metadata lists (ids are in GPU index order)
                 gpus = list(range(len([x for x in meta["GPU Device IDs Detected"].split(",") if x.strip()])))
             cur_rows = []
             for g in gpus:
-                row = {"category": cat, "test": name, "gpu": g, "status": _status(r.group(1)), "messages": [],
+                row = {"category": cat, "test": name, "gpu": g, "status": _status(rm.group(1)), "messages": [],
                        "info": []}
                 cur_rows.append(row)
                 results.append(row)

@@ -95,8 +95,9 @@ def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
                 "busbw_GBps": _f(vals.get("busbw", "")), "wrong": _wrong(wrong) if wrong is not None else None}
 
     stop2 = cols.index("#iters") if "#iters" in cols else n
-    row = {"size_bytes": int(head["size"]), "count": _wrong(head.get("count", "")), "type": head.get("type"),
-           "redop": head.get("redop"), "root": _wrong(head["root"]) if "root" in head else None,
+    row: dict[str, Any] = {
+        "size_bytes": int(head["size"]), "count": _wrong(head.get("count", "")), "type": head.get("type"),
+        "redop": head.get("redop"), "root": _wrong(head["root"]) if "root" in head else None,
            "out_of_place": part(starts[0], starts[1]), "in_place": part(starts[1], stop2), "line": lineno}
     if "#iters" in cols:
         row["iterations"] = _wrong(toks[stop2])
@@ -230,7 +231,7 @@ def parse_nccl_tests_json(text: str) -> dict[str, Any]:
         raise ParseError(TOOL_JSON, f"not JSON (truncated file?): {exc.msg}", line) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise ParseError(TOOL_JSON, "no 'results' list at the top level (not an nccl-tests -J file)", None)
-    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    cfg: dict[str, Any] = doc["config"] if isinstance(doc.get("config"), dict) else {}
     rows = []
     for i, r in enumerate(doc["results"]):
         if not isinstance(r, dict) or _jnum(r.get("size")) is None:
@@ -255,7 +256,7 @@ def parse_nccl_tests_json(text: str) -> dict[str, Any]:
     args = doc.get("args") if isinstance(doc.get("args"), list) else []
     binary = _BINARY.search(str(args[0])) if args else None
     code = _jnum(doc.get("nccl_version"))
-    oob = doc.get("out_of_bounds") if isinstance(doc.get("out_of_bounds"), dict) else {}
+    oob: dict[str, Any] = doc["out_of_bounds"] if isinstance(doc.get("out_of_bounds"), dict) else {}
     avg = doc.get("average_bus_bandwidith") or doc.get("average_bus_bandwidth")
     errors = [str(e) for e in (doc.get("errors") or []) if e]
     out: dict[str, Any] = {

@@ -48,7 +48,7 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
             cur["links"].append({"link": int(m.group(1)), "active": speed is not None, "speed_GBps": speed})
             continue
         raise ParseError(TOOL, f"not a 'GPU n:' or 'Link n:' line: {s[:80]!r}", lineno)
-    for g in gpus:
-        g["active_links"] = sum(1 for lk in g["links"] if lk["active"])
-        g["inactive_links"] = [lk["link"] for lk in g["links"] if not lk["active"]]
+    for gpu in gpus:
+        gpu["active_links"] = sum(1 for lk in gpu["links"] if lk["active"])
+        gpu["inactive_links"] = [lk["link"] for lk in gpu["links"] if not lk["active"]]
     return {"gpus": gpus, "no_nvlink": not gpus}

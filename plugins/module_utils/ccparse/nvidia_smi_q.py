@@ -107,6 +107,12 @@ def _get(tree: Tree, *path: str) -> Any:
     return node
 
 
+def _sec(tree: Any, key: str) -> Tree:
+    """The sub-section ``key`` of ``tree`` ({} when absent or a plain value such as ``N/A``)."""
+    v = tree.get(key) if isinstance(tree, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
 def _first(tree: Tree, *paths: tuple[str, ...]) -> Any:
     for p in paths:
         v = _get(tree, *p)
@@ -191,7 +197,7 @@ def _ecc_counts(section: Any) -> dict[str, int | None]:
 
 
 def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str, Any]:
-    ecc = t.get("ECC Errors") if isinstance(t.get("ECC Errors"), dict) else {}
+    ecc = _sec(t, "ECC Errors")
     vol, agg = ecc.get("Volatile"), ecc.get("Aggregate")
     if isinstance(vol, dict) and any(k.startswith(("SRAM", "DRAM")) for k in vol):
         layout: str | None = "sram_dram"
@@ -199,7 +205,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
         layout = "bit_count"
     else:
         layout = None
-    agg_d = agg if isinstance(agg, dict) else {}
+    agg_d = _sec(ecc, "Aggregate")
     ecc_out = {
         "volatile": _ecc_counts(vol),
         "aggregate": _ecc_counts(agg),
@@ -237,14 +243,12 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
     if source is not None:
         reasons = {_snake(k): _bool(v) for k, v in t[source].items() if isinstance(v, str)}
 
-    temp = t.get("Temperature") if isinstance(t.get("Temperature"), dict) else {}
-    power = next((t[k] for k in ("GPU Power Readings", "Power Readings") if isinstance(t.get(k), dict)), {})
-    link = _get(t, "PCI", "GPU Link Info") or {}
-    gen = link.get("PCIe Generation") if isinstance(link, dict) else None
-    width = link.get("Link Width") if isinstance(link, dict) else None
-    gen = gen if isinstance(gen, dict) else {}
-    width = width if isinstance(width, dict) else {}
-    util = t.get("Utilization") if isinstance(t.get("Utilization"), dict) else {}
+    temp = _sec(t, "Temperature")
+    power = _sec(t, "GPU Power Readings") or _sec(t, "Power Readings")
+    link = _sec(_sec(t, "PCI"), "GPU Link Info")
+    gen = _sec(link, "PCIe Generation")
+    width = _sec(link, "Link Width")
+    util = _sec(t, "Utilization")
     return {
         "index": index,
         "bus_id": bus_id or _get(t, "PCI", "Bus Id"),

@@ -92,13 +92,13 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         rest = tokens[1 + len(columns):]
         links = {c: v for c, v in zip(columns, cells, strict=True) if c != label}
         row: dict[str, Any] = {"name": label, "links": links, "line": lineno}
-        aff = dict(zip(aff_cols, rest, strict=False))
+        affinity = dict(zip(aff_cols, rest, strict=False))
         if label.startswith("GPU"):
             row["index"] = int(label[3:]) if label[3:].isdigit() else None
-            row["cpu_affinity"] = aff.get("CPU Affinity")
-            numa = aff.get("NUMA Affinity")
+            row["cpu_affinity"] = affinity.get("CPU Affinity")
+            numa = affinity.get("NUMA Affinity")
             row["numa_affinity"] = None if numa in (None, "N/A") else numa
-            gnuma = aff.get("GPU NUMA ID")
+            gnuma = affinity.get("GPU NUMA ID")
             row["gpu_numa_id"] = None if gnuma in (None, "N/A") else gnuma
             gpus.append(row)
         else:

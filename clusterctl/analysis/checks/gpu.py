@@ -1,0 +1,308 @@
+"""Judge GPU state: ``nvidia-smi-q``, ``nvidia-smi-query``, ``nvidia-smi`` (table),
+``nvidia-smi-nvlink``, ``lspci`` and ``dcgmi-diag``. Subjects are ``host/gpuN`` (the index
+nvidia-smi prints) or ``host/<pci slot>`` for lspci.
+
+``nvidia-smi -q`` and ``--query-gpu`` share one normalised shape and one judge
+(:func:`judge_gpu_list`), which words a finding the same way whichever of the two it came from,
+so a report holding both can drop exact duplicates.
+
+What is judged, per GPU:
+
+- ECC: uncorrectable errors since the last reset (volatile) are critical; uncorrectable errors
+  only in the lifetime (aggregate) counters are a warning (the page was retired/remapped, watch
+  it); ``SRAM Threshold Exceeded`` and ``Unrepairable Memory`` are critical.
+- Row remapping (A100+): a pending remap needs a GPU reset before the row is replaced (critical);
+  ``Remapping Failure Occurred`` means the bank ran out of spare rows (critical, RMA).
+- Page retirement (pre-A100): pending retirement needs a reset (critical); :data:`RETIRED_PAGES_LIMIT`
+  or more retired pages is NVIDIA's RMA criterion (critical); fewer double-bit retirements a warning.
+- Clock event (throttle) reasons active: ``hw_slowdown``, ``hw_thermal_slowdown``,
+  ``hw_power_brake_slowdown`` critical (hardware protection is cutting clocks); ``sw_thermal_slowdown``
+  a warning. ``sw_power_cap``, ``idle`` and application-clock reasons are normal operation.
+- PCIe: link width below the maximum is a warning whatever the load (width does not change with
+  power state). Link generation below the maximum is judged only when the GPU is busy
+  (``utilization.gpu`` > 0): idle GPUs down-clock the link to Gen1 to save power (the L40S
+  fixture ``pcie-l40sx8-idle-gen1-not-degraded.txt``, the RTX 4090 ``-q`` fixture GPUs 4/5/7).
+- ``Reset Required``/``Drain and Reset Recommended``/``GPU Recovery Action`` (535+/570+): critical/
+  warning/warning.
+- InfoROM corrupted (``WARNING: infoROM is corrupted at gpu ...``): critical, the ECC and page
+  retirement records of that GPU can no longer be trusted.
+- GPU count below ``gpus_per_node``: critical.
+- NVLink (``nvidia-smi nvlink -s``): an ``<inactive>`` link is critical; fewer active links than
+  ``nvlink_links_per_gpu`` (when set) critical; no NVLink output at all is information unless
+  ``nvlink_links_per_gpu`` says links are expected.
+- lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
+  NIC (Mellanox/ConnectX) speed or width below ``LnkCap`` a warning.
+- dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+
+#: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
+RETIRED_PAGES_LIMIT = 64
+HW_THROTTLE = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+SW_THROTTLE = ("sw_thermal_slowdown",)
+
+DEFAULTS: dict[str, Any] = {
+    # NVLink links each GPU should have active; None = not judged (no per-model table: A100 has 12,
+    # H100/H200 SXM 18, PCIe cards 0). Set it in the cluster spec to catch a GPU with links down.
+    "nvlink_links_per_gpu": None,
+}
+
+
+def _subject(host: str, gpu: Mapping[str, Any]) -> str:
+    idx = gpu.get("index")
+    return f"{host}/gpu{idx}" if idx is not None else host
+
+
+def _bus(gpu: Mapping[str, Any]) -> str:
+    return f" ({gpu['bus_id']})" if gpu.get("bus_id") else ""
+
+
+def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str) -> list[Finding]:
+    want = exp.get("gpus_per_node")
+    if want is None:
+        return []
+    want = int(want)
+    if found < want:
+        return [Finding(host, "gpu_count", "critical", host, f"{found} GPU(s) visible to nvidia-smi, {want} expected "
+                        f"(gpus_per_node)")]
+    if found > want:
+        return [Finding(host, "gpu_count", "warning", host, f"{found} GPUs visible, only {want} expected "
+                        "(gpus_per_node)")]
+    return []
+
+
+def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    subj = _subject(host, g)
+    ecc = g.get("ecc") or {}
+    vol = (ecc.get("volatile") or {}).get("uncorrectable")
+    agg = (ecc.get("aggregate") or {}).get("uncorrectable")
+    if vol:
+        detail = _ecc_detail(ecc.get("volatile") or {})
+        out.append(Finding(host, "gpu_ecc", "critical", subj,
+                           f"{vol} uncorrectable ECC error(s) since the last reset{detail}{_bus(g)}"))
+    elif agg:
+        detail = _ecc_detail(ecc.get("aggregate") or {})
+        out.append(Finding(host, "gpu_ecc", "warning", subj,
+                           f"{agg} uncorrectable ECC error(s) in the lifetime counters{detail}, none since the last "
+                           f"reset{_bus(g)}"))
+    if ecc.get("sram_threshold_exceeded"):
+        out.append(Finding(host, "gpu_ecc", "critical", subj, f"SRAM ECC error threshold exceeded{_bus(g)}"))
+    if ecc.get("unrepairable_memory"):
+        out.append(Finding(host, "gpu_ecc", "critical", subj, f"unrepairable memory reported{_bus(g)}"))
+    for key, what in (("channel_repair_pending", "memory channel repair"), ("tpc_repair_pending", "TPC repair")):
+        if ecc.get(key):
+            out.append(Finding(host, "gpu_ecc", "warning", subj, f"{what} pending: reset the GPU{_bus(g)}"))
+    return out
+
+
+def _ecc_detail(counts: Mapping[str, Any]) -> str:
+    parts = [f"{k.split('_')[0].upper()} {counts[k]}" for k in ("sram_uncorrectable", "dram_uncorrectable")
+             if counts.get(k)]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    subj = _subject(host, g)
+    rr = g.get("remapped_rows")
+    if isinstance(rr, Mapping):
+        if rr.get("failure"):
+            out.append(Finding(host, "gpu_row_remap", "critical", subj,
+                               f"row remapping failure occurred: no spare rows left in a bank{_bus(g)}"))
+        if rr.get("pending"):
+            out.append(Finding(host, "gpu_row_remap", "critical", subj,
+                               f"row remap pending: reset the GPU to apply it{_bus(g)}"))
+    rp = g.get("retired_pages")
+    if isinstance(rp, Mapping):
+        sbe, dbe = rp.get("single_bit") or 0, rp.get("double_bit") or 0
+        if rp.get("pending"):
+            out.append(Finding(host, "gpu_retired_pages", "critical", subj,
+                               f"page retirement pending: reset the GPU ({sbe} single-bit, {dbe} double-bit retired)"
+                               f"{_bus(g)}"))
+        elif sbe + dbe >= RETIRED_PAGES_LIMIT:
+            out.append(Finding(host, "gpu_retired_pages", "critical", subj,
+                               f"{sbe + dbe} retired pages, at or over NVIDIA's RMA limit of {RETIRED_PAGES_LIMIT}"
+                               f"{_bus(g)}"))
+        elif dbe:
+            out.append(Finding(host, "gpu_retired_pages", "warning", subj,
+                               f"{dbe} page(s) retired for double-bit ECC errors{_bus(g)}"))
+    return out
+
+
+def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    reasons = g.get("clocks_event_reasons")
+    if not isinstance(reasons, Mapping):
+        return []
+    subj = _subject(host, g)
+    out: list[Finding] = []
+    hw = [r for r in HW_THROTTLE if reasons.get(r)]
+    sw = [r for r in SW_THROTTLE if reasons.get(r)]
+    temp = (g.get("temperature_c") or {}).get("gpu")
+    t = f", GPU at {temp:g} C" if isinstance(temp, int | float) else ""
+    if hw:
+        out.append(Finding(host, "gpu_throttle", "critical", subj,
+                           f"hardware clock slowdown active: {', '.join(hw)}{t}{_bus(g)}"))
+    if sw:
+        out.append(Finding(host, "gpu_throttle", "warning", subj,
+                           f"software thermal slowdown active: {', '.join(sw)}{t}{_bus(g)}"))
+    return out
+
+
+def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    p = g.get("pcie") or {}
+    subj = _subject(host, g)
+    out: list[Finding] = []
+    wc, wm = p.get("width_current"), p.get("width_max")
+    if wc is not None and wm is not None and wc < wm:
+        out.append(Finding(host, "gpu_pcie", "warning", subj, f"PCIe link width x{wc}, device maximum x{wm}{_bus(g)}"))
+    gc, gm = p.get("gen_current"), p.get("gen_max")
+    util = (g.get("utilization_pct") or {}).get("gpu")
+    if gc is not None and gm is not None and gc < gm and util is not None and util > 0:
+        out.append(Finding(host, "gpu_pcie", "warning", subj,
+                           f"PCIe Gen{gc} under load ({util:g}% busy), device maximum Gen{gm}{_bus(g)}"))
+    return out
+
+
+def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    subj = _subject(host, g)
+    out: list[Finding] = []
+    if g.get("reset_required"):
+        out.append(Finding(host, "gpu_reset", "critical", subj, f"driver reports GPU reset required{_bus(g)}"))
+    elif g.get("drain_and_reset_recommended"):
+        out.append(Finding(host, "gpu_reset", "warning", subj, f"driver recommends drain and reset{_bus(g)}"))
+    action = g.get("recovery_action")
+    if isinstance(action, str) and action not in ("None", "N/A", ""):
+        out.append(Finding(host, "gpu_reset", "warning", subj, f"GPU recovery action requested: {action}{_bus(g)}"))
+    return out
+
+
+def _inforom(host: str, warnings: list[str], gpus: list[Mapping[str, Any]]) -> list[Finding]:
+    from ccparse.nvidia_smi_table import norm_bus_id
+
+    out: list[Finding] = []
+    for w in warnings:
+        if "inforom" not in w.lower() or "corrupt" not in w.lower():
+            continue
+        bus = w.rsplit(" ", 1)[-1]
+        try:
+            norm = norm_bus_id(bus)
+        except ValueError:
+            norm = bus
+        gpu = next((g for g in gpus if g.get("bus_id") and norm_bus_id(str(g["bus_id"])) == norm), None)
+        subj = _subject(host, gpu) if gpu else host
+        out.append(Finding(host, "gpu_inforom", "critical", subj,
+                           f"InfoROM corrupted ({norm}): ECC/page-retirement records unreliable, reflash or RMA"))
+    return out
+
+
+def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    """Shared judge of ``nvidia-smi -q`` and ``--query-gpu`` parses."""
+    res = CheckResult()
+    gpus = list(data.get("gpus") or [])
+    if not data.get("excerpt"):
+        attached = data.get("attached_gpus")
+        res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
+    for g in gpus:
+        res.findings += _ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g) + _reset(host, g)
+    res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
+    return res
+
+
+@check("nvidia-smi-q")
+def judge_nvidia_smi_q(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    return judge_gpu_list(host, data, exp)
+
+
+@check("nvidia-smi-query")
+def judge_nvidia_smi_query(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    return judge_gpu_list(host, data, exp)
+
+
+@check("nvidia-smi")
+def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    gpus = list(data.get("gpus") or [])
+    res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+    if data.get("no_devices") and not exp.get("gpus_per_node"):
+        res.findings.append(Finding(host, "gpu_count", "info", host, "nvidia-smi: no devices found (none expected)"))
+    for g in gpus:
+        n = g.get("ecc_uncorrected_volatile")
+        if n:
+            res.findings.append(Finding(host, "gpu_ecc", "critical", _subject(host, g),
+                                        f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
+    res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
+    return res
+
+
+@check("nvidia-smi-nvlink")
+def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    want = exp.get("nvlink_links_per_gpu")
+    gpus = list(data.get("gpus") or [])
+    if not gpus:
+        if want:
+            res.findings.append(Finding(host, "gpu_nvlink", "critical", host,
+                                        f"nvidia-smi nvlink -s printed no links, {want} per GPU expected"))
+        else:
+            res.findings.append(Finding(host, "gpu_nvlink", "info", host,
+                                        "nvidia-smi nvlink -s printed no links: no NVLink on this node"))
+        return res
+    for g in gpus:
+        subj = _subject(host, g)
+        if g.get("inactive_links"):
+            links = ", ".join(str(x) for x in g["inactive_links"])
+            res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
+                                        f"NVLink link(s) {links} inactive ({g['active_links']} of "
+                                        f"{len(g['links'])} active)"))
+        elif want and g.get("active_links", 0) < int(want):
+            res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
+                                        f"{g['active_links']} NVLink links active, {want} expected"))
+    n_exp = exp.get("gpus_per_node")
+    if n_exp and len(gpus) < int(n_exp):
+        res.findings.append(Finding(host, "gpu_nvlink", "warning", host,
+                                    f"nvidia-smi nvlink -s lists {len(gpus)} GPU(s), {n_exp} expected"))
+    return res
+
+
+@check("lspci")
+def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    for d in data.get("devices") or []:
+        cap, sta = d.get("lnkcap"), d.get("lnksta")
+        if not (d.get("is_gpu") or (d.get("is_nic") and d.get("vendor") == "mellanox")) or not cap or not sta:
+            continue
+        subj = f"{host}/{d['slot']}"
+        what = "GPU" if d.get("is_gpu") else "NIC"
+        if sta.get("width") and cap.get("width") and sta["width"] < cap["width"]:
+            res.findings.append(Finding(host, "pcie_link", "warning", subj,
+                                        f"{what} PCIe link x{sta['width']}, capable of x{cap['width']} "
+                                        f"({d.get('description', '')[:60]})"))
+        if (what == "NIC" and sta.get("speed_gts") and cap.get("speed_gts")
+                and sta["speed_gts"] < cap["speed_gts"]):
+            sev: Severity = "warning"
+            res.findings.append(Finding(host, "pcie_link", sev, subj,
+                                        f"NIC PCIe link {sta['speed_gts']:g} GT/s (Gen{sta.get('gen')}), capable of "
+                                        f"{cap['speed_gts']:g} GT/s (Gen{cap.get('gen')})"))
+    return res
+
+
+@check("dcgmi-diag")
+def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    for r in data.get("results") or []:
+        st = r.get("status")
+        if st not in ("Fail", "Warn"):
+            continue
+        sev: Severity = "critical" if st == "Fail" else "warning"
+        subj = f"{host}/gpu{r['gpu']}" if r.get("gpu") is not None else host
+        msg = "; ".join(m for m in r.get("messages") or [] if m)[:300]
+        text = f"dcgmi diag {r.get('category')}/{r.get('test')}: {st}" + (f": {msg}" if msg else "")
+        res.findings.append(Finding(host, "dcgmi_diag", sev, subj, text))
+    return res

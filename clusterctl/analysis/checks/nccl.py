@@ -1,0 +1,206 @@
+"""Judge nccl-tests results (``nccl-tests``, ``nccl-tests-json``) and NCCL_DEBUG=INFO logs (``nccl-log``).
+
+Bus bandwidth is judged at the **largest message size** of the run (out-of-place busbw), never
+with nccl-tests' ``Avg bus bandwidth``, which averages latency-bound small sizes in (the shared
+H100 a3-mega fixture: 70.7 GB/s average, 338.8 GB/s at 8 GiB).
+
+Floor (GB/s, all_reduce busbw at the largest size): ``nccl_busbw_floor_GBps`` from the cluster
+spec wins; otherwise :data:`BUSBW_FLOORS` by GPU model (``gpu_model`` or the model nccl-tests
+printed) and scope (``intra``: one node; ``inter``: more than one). Each default says where it
+comes from. Without a floor only the metric and an information note are emitted. Below the floor
+is a warning, below :data:`CRITICAL_FRACTION` of it critical.
+
+Theoretical model shown in the messages: busbw = algbw x 2(n-1)/n for all_reduce (nccl-tests'
+definition, ``n`` ranks), and, when ``rdma_devices_per_node`` and ``ib_rate_gbps`` are known, the
+node's NIC line rate in GB/s for an inter-node run (efficiency = busbw / line rate, informative:
+with two nodes NCCL's tree/NVLS can exceed a naive ring bound).
+
+Also: ``#wrong`` > 0 or out-of-bounds values critical (data corruption); NCCL fallen back to
+sockets, or finding no IB device, when ``fabric`` is infiniband/roce critical (RoCE where
+InfiniBand was expected or the reverse a warning); GPUDirect RDMA off on a multi-node run when
+``nccl_gdr_expected`` (default: fabric is infiniband/roce) a warning. A single-rank run (one GPU,
+nRanks 1: the live H200 fixture) has no bus bandwidth (2(n-1)/n = 0): said as information, not a
+failure, and no metric is emitted (a zero would drag the straggler statistics).
+
+Metric ``nccl_busbw_GBps`` (subject: the collective, e.g. ``all_reduce``) feeds the straggler
+analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+
+CRITICAL_FRACTION = 0.5
+
+#: (model family, scope) -> all_reduce busbw floor in GB/s at the largest message size.
+BUSBW_FLOORS: dict[tuple[str, str], float] = {
+    # 85 % of the shared fixture nccl-tests/a100x8-single-node-all-reduce-gcm.txt (231.72 GB/s at
+    # 1 GiB; superbench-a100x8 reaches 235.26 at 8 GiB): A100 SXM, NVLink 3 through NVSwitch
+    ("A100", "intra"): 197.0,
+    # 85 % of nccl-tests/a100x8-2node-pairwise-all-reduce-gcm.txt (182.8 GB/s at 1 GiB, 2 nodes x 8
+    # A100 over InfiniBand)
+    ("A100", "inter"): 155.0,
+    # 70 % of the 450 GB/s per-direction NVLink 4 bandwidth of H100/H200 SXM (NVIDIA datasheet: 900 GB/s
+    # total); the A100 fixtures reach 77 % of their 300 GB/s, so 70 % leaves margin for NVLS off
+    ("H100", "intra"): 315.0,
+    ("H200", "intra"): 315.0,
+    # 85 % of nccl-tests/h100x16-2node-a3mega-all-reduce-8B-8G.txt (338.82 GB/s at 8 GiB, 2 x 8 H100,
+    # 8 x 200 Gb/s per node); H200 nodes ship with the same NVLink 4 and 8-NIC layouts
+    ("H100", "inter"): 288.0,
+    ("H200", "inter"): 288.0,
+    # 70 % of the 150 GB/s per-direction NVLink 2 bandwidth of V100 SXM2 (datasheet: 300 GB/s total)
+    ("V100", "intra"): 105.0,
+}
+
+DEFAULTS: dict[str, Any] = {
+    # None: pick from BUSBW_FLOORS by GPU model and scope (see the table for the sources)
+    "nccl_busbw_floor_GBps": None,
+    # None: expected when fabric is infiniband or roce
+    "nccl_gdr_expected": None,
+}
+
+_RDMA_FABRICS = ("infiniband", "roce")
+
+
+def model_family(name: str | None) -> str | None:
+    if not name:
+        return None
+    m = re.search(r"\b([ABHLV]\d{2,3}|GB\d{3}|B\d{3})", name.upper())
+    return m.group(1) if m else None
+
+
+def _collective(data: Mapping[str, Any]) -> str:
+    name = data.get("collective") or "all_reduce_perf"
+    return re.sub(r"_perf$", "", str(name))
+
+
+def _multi_node(data: Mapping[str, Any]) -> bool:
+    nccl = data.get("nccl") or {}
+    if nccl.get("n_nodes"):
+        return int(nccl["n_nodes"]) > 1
+    return len(data.get("hosts") or []) > 1
+
+
+def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple[float | None, str]:
+    override = exp.get("nccl_busbw_floor_GBps")
+    if override is not None:
+        return float(override), "nccl_busbw_floor_GBps"
+    model = exp.get("gpu_model") or next((d.get("model") for d in data.get("devices") or [] if d.get("model")), None)
+    fam = model_family(model)
+    if fam and (fam, scope) in BUSBW_FLOORS:
+        return BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
+    return None, f"no default floor for {model or 'an unknown GPU'} ({scope}-node)"
+
+
+def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
+    out: list[Finding] = []
+    fabric = str(exp.get("fabric") or "").lower()
+    transport = nccl.get("transport")
+    ver = f"NCCL {nccl['version']}: " if nccl.get("version") else ""
+    if fabric in _RDMA_FABRICS:
+        if nccl.get("ib_no_device"):
+            out.append(Finding(host, "nccl_transport", "critical", host,
+                               f"{ver}NCCL found no IB/RoCE device (NET/IB : No device found) on a {fabric} node"
+                               + (f"; it used {transport}" if transport else "")))
+        elif transport == "Socket" and multi:
+            out.append(Finding(host, "nccl_transport", "critical", host,
+                               f"{ver}NCCL fell back to sockets (NET/Socket) although the fabric is {fabric}"))
+        elif transport in ("IB", "RoCE") and transport.lower() != {"infiniband": "ib", "roce": "roce"}[fabric]:
+            out.append(Finding(host, "nccl_transport", "warning", host,
+                               f"{ver}NCCL used {transport} devices but the fabric is {fabric}"))
+        gdr_expected = exp.get("nccl_gdr_expected")
+        gdr_expected = True if gdr_expected is None else bool(gdr_expected)
+        if gdr_expected and multi and nccl.get("gdr") is False and transport in ("IB", "RoCE"):
+            hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
+            out.append(Finding(host, "nccl_gdr", "warning", host,
+                               f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
+                               + ": inter-node traffic is staged through host memory"))
+    elif transport == "Socket":
+        out.append(Finding(host, "nccl_transport", "info", host,
+                           f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
+                           + ("" if multi else "; single-node run, the network was not on the data path")))
+    return out
+
+
+def _nics_line_rate_GBps(exp: Mapping[str, Any]) -> float | None:
+    n, rate = exp.get("rdma_devices_per_node"), exp.get("ib_rate_gbps")
+    if isinstance(rate, Mapping):
+        rate = next(iter(rate.values()), None)
+    try:
+        return float(n) * float(rate) / 8.0 if n and rate else None
+    except (TypeError, ValueError):
+        return None
+
+
+def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    coll = _collective(data)
+    largest = data.get("largest") or {}
+    size = largest.get("size_bytes")
+    n = data.get("n_ranks") or (data.get("nccl") or {}).get("n_ranks")
+    wrong = data.get("wrong_total")
+    if wrong:
+        res.findings.append(Finding(host, "nccl_wrong", "critical", host,
+                                    f"nccl-tests {coll}: {wrong} wrong element(s) (#wrong): data corruption"))
+    if data.get("out_of_bounds"):
+        res.findings.append(Finding(host, "nccl_wrong", "critical", host,
+                                    f"nccl-tests {coll}: {int(data['out_of_bounds'])} out-of-bounds value(s)"))
+    multi = _multi_node(data)
+    if data.get("nccl"):
+        res.findings += transport_findings(host, data["nccl"], exp, multi)
+    if n is not None and int(n) <= 1:
+        res.findings.append(Finding(host, "nccl_busbw", "info", host,
+                                    f"nccl-tests {coll} ran on a single rank: bus bandwidth is 0 by definition "
+                                    f"(busbw = algbw x 2(n-1)/n), nothing to judge; algbw "
+                                    f"{data.get('algbw_largest_GBps')} GB/s is a local memory copy"))
+        return res
+    busbw = data.get("busbw_largest_GBps")
+    if busbw is None:
+        return res
+    res.metrics.append(Metric(host, "nccl_busbw_GBps", float(busbw), subject=coll, unit="GB/s"))
+    scope = "inter" if multi else "intra"
+    model_note = ""
+    algbw = data.get("algbw_largest_GBps")
+    if n and algbw is not None and coll == "all_reduce":
+        model = float(algbw) * 2 * (int(n) - 1) / int(n)
+        model_note = f"; model algbw x 2(n-1)/n = {model:.1f} GB/s for n={n}"
+    line = _nics_line_rate_GBps(exp) if multi else None
+    if line:
+        model_note += f"; {busbw / line:.0%} of the {line:g} GB/s NIC line rate"
+    floor, why = _floor(data, exp, scope)
+    where = f"{float(busbw):.1f} GB/s busbw at {size} B ({scope}-node, {n} ranks)"
+    if floor is None:
+        res.findings.append(Finding(host, "nccl_busbw", "info", host,
+                                    f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))
+        return res
+    frac = float(busbw) / floor
+    if frac < 1.0:
+        sev: Severity = "critical" if frac < CRITICAL_FRACTION else "warning"
+        res.findings.append(Finding(host, "nccl_busbw", sev, host,
+                                    f"nccl-tests {coll}: {where} is {frac:.0%} of the {floor:g} GB/s floor ({why})"
+                                    f"{model_note}"))
+    return res
+
+
+@check("nccl-tests")
+def judge_nccl_tests(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    return judge_results(host, data, exp)
+
+
+@check("nccl-tests-json")
+def judge_nccl_tests_json(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    return judge_results(host, data, exp)
+
+
+@check("nccl-log")
+def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    multi = (data.get("n_nodes") or 1) > 1
+    res.findings += transport_findings(host, data, exp, multi)
+    for w in (data.get("warnings") or [])[:5]:
+        res.findings.append(Finding(host, "nccl_warn", "warning", host, f"NCCL WARN {w[:200]}"))
+    return res
