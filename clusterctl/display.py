@@ -72,7 +72,9 @@ class RunProgress:
 
 
 def _msg(res: dict[str, Any]) -> str:
-    return str(res.get("msg") or res.get("stderr") or "").strip().splitlines()[0][:200] if res else ""
+    """First line of a result's message (or stderr), for one-line progress output."""
+    lines = str(res.get("msg") or res.get("stderr") or "").strip().splitlines()
+    return lines[0][:200] if lines else ""
 
 
 def host_table(result: RunResult, title: str) -> Table:

@@ -70,3 +70,13 @@ def test_ansible_env_points_at_package_paths(tmp_path: Path, monkeypatch: pytest
     for key in ("ANSIBLE_ROLES_PATH", "ANSIBLE_LIBRARY", "ANSIBLE_MODULE_UTILS", "ANSIBLE_FILTER_PLUGINS"):
         assert Path(env[key]).is_dir(), key
     assert Path(env["ANSIBLE_CONFIG"]).is_file()
+
+
+def test_progress_lines_survive_empty_messages() -> None:
+    from clusterctl.display import RunProgress
+
+    p = RunProgress(2, interactive=False)
+    p({"event": "playbook_on_task_start", "event_data": {"task": "x"}})
+    p(ev("runner_on_failed", "a", msg=""))  # no message at all
+    p(ev("runner_on_unreachable", "b"))
+    p(ev("runner_on_ok", "a", changed=True))
