@@ -32,7 +32,9 @@ def test_q_h100_535_sram_dram_layout_and_clock_event_reasons() -> None:
     assert g0["bus_id"] == "00000000:53:00.0" and g0["name"] == "NVIDIA H100 80GB HBM3"
     assert g0["pcie"] == {"gen_current": 5, "gen_max": 5, "gen_device_max": 5, "gen_host_max": None,
                           "width_current": 16, "width_max": 16, "replays": 120}
-    assert g0["temperature_c"]["gpu"] == 36.0 and g0["temperature_c"]["memory"] == 44.0
+    assert g0["temperature_c"] == {"gpu": 36.0, "memory": 44.0, "shutdown": None, "slowdown": None,
+                                   "max_operating": None, "tlimit_headroom": 50.0, "shutdown_tlimit": -8.0,
+                                   "slowdown_tlimit": -2.0, "max_operating_tlimit": 0.0}  # T.Limit: relative
     assert g0["power_w"]["draw"] == 71.97 and g0["power_w"]["limit"] == 700.0
     assert g0["ecc_layout"] == "sram_dram" and g0["ecc"]["volatile"]["uncorrectable"] == 0
     assert g0["remapped_rows"]["histogram"]["max"] == 2560
@@ -50,7 +52,8 @@ def test_q_460_throttle_reasons_name_and_domains() -> None:
     g = out["gpus"][0]
     assert g["clocks_event_source"] == "Clocks Throttle Reasons" and g["clocks_event_reasons"]["idle"] is True
     assert g["temperature_c"] == {"gpu": 41.0, "memory": 40.0, "shutdown": 92.0, "slowdown": 89.0,
-                                  "max_operating": 85.0}
+                                  "max_operating": 85.0, "tlimit_headroom": None, "shutdown_tlimit": None,
+                                  "slowdown_tlimit": None, "max_operating_tlimit": None}
     assert g["power_w"]["draw"] == 55.63 and g["power_w"]["limit"] == 400.0
     assert g["pcie"]["gen_max"] == 4 and g["ecc_mode"] == "Enabled"
 

@@ -12,7 +12,9 @@ judges both)::
         "serial": str|None, "minor_number": int|None, "persistence_mode": "Enabled"|...,
         "performance_state": "P0", "inforom_image": str|None,
         "utilization_pct": {"gpu": 0.0, "memory": 0.0},
-        "temperature_c": {"gpu": 36.0, "memory": 44.0, "shutdown": .., "slowdown": .., "max_operating": ..},
+        "temperature_c": {"gpu": 36.0, "memory": 44.0, "shutdown": .., "slowdown": .., "max_operating": ..,
+                          "tlimit_headroom": 50.0, "shutdown_tlimit": -8.0, "slowdown_tlimit": -2.0,
+                          "max_operating_tlimit": 0.0},
         "power_w": {"draw": 71.97, "average": None, "limit": 700.0, "default_limit": .., "max_limit": ..},
         "pcie": {"gen_current": 5, "gen_max": 5, "gen_device_max": 5, "gen_host_max": None,
                  "width_current": 16, "width_max": 16, "replays": 120},
@@ -37,6 +39,12 @@ ECC layouts: Ampere+ drivers print ``SRAM``/``DRAM`` ``Correctable``/``Uncorrect
 (535+ split SRAM uncorrectable into ``Parity`` and ``SEC-DED``, summed here); pre-Ampere drivers
 print ``Single Bit``/``Double Bit`` sub-sections with a ``Total``. ``correctable`` and
 ``uncorrectable`` are the totals in either layout; ``N/A`` everywhere gives None.
+
+Temperatures: drivers before 535 print absolute thresholds (``GPU Slowdown Temp : 89 C``, read
+into ``shutdown``/``slowdown``/``max_operating``); 535+ print ``T.Limit`` values instead
+(``GPU T.Limit Temp : 47 C`` is the headroom below the GPU's limit, ``GPU Slowdown T.Limit Temp :
+-2 C`` a threshold relative to it), read into the ``*_tlimit`` keys and ``tlimit_headroom`` and
+never mixed with absolute ones (the absolute keys are then None).
 
 ``Clocks Throttle Reasons`` (before driver 535) and ``Clocks Event Reasons`` (535+) are read
 into the same ``clocks_event_reasons`` keys (snake_case of the printed names).
@@ -263,9 +271,15 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
         "temperature_c": {
             "gpu": _num(temp.get("GPU Current Temp")),
             "memory": _num(temp.get("Memory Current Temp")),
-            "shutdown": _num(_first(temp, ("GPU Shutdown Temp",), ("GPU Shutdown T.Limit Temp",))),
-            "slowdown": _num(_first(temp, ("GPU Slowdown Temp",), ("GPU Slowdown T.Limit Temp",))),
-            "max_operating": _num(_first(temp, ("GPU Max Operating Temp",), ("GPU Max Operating T.Limit Temp",))),
+            "shutdown": _num(temp.get("GPU Shutdown Temp")),
+            "slowdown": _num(temp.get("GPU Slowdown Temp")),
+            "max_operating": _num(temp.get("GPU Max Operating Temp")),
+            # 535+ print T.Limit values: headroom below the limit and thresholds relative to it,
+            # not absolute temperatures, so they are kept apart
+            "tlimit_headroom": _num(temp.get("GPU T.Limit Temp")),
+            "shutdown_tlimit": _num(temp.get("GPU Shutdown T.Limit Temp")),
+            "slowdown_tlimit": _num(temp.get("GPU Slowdown T.Limit Temp")),
+            "max_operating_tlimit": _num(temp.get("GPU Max Operating T.Limit Temp")),
         },
         "power_w": {
             "draw": _num(_first(power, ("Power Draw",), ("Instantaneous Power Draw",))),
