@@ -174,9 +174,13 @@ def test_single_rank_h200_is_information() -> None:
 
 def test_nccl_log_transport() -> None:
     live = run("nccl-log", "h200-live/nccl-log-live-580.159.04.txt")
-    assert [(f.check, f.severity) for f in live.findings] == [("nccl_transport", "info")]
+    assert [(f.check, f.severity) for f in live.findings] == [("nccl_transport", "info"), ("nccl_busbw", "info")]
+    assert "nRanks 1" in live.findings[1].message
+    eth = run("nccl-log", "h200-live/nccl-log-live-580.159.04.txt", fabric="ethernet")
+    assert [f.severity for f in eth.findings] == ["info", "info"] and "fabric ethernet" in eth.findings[0].message
     ib = run("nccl-log", "h200-live/nccl-log-live-580.159.04.txt", fabric="infiniband")
-    assert [(f.check, f.severity) for f in ib.findings] == [("nccl_transport", "critical")]
+    assert [(f.check, f.severity) for f in ib.findings] == [("nccl_transport", "critical"), ("nccl_busbw", "info")]
+    assert "No device found" in ib.findings[0].message
     roce = run("nccl-log", "nccl-log/roce-2node-16rank-nccl-2.27.5-gdrdma-excerpt.txt", fabric="roce")
     assert roce.findings == []
     wrong = run("nccl-log", "nccl-log/roce-2node-16rank-nccl-2.27.5-gdrdma-excerpt.txt", fabric="infiniband")
@@ -193,6 +197,13 @@ def test_socket_fallback_and_gdr_off_multi_node() -> None:
     assert isinstance(out, CheckResult)
     assert [(f.check, f.severity) for f in out.findings] == [("nccl_transport", "critical")]
     assert "fell back to sockets" in out.findings[0].message
+    # one node, IB plugin not used (e.g. NCCL_IB_DISABLE=1) on an InfiniBand node: still critical
+    one = sock.replace("nRanks 16 nNodes 2 localRanks 8", "nRanks 8 nNodes 1 localRanks 8") \
+        .replace("via NET/Socket/0", "via P2P/IPC")
+    out = CHECKS["nccl-log"][0]("n1", registry.parse("nccl-log", one), build({"fabric": "infiniband"}))
+    assert isinstance(out, CheckResult)
+    assert [(f.check, f.severity) for f in out.findings] == [("nccl_transport", "critical")]
+    assert "single-node run" in out.findings[0].message
     nogdr = sock.replace("NET/Socket : Using [0]eth0:10.0.0.1<0>", "NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB eth0") \
         .replace("Using network Socket", "Using network IB").replace("via NET/Socket/0", "via NET/IB/0") \
         + "a:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"

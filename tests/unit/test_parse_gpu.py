@@ -200,7 +200,8 @@ def test_nvlink_inactive_links_and_empty_live() -> None:
     assert got == {0: [], 1: [], 2: [], 3: [3, 5], 4: [1], 5: [0, 4], 6: [1]}
     assert out["gpus"][0]["links"][0]["speed_GBps"] == 25.781
     live = parse("nvidia-smi-nvlink", "h200-live/nvidia-smi-nvlink-live-580.159.04.txt")
-    assert live == {"gpus": [], "no_nvlink": True}
+    assert live["gpus"] == [] and live["no_nvlink"] is True and "no NVLink" in live["note"]
+    assert out["note"] is None
     with pytest.raises(ParseError):
         registry.parse("nvidia-smi-nvlink", "GPU 0: X (UUID: GPU-1)\n  Link 0: 25 Mb/s\n")
 

@@ -16,11 +16,14 @@ node's NIC line rate in GB/s for an inter-node run (efficiency = busbw / line ra
 with two nodes NCCL's tree/NVLS can exceed a naive ring bound).
 
 Also: ``#wrong`` > 0 or out-of-bounds values critical (data corruption); NCCL fallen back to
-sockets, or finding no IB device, when ``fabric`` is infiniband/roce critical (RoCE where
+sockets (``Using network Socket``: on a single node too, since NCCL then has no usable IB device
+for multi-node jobs either), or finding no IB device, when ``fabric`` is infiniband/roce critical (RoCE where
 InfiniBand was expected or the reverse a warning); GPUDirect RDMA off on a multi-node run when
 ``nccl_gdr_expected`` (default: fabric is infiniband/roce) a warning. A single-rank run (one GPU,
 nRanks 1: the live H200 fixture) has no bus bandwidth (2(n-1)/n = 0): said as information, not a
-failure, and no metric is emitted (a zero would drag the straggler statistics).
+failure, and no metric is emitted (a zero would drag the straggler statistics); an NCCL log of a
+single-rank communicator says the same. Sockets on a ``fabric: ethernet`` node (or with no fabric
+given) are information.
 
 Metric ``nccl_busbw_GBps`` (subject: the collective, e.g. ``all_reduce``) feeds the straggler
 analysis.
@@ -106,9 +109,10 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
             out.append(Finding(host, "nccl_transport", "critical", host,
                                f"{ver}NCCL found no IB/RoCE device (NET/IB : No device found) on a {fabric} node"
                                + (f"; it used {transport}" if transport else "")))
-        elif transport == "Socket" and multi:
+        elif transport == "Socket":
             out.append(Finding(host, "nccl_transport", "critical", host,
-                               f"{ver}NCCL fell back to sockets (NET/Socket) although the fabric is {fabric}"))
+                               f"{ver}NCCL fell back to sockets (NET/Socket) although the fabric is {fabric}"
+                               + ("" if multi else "; single-node run, but multi-node jobs would use sockets too")))
         elif transport in ("IB", "RoCE") and transport.lower() != {"infiniband": "ib", "roce": "roce"}[fabric]:
             out.append(Finding(host, "nccl_transport", "warning", host,
                                f"{ver}NCCL used {transport} devices but the fabric is {fabric}"))
@@ -201,6 +205,11 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     res = CheckResult()
     multi = (data.get("n_nodes") or 1) > 1
     res.findings += transport_findings(host, data, exp, multi)
+    if data.get("n_ranks") == 1:
+        ver = f"NCCL {data['version']}: " if data.get("version") else ""
+        res.findings.append(Finding(host, "nccl_busbw", "info", host,
+                                    f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
+                                    "no bus bandwidth to judge"))
     for w in (data.get("warnings") or [])[:5]:
         res.findings.append(Finding(host, "nccl_warn", "warning", host, f"NCCL WARN {w[:200]}"))
     return res

@@ -4,10 +4,10 @@
                "links": [{"link": 0, "active": True, "speed_GBps": 25.781}, {"link": 3, "active": False,
                           "speed_GBps": None}, ...],
                "active_links": 4, "inactive_links": [3, 5], "line": 19}],
-     "no_nvlink": False}
+     "no_nvlink": False, "note": None}
 
 Speeds are GB/s as nvidia-smi prints them (per direction). A GPU without NVLink prints nothing
-(the live H200 capture is empty): that gives ``gpus: []`` and ``no_nvlink: True``, an explicit
+(the live H200 capture is empty): that gives ``gpus: []``, ``no_nvlink: True`` and a ``note`` saying so, an explicit
 answer the checks report as information, not a silent empty result. Any other text raises
 :class:`ParseError`.
 """
@@ -51,4 +51,5 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
     for gpu in gpus:
         gpu["active_links"] = sum(1 for lk in gpu["links"] if lk["active"])
         gpu["inactive_links"] = [lk["link"] for lk in gpu["links"] if not lk["active"]]
-    return {"gpus": gpus, "no_nvlink": not gpus}
+    note = None if gpus else "nvidia-smi nvlink -s printed nothing: no NVLink on this node (single GPU or PCIe cards)"
+    return {"gpus": gpus, "no_nvlink": not gpus, "note": note}
