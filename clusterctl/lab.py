@@ -116,7 +116,8 @@ def up(inventory: Path | None = None) -> list[LabHost]:
         exists = _podman("container", "exists", h.container, check=False).returncode == 0
         if not exists:
             args = ["run", "-d", "--name", h.container, "--hostname", h.name, "--network", NETWORK,
-                    "--ip", h.address, "--systemd", "always", "--device", "/dev/fuse", "--cap-add", "SYS_ADMIN",
+                    "--network-alias", h.name, "--ip", h.address, "--systemd", "always", "--device", "/dev/fuse",
+                    "--cap-add", "SYS_ADMIN",
                     "--cap-add", "NET_RAW", "--tmpfs", "/tmp", "-v", f"{cfg['bucket']}:/srv/juicefs-bucket:z",
                     "--label", "clusterctl.lab=1"]
             if h.privileged:
@@ -124,10 +125,15 @@ def up(inventory: Path | None = None) -> list[LabHost]:
             _podman(*args, cfg["image"], "/sbin/init")
         elif not _running(h.container):
             _podman("start", h.container)
+    # every lab host resolves every other by its inventory name (Slurm, munge and storage address
+    # peers by name); also repairs containers created before --network-alias was set
     for h in hosts:
         _wait_systemd(h.container)
         script = (
-            "set -e; mkdir -p -m 700 /root/.ssh; "
+            "set -e; "
+            + "".join(f"grep -qE '^{o.address}[[:space:]]+{o.name}( |$)' /etc/hosts || "
+                      f"printf '{o.address} {o.name}\\n' >> /etc/hosts; " for o in hosts if o is not h)
+            + "mkdir -p -m 700 /root/.ssh; "
             f"grep -qxF '{pub}' /root/.ssh/authorized_keys 2>/dev/null || echo '{pub}' >> /root/.ssh/authorized_keys; "
             "chmod 600 /root/.ssh/authorized_keys; ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1 || ssh-keygen -A; "
             "systemctl is-active -q ssh || systemctl enable -q --now ssh"
