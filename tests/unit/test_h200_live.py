@@ -71,6 +71,8 @@ def test_nvidia_smi_q_live() -> None:
     assert (rr["correctable"], rr["uncorrectable"], rr["pending"], rr["failure"]) == (0, 0, False, False)
     assert g["clocks_event_source"] == "Clocks Event Reasons"
     assert [k for k, v in g["clocks_event_reasons"].items() if v] == ["idle"]
+    assert g["clocks_event_counters_us"] == {"sw_power_capping": 0, "sync_boost": 0, "sw_thermal_slowdown": 0,
+                                             "hw_thermal_slowdown": 0, "hw_power_braking": 0}
 
 
 def test_nvidia_smi_query_live_580_names() -> None:

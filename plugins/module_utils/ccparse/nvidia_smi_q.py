@@ -31,6 +31,7 @@ judges both)::
                                  "hw_thermal_slowdown": False, "hw_power_brake_slowdown": False,
                                  "sw_thermal_slowdown": False, ...} | None,
         "clocks_event_source": "Clocks Event Reasons" | "Clocks Throttle Reasons" | None,
+        "clocks_event_counters_us": {"sw_power_capping": 0, "hw_thermal_slowdown": 0, ...} | None,
         "reset_required": bool|None, "drain_and_reset_recommended": bool|None,
         "recovery_action": str|None, "fabric_state": str|None, "fabric_status": str|None,
         "line": 9}]}
@@ -251,6 +252,9 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
     if source is not None:
         reasons = {_snake(k): _bool(v) for k, v in t[source].items() if isinstance(v, str)}
 
+    counters = _sec(t, "Clocks Event Reasons Counters")  # 550+: time spent in each reason since boot
+    event_us = {_snake(k): _int(v) for k, v in counters.items() if isinstance(v, str)} or None
+
     temp = _sec(t, "Temperature")
     power = _sec(t, "GPU Power Readings") or _sec(t, "Power Readings")
     link = _sec(_sec(t, "PCI"), "GPU Link Info")
@@ -304,6 +308,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
         "remapped_rows": remapped,
         "clocks_event_reasons": reasons,
         "clocks_event_source": source,
+        "clocks_event_counters_us": event_us,
         "reset_required": _bool(_get(t, "GPU Reset Status", "Reset Required")),
         "drain_and_reset_recommended": _bool(_get(t, "GPU Reset Status", "Drain and Reset Recommended")),
         "recovery_action": t.get("GPU Recovery Action"),
