@@ -77,6 +77,16 @@ def test_old_layout_double_bit_and_gpu_count() -> None:
                                             ("gpu_retired_pages", "n1/gpu0")]
 
 
+def test_lost_gpu_is_critical() -> None:
+    lost = "Unable to determine the device handle for GPU0000:07:00.0: Unknown Error\n"
+    for kind in ("nvidia-smi", "nvidia-smi-q", "nvidia-smi-query"):
+        out = CHECKS[kind][0]("n1", registry.parse(kind, lost), build({"gpus_per_node": 8}))
+        assert isinstance(out, CheckResult)
+        assert [(f.check, f.severity, f.subject) for f in out.findings] == [
+            ("gpu_count", "critical", "n1"), ("gpu_lost", "critical", "n1/00000000:07:00.0")], kind
+        assert "Unknown Error" in out.findings[1].message
+
+
 def test_table_inforom_corrupted_and_count() -> None:
     res = run("nvidia-smi", "nvidia-smi/v100x8-table-inforom-corrupted.txt", gpus_per_node=8)
     assert by(res.findings) == [("gpu_inforom", "n1/gpu7")]

@@ -162,6 +162,29 @@ def test_query_errors(bad: str) -> None:
 
 # --- table ----------------------------------------------------------------------------------------
 
+# the line nvidia-smi prints for a GPU NVML cannot reach (both spellings seen: "GPU0000:..", "GPU 0000:..")
+LOST = "Unable to determine the device handle for GPU0000:07:00.0: Unknown Error\n"
+
+
+def test_lost_gpu_line_in_every_mode() -> None:
+    want = [{"bus_id": "00000000:07:00.0", "error": "Unknown Error"}]
+    for kind in ("nvidia-smi", "nvidia-smi-q", "nvidia-smi-query"):
+        out = registry.parse(kind, LOST)  # nvidia-smi's only output: a finding, not a parse error
+        assert out["lost_gpus"] == want and out["gpus"] == [], kind
+    # -q: one GPU reported, one lost: Attached GPUs 2 is then not a truncated report
+    live = read_fixture("h200-live/nvidia-smi-q-live-580.159.04.txt")
+    two = live.replace("Attached GPUs                                          : 1",
+                       "Attached GPUs                                          : 2")
+    assert two != live
+    out = registry.parse("nvidia-smi-q", two + LOST.replace("GPU0000", "GPU 0000"))
+    assert len(out["gpus"]) == 1 and out["lost_gpus"] == want
+    with pytest.raises(ParseError, match="Attached GPUs is 2 but only 1"):
+        registry.parse("nvidia-smi-q", two)
+    src, csv_text = read_fixture("h200-live/nvidia-smi-query-live-580.159.04.txt").split("\n", 1)
+    q = registry.parse("nvidia-smi-query", src + "\n" + LOST + csv_text)
+    assert len(q["gpus"]) == 1 and q["lost_gpus"] == want
+
+
 def test_table_h100_and_inforom_warning() -> None:
     h = parse("nvidia-smi", "nvidia-smi/h100x8-550.90.07-table.txt")
     assert h["driver_version"] == "550.90.07" and len(h["gpus"]) == 8

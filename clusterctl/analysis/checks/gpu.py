@@ -26,7 +26,8 @@ What is judged, per GPU:
   warning/warning.
 - InfoROM corrupted (``WARNING: infoROM is corrupted at gpu ...``): critical, the ECC and page
   retirement records of that GPU can no longer be trusted.
-- GPU count below ``gpus_per_node``: critical.
+- GPU count below ``gpus_per_node``: critical. A GPU nvidia-smi cannot reach (``Unable to
+  determine the device handle for GPU...``: fallen off the bus): critical, subject ``host/<bus id>``.
 - NVLink (``nvidia-smi nvlink -s``): an ``<inactive>`` link is critical; fewer active links than
   ``nvlink_links_per_gpu`` (when set) critical; no NVLink output at all is information unless
   ``nvlink_links_per_gpu`` says links are expected.
@@ -202,6 +203,13 @@ def _inforom(host: str, warnings: list[str], gpus: list[Mapping[str, Any]]) -> l
     return out
 
 
+def _lost(host: str, data: Mapping[str, Any]) -> list[Finding]:
+    return [Finding(host, "gpu_lost", "critical", f"{host}/{g['bus_id']}",
+                    f"GPU {g['bus_id']} unreachable: nvidia-smi cannot get its device handle ({g.get('error')}); "
+                    "fallen off the bus? look for Xid 79 in the kernel log, then reset or reseat")
+            for g in data.get("lost_gpus") or []]
+
+
 def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     """Shared judge of ``nvidia-smi -q`` and ``--query-gpu`` parses."""
     res = CheckResult()
@@ -212,6 +220,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     for g in gpus:
         res.findings += _ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g) + _reset(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
+    res.findings += _lost(host, data)
     return res
 
 
@@ -238,6 +247,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
             res.findings.append(Finding(host, "gpu_ecc", "critical", _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
+    res.findings += _lost(host, data)
     return res
 
 

@@ -7,6 +7,7 @@ judges both)::
 
     {"driver_version": "535.183.01", "cuda_version": "12.2", "timestamp": str|None,
      "attached_gpus": 8, "excerpt": False, "warnings": ["WARNING: infoROM is corrupted ..."],
+     "lost_gpus": [{"bus_id": "00000000:07:00.0", "error": "Unknown Error"}],   # see nvidia_smi_table.lost_gpu
      "gpus": [{
         "index": 0, "bus_id": "00000000:53:00.0", "name": "NVIDIA H100 80GB HBM3", "uuid": str,
         "serial": str|None, "minor_number": int|None, "persistence_mode": "Enabled"|...,
@@ -61,6 +62,7 @@ import re
 from typing import Any
 
 from .common import ParseError, parser, strip_source_line
+from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi -q"
 
@@ -324,6 +326,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     body = strip_source_line(text)
     top: dict[str, str] = {}
     warnings: list[str] = []
+    lost: list[dict[str, str]] = []
     blocks: list[tuple[str | None, int, _TreeBuilder]] = []
     current: _TreeBuilder | None = None
     excerpt = False
@@ -337,8 +340,10 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         if stripped in _ELIDED:
             excerpt = True
             continue
-        if stripped.startswith("WARNING:") or stripped.startswith("Unable to determine"):
+        if stripped.startswith("WARNING:") or stripped.startswith(("Unable to determine", "Unable to detect")):
             warnings.append(stripped)
+            if (gone := lost_gpu(stripped)) is not None:
+                lost.append(gone)
             continue
         indent = len(line) - len(line.lstrip())
         h = _GPU_HEADER.match(line)
@@ -363,13 +368,16 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         if ":" not in line and not re.match(r"^[A-Za-z][\w .()/+-]*$", stripped):
             raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
         current.add(indent, line, lineno)
+    if not blocks and not top and lost:
+        return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
+                "excerpt": False, "warnings": warnings, "lost_gpus": lost, "gpus": []}
     if not blocks and not top:
         raise ParseError(TOOL, "no nvidia-smi -q report found (empty input or another tool's output)",
                          last or None)
     if not blocks:
         if not any(k in top for k in ("Driver Version", "Attached GPUs")):
             raise ParseError(TOOL, "no 'GPU <bus id>' block and no report header", last or None)
-        if top.get("Attached GPUs", "0").strip() not in ("0", ""):
+        if top.get("Attached GPUs", "0").strip() not in ("0", "") and not lost:
             raise ParseError(TOOL, f"report says Attached GPUs {top['Attached GPUs']} but has no GPU block "
                              "(truncated?)", last or None)
     if excerpt and any(bus is None for bus, _, _ in blocks):
@@ -378,7 +386,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
             raise ParseError(TOOL, "indented text without a 'GPU <bus id>' header and no known section",
                              blocks[0][1])
     attached = _int(top.get("Attached GPUs"))
-    if attached is not None and len(blocks) < attached and not excerpt:
+    if attached is not None and len(blocks) + len(lost) < attached and not excerpt:
         raise ParseError(TOOL, f"Attached GPUs is {attached} but only {len(blocks)} GPU block(s) follow "
                          "(truncated output?)", last or None)
     gpus = [_gpu_fields(i, bus, b.root, ln) for i, (bus, ln, b) in enumerate(blocks)]
@@ -392,5 +400,6 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         "attached_gpus": attached,
         "excerpt": excerpt,
         "warnings": warnings,
+        "lost_gpus": lost,
         "gpus": gpus,
     }

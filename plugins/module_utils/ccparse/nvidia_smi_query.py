@@ -20,6 +20,9 @@ hex bit masks to int) and the normalised GPU shape shared with :mod:`ccparse.nvi
 Driver 535 renamed ``clocks_throttle_reasons.*`` to ``clocks_event_reasons.*`` (both are
 accepted; ``gpu_idle`` is read as ``idle``). The ``.active`` bit mask is decoded with NVML's
 ``nvmlClocksEventReason*`` bits when the individual reasons were not queried.
+
+``Unable to determine the device handle for GPU...`` lines (a GPU NVML cannot reach) go to
+``lost_gpus`` as in :func:`ccparse.nvidia_smi_table.lost_gpu`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import re
 from typing import Any
 
 from .common import ParseError, parser, strip_source_line
+from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi --query-gpu"
 
@@ -140,16 +144,22 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     rows: list[tuple[int, list[str]]] = []
+    lost: list[dict[str, str]] = []
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         if not raw.strip():
             continue
         if raw.lstrip().startswith("$ "):  # a transcribed prompt line
+            continue
+        if (gone := lost_gpu(raw)) is not None:
+            lost.append(gone)
             continue
         try:
             cells = next(csv.reader(io.StringIO(raw), skipinitialspace=True))
         except (csv.Error, StopIteration) as exc:
             raise ParseError(TOOL, f"not CSV: {exc}", lineno) from exc
         rows.append((lineno, [c.strip() for c in cells]))
+    if not rows and lost:
+        return {"fields": [], "gpus": [], "lost_gpus": lost}
     if not rows:
         raise ParseError(TOOL, "empty input (no CSV header)", None)
     head_line, header = rows[0]
@@ -159,6 +169,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     if not all(re.fullmatch(r"[a-z_][a-z0-9_.]*", n) for n in names):
         raise ParseError(TOOL, f"first line is not a --query-gpu CSV header (use --format=csv, not noheader): "
                          f"{','.join(header)[:100]!r}", head_line)
+    if len(rows) == 1 and lost:
+        return {"fields": names, "gpus": [], "lost_gpus": lost}
     if len(rows) == 1:
         raise ParseError(TOOL, "header but no GPU rows (truncated, or no GPU)", head_line)
     gpus = []
@@ -168,4 +180,4 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
         fields = {n: (c if n in _TEXT_FIELDS and c.lower() not in _NA else _value(c))
                   for n, c in zip(names, cells, strict=True)}
         gpus.append(_normalise(i, fields, lineno))
-    return {"fields": names, "gpus": gpus}
+    return {"fields": names, "gpus": gpus, "lost_gpus": lost}

@@ -13,6 +13,9 @@ printed under the table (``WARNING: infoROM is corrupted at gpu 0008:00:00.0``):
                "utilization_pct": {"gpu": 0.0}, "compute_mode": "Default", "mig_mode": "Disabled",
                "inforom_corrupted": False, "line": 10}]}
 
+A GPU NVML cannot reach (``Unable to determine the device handle for GPU0000:07:00.0: Unknown
+Error``, often nvidia-smi's only output when a GPU fell off the bus) is listed in ``lost_gpus``
+(``[{"bus_id": "00000000:07:00.0", "error": "Unknown Error"}]``), not raised.
 ``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
 is wrong); the driver-not-loaded message raises :class:`ParseError` quoting it. Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
@@ -37,6 +40,18 @@ _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")
 
 
+_LOST = re.compile(r"Unable to (?:determine|detect) the device handle for GPU\s*"
+                   r"([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*:\s*(.*)$")
+
+
+def lost_gpu(line: str) -> dict[str, str] | None:
+    """``Unable to determine the device handle for GPU0000:07:00.0: Unknown Error`` (a GPU NVML cannot
+    reach: fallen off the bus, Xid 79) -> ``{"bus_id": "00000000:07:00.0", "error": "Unknown Error"}``.
+    nvidia-smi prints it in every mode (table, ``-q``, ``--query-gpu``), often as its only output."""
+    m = _LOST.search(line)
+    return {"bus_id": norm_bus_id(m.group(1)), "error": m.group(2).strip()} if m else None
+
+
 def norm_bus_id(bus: str) -> str:
     """``0008:00:00.0`` and ``00000008:00:00.0`` -> ``00000008:00:00.0`` (upper-case hex)."""
     dom, _, rest = bus.partition(":")
@@ -52,7 +67,7 @@ def _num(v: str) -> float | None:
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     out: dict[str, Any] = {"driver_version": None, "cuda_version": None, "smi_version": None, "no_devices": False,
-                           "warnings": [], "inforom_corrupted": [], "gpus": []}
+                           "warnings": [], "inforom_corrupted": [], "lost_gpus": [], "gpus": []}
     pending: dict[str, Any] | None = None
     in_processes = False
     seen_table = False
@@ -78,6 +93,8 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             m = _BUS_IN_WARNING.search(s)
             if m and "inforom" in s.lower():
                 out["inforom_corrupted"].append(norm_bus_id(m.group(1)))
+            if (lost := lost_gpu(s)) is not None:
+                out["lost_gpus"].append(lost)
             continue
         if "Processes:" in s:
             in_processes = True
@@ -107,7 +124,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         if pending is not None and "fan_pct" not in pending:
             raise ParseError(TOOL, f"GPU {pending['index']}: second table row not understood: {s[:100]!r}", lineno)
-    if out["no_devices"] and not out["gpus"]:
+    if (out["no_devices"] or out["lost_gpus"]) and not out["gpus"]:
         return out
     if not seen_table:
         raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
