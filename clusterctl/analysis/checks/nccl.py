@@ -8,7 +8,8 @@ Floor (GB/s, all_reduce busbw at the largest size): ``nccl_busbw_floor_GBps`` fr
 spec wins; otherwise :data:`BUSBW_FLOORS` by GPU model (``gpu_model`` or the model nccl-tests
 printed) and scope (``intra``: one node; ``inter``: more than one). Each default says where it
 comes from. Without a floor only the metric and an information note are emitted. Below the floor
-is a warning, below :data:`CRITICAL_FRACTION` of it critical.
+is a warning, below :data:`CRITICAL_FRACTION` of it critical; at or above it an information note
+gives the efficiency (busbw / floor, and the model below) for the report.
 
 Theoretical model shown in the messages: busbw = algbw x 2(n-1)/n for all_reduce (nccl-tests'
 definition, ``n`` ranks), and, when ``rdma_devices_per_node`` and ``ib_rate_gbps`` are known, the
@@ -182,11 +183,10 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))
         return res
     frac = float(busbw) / floor
-    if frac < 1.0:
-        sev: Severity = "critical" if frac < CRITICAL_FRACTION else "warning"
-        res.findings.append(Finding(host, "nccl_busbw", sev, host,
-                                    f"nccl-tests {coll}: {where} is {frac:.0%} of the {floor:g} GB/s floor ({why})"
-                                    f"{model_note}"))
+    sev: Severity = "info" if frac >= 1.0 else "critical" if frac < CRITICAL_FRACTION else "warning"
+    res.findings.append(Finding(host, "nccl_busbw", sev, host,
+                                f"nccl-tests {coll}: {where} is {frac:.0%} of the {floor:g} GB/s floor ({why})"
+                                f"{model_note}"))
     return res
 
 
