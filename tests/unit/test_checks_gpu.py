@@ -116,6 +116,23 @@ def test_nvlink_inactive_and_none() -> None:
     assert [f.severity for f in want.findings] == ["critical"]
 
 
+def test_nvlink_all_links_inactive() -> None:
+    dark = ("GPU 0: NVIDIA B200 (UUID: GPU-aaa)\n\t Link 0: 53.125 GB/s\n\t Link 1: 53.125 GB/s\n"
+            "GPU 1: NVIDIA B200 (UUID: GPU-bbb)\n"
+            "NVML: Unable to retrieve NVLink information as all links are inActive\n")
+
+    def judge(text: str, **spec: Any) -> list[tuple[str, str]]:
+        out = CHECKS["nvidia-smi-nvlink"][0]("n1", registry.parse("nvidia-smi-nvlink", text), build(spec))
+        assert isinstance(out, CheckResult)
+        return [(f.severity, f.subject) for f in out.findings]
+
+    assert judge(dark) == [("critical", "n1/gpu1")]  # its peer has links: this GPU lost all of them
+    pcie = ("GPU 0: NVIDIA L40S (UUID: GPU-a)\nNVML: Unable to retrieve NVLink information as all links are inActive\n"
+            "GPU 1: NVIDIA L40S (UUID: GPU-b)\nNVML: Unable to retrieve NVLink information as all links are inActive\n")
+    assert judge(pcie) == [("info", "n1")]  # no GPU has NVLink: PCIe cards
+    assert judge(pcie, nvlink_links_per_gpu=4) == [("critical", "n1/gpu0"), ("critical", "n1/gpu1")]
+
+
 def test_lspci_width_for_gpus_speed_for_nics() -> None:
     res = run("lspci", "lspci/h100-sxm5-cx7-hand-assembled-one-gpu-x8.txt")
     assert by(res.findings) == [("pcie_link", "n1/0000:2a:00.0"), ("pcie_link", "n1/0000:18:00.0")]

@@ -229,6 +229,18 @@ def test_nvlink_inactive_links_and_empty_live() -> None:
         registry.parse("nvidia-smi-nvlink", "GPU 0: X (UUID: GPU-1)\n  Link 0: 25 Mb/s\n")
 
 
+# drivers 550+ print this under a GPU whose links are all down (text as quoted in leptonai/gpud#1085, B200)
+DARK = ("GPU 0: NVIDIA B200 (UUID: GPU-aaa)\n\t Link 0: 53.125 GB/s\n\t Link 1: 53.125 GB/s\n"
+        "GPU 1: NVIDIA B200 (UUID: GPU-bbb)\nNVML: Unable to retrieve NVLink information as all links are inActive\n")
+
+
+def test_nvlink_all_links_inactive_message() -> None:
+    out = registry.parse("nvidia-smi-nvlink", DARK)
+    assert [(g["index"], g["active_links"], g["all_links_inactive"]) for g in out["gpus"]] == [(0, 2, False),
+                                                                                                (1, 0, True)]
+    assert out["gpus"][1]["links"] == [] and out["no_nvlink"] is False
+
+
 def test_lspci_lnkcap_lnksta() -> None:
     devs = {d["slot"]: d for d in parse("lspci", "lspci/h100-sxm5-cx7-hand-assembled-one-gpu-x8.txt")["devices"]}
     assert devs["0000:1b:00.0"]["lnkcap"]["gen"] == 5 and devs["0000:1b:00.0"]["lnksta"]["width"] == 16

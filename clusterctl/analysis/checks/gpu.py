@@ -28,7 +28,9 @@ What is judged, per GPU:
   retirement records of that GPU can no longer be trusted.
 - GPU count below ``gpus_per_node``: critical. A GPU nvidia-smi cannot reach (``Unable to
   determine the device handle for GPU...``: fallen off the bus): critical, subject ``host/<bus id>``.
-- NVLink (``nvidia-smi nvlink -s``): an ``<inactive>`` link is critical; fewer active links than
+- NVLink (``nvidia-smi nvlink -s``): an ``<inactive>`` link is critical; a GPU with all links
+  inactive (``NVML: Unable to retrieve NVLink information``) critical when its peers have links or
+  ``nvlink_links_per_gpu`` is set, information when no GPU of the node has any; fewer active links than
   ``nvlink_links_per_gpu`` (when set) critical; no NVLink output at all is information unless
   ``nvlink_links_per_gpu`` says links are expected.
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
@@ -264,9 +266,21 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
             res.findings.append(Finding(host, "gpu_nvlink", "info", host,
                                         "nvidia-smi nvlink -s printed no links: no NVLink on this node"))
         return res
+    peers_with_links = any(g.get("active_links") for g in gpus)
+    dark = [g for g in gpus if g.get("all_links_inactive")]
+    if dark and not want and not peers_with_links:
+        res.findings.append(Finding(host, "gpu_nvlink", "info", host,
+                                    f"no active NVLink on any of the {len(gpus)} GPU(s) (NVML: all links are "
+                                    "inactive): PCIe cards or no NVLink bridge; set nvlink_links_per_gpu if "
+                                    "links are expected"))
     for g in gpus:
         subj = _subject(host, g)
-        if g.get("inactive_links"):
+        if g.get("all_links_inactive"):
+            if want or peers_with_links:
+                why = f"{want} per GPU expected" if want else "other GPUs of the node have active links"
+                res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
+                                            f"all NVLink links inactive (NVML reports none active; {why})"))
+        elif g.get("inactive_links"):
             links = ", ".join(str(x) for x in g["inactive_links"])
             res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
                                         f"NVLink link(s) {links} inactive ({g['active_links']} of "

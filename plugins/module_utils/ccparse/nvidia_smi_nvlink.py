@@ -3,10 +3,13 @@
     {"gpus": [{"index": 3, "name": "Tesla V100-SXM2-32GB", "uuid": "GPU-50b1...",
                "links": [{"link": 0, "active": True, "speed_GBps": 25.781}, {"link": 3, "active": False,
                           "speed_GBps": None}, ...],
-               "active_links": 4, "inactive_links": [3, 5], "line": 19}],
+               "active_links": 4, "inactive_links": [3, 5], "all_links_inactive": False, "line": 19}],
      "no_nvlink": False, "note": None}
 
-Speeds are GB/s as nvidia-smi prints them (per direction). A GPU without NVLink prints nothing
+Speeds are GB/s as nvidia-smi prints them (per direction). A GPU followed by ``NVML: Unable to
+retrieve NVLink information as all links are inActive`` (drivers 550+) has ``links: []`` and
+``all_links_inactive: True``; whether that is a fault (an SXM GPU whose peers have links) or
+normal (PCIe cards) is the check's call. A GPU without NVLink prints nothing
 (the live H200 capture is empty): that gives ``gpus: []``, ``no_nvlink: True`` and a ``note`` saying so, an explicit
 answer the checks report as information, not a silent empty result. Any other text raises
 :class:`ParseError`.
@@ -22,6 +25,8 @@ from .common import ParseError, parser, strip_source_line
 TOOL = "nvidia-smi nvlink -s"
 
 _GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: (\S+?)\))?$")
+_ALL_INACTIVE = re.compile(r"^(?:NVML:\s*)?Unable to retrieve NVLink information as all links are inactive",
+                           re.IGNORECASE)
 _LINK = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>|(.+))$")
 
 
@@ -37,8 +42,11 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
         g = _GPU.match(s)
         if g:
             cur = {"index": int(g.group(1)), "name": g.group(2).strip(), "uuid": g.group(3), "links": [],
-                   "line": lineno}
+                   "all_links_inactive": False, "line": lineno}
             gpus.append(cur)
+            continue
+        if _ALL_INACTIVE.match(s) and cur is not None:
+            cur["all_links_inactive"] = True
             continue
         m = _LINK.match(s)
         if m and cur is not None:
