@@ -77,6 +77,19 @@ def test_old_layout_double_bit_and_gpu_count() -> None:
                                             ("gpu_retired_pages", "n1/gpu0")]
 
 
+def test_nvswitch_fabric_state() -> None:
+    text = read_fixture("nvidia-smi-q/h100x8-535.183.01-full-sw-thermal-active.txt")
+    ok = "        State                             : Completed\n        Status                            : Success\n"
+    assert text.count(ok) == 8
+    for state, status in (("In Progress", "N/A"), ("Completed", "Failure")):
+        bad = (f"        State                             : {state}\n"
+               f"        Status                            : {status}\n")
+        data = registry.parse("nvidia-smi-q", text.replace(ok, bad, 1))
+        out = CHECKS["nvidia-smi-q"][0]("n1", data, build())
+        assert isinstance(out, CheckResult)
+        assert [(f.subject, f.severity) for f in out.findings if f.check == "gpu_fabric"] == [("n1/gpu0", "critical")]
+
+
 def test_lost_gpu_is_critical() -> None:
     lost = "Unable to determine the device handle for GPU0000:07:00.0: Unknown Error\n"
     for kind in ("nvidia-smi", "nvidia-smi-q", "nvidia-smi-query"):

@@ -24,6 +24,9 @@ What is judged, per GPU:
   fixture ``pcie-l40sx8-idle-gen1-not-degraded.txt``, the RTX 4090 ``-q`` fixture GPUs 4/5/7).
 - ``Reset Required``/``Drain and Reset Recommended``/``GPU Recovery Action`` (535+/570+): critical/
   warning/warning.
+- NVSwitch fabric (``Fabric`` section of ``-q``, 535+): state Not Started/In Progress, or Completed
+  with a status other than Success, critical (fabric manager down: CUDA cannot start); N/A and
+  Not Supported (PCIe, non-NVSwitch boards) are not judged.
 - InfoROM corrupted (``WARNING: infoROM is corrupted at gpu ...``): critical, the ECC and page
   retirement records of that GPU can no longer be trusted.
 - GPU count below ``gpus_per_node``: critical. A GPU nvidia-smi cannot reach (``Unable to
@@ -186,6 +189,23 @@ def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    """NVSwitch fabric registration (H100/H200 HGX, 535+): ``State`` Not Started/In Progress means
+    nvidia-fabricmanager has not set the GPU up and CUDA fails with "system not yet initialized";
+    Completed with a Status other than Success means registration failed."""
+    state, status = g.get("fabric_state"), g.get("fabric_status")
+    if not isinstance(state, str) or state in ("N/A", "Not Supported", ""):
+        return []
+    if state in ("Not Started", "In Progress"):
+        return [Finding(host, "gpu_fabric", "critical", _subject(host, g),
+                        f"NVSwitch fabric state {state}: nvidia-fabricmanager has not initialised this GPU "
+                        f"(CUDA reports 'system not yet initialized'){_bus(g)}")]
+    if state == "Completed" and isinstance(status, str) and status not in ("Success", "N/A", ""):
+        return [Finding(host, "gpu_fabric", "critical", _subject(host, g),
+                        f"NVSwitch fabric registration failed: status {status}{_bus(g)}")]
+    return []
+
+
 def _inforom(host: str, warnings: list[str], gpus: list[Mapping[str, Any]]) -> list[Finding]:
     from ccparse.nvidia_smi_table import norm_bus_id
 
@@ -220,7 +240,8 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         attached = data.get("attached_gpus")
         res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
     for g in gpus:
-        res.findings += _ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g) + _reset(host, g)
+        res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
+                         + _reset(host, g) + _fabric(host, g))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
