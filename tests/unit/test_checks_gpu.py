@@ -146,6 +146,35 @@ def test_nvlink_all_links_inactive() -> None:
     assert judge(pcie, nvlink_links_per_gpu=4) == [("critical", "n1/gpu0"), ("critical", "n1/gpu1")]
 
 
+def test_topo_nvlink_pattern_and_nic_locality() -> None:
+    assert run("nvidia-smi-topo", "nvidia-smi-topo/h100x8-nv18-space-aligned-no-nics.txt").findings == []
+    assert run("nvidia-smi-topo", "nvidia-smi-topo/h100x8-8nic-tab-free-with-nic-legend.txt").findings == []
+    assert run("nvidia-smi-topo", "h200-live/nvidia-smi-topo-live-580.159.04.txt").findings == []
+    # GPU3's row and column: NV18 to GPU5 lost (SYS)
+    text = read_fixture("nvidia-smi-topo/h100x8-nv18-space-aligned-no-nics.txt").splitlines(keepends=True)
+    row = next(i for i, ln in enumerate(text) if ln.startswith("GPU3 "))
+    row5 = next(i for i, ln in enumerate(text) if ln.startswith("GPU5 "))
+    cells3, cells5 = text[row].split(), text[row5].split()
+    assert cells3[6] == "NV18" and cells5[4] == "NV18"  # GPU3 -> GPU5, GPU5 -> GPU3
+    text[row] = " ".join([*cells3[:6], "SYS", *cells3[7:]]) + "\n"
+    text[row5] = " ".join([*cells5[:4], "SYS", *cells5[5:]]) + "\n"
+    data = registry.parse("nvidia-smi-topo", "".join(text))
+    out = CHECKS["nvidia-smi-topo"][0]("n1", data, build())
+    assert isinstance(out, CheckResult)
+    assert [(f.subject, f.severity) for f in out.findings] == [("n1/gpu3", "warning"), ("n1/gpu5", "warning")]
+    assert "GPU5 SYS" in out.findings[0].message and "NV18" in out.findings[0].message
+    # GPU7's own NIC (NIC7, PIX) seen behind the host bridge instead (NODE): no NIC on its switch
+    nic = read_fixture("nvidia-smi-topo/h100x8-8nic-tab-free-with-nic-legend.txt")
+    row7 = ("GPU7    NV18    NV18    NV18    NV18    NV18    NV18    NV18     X      SYS     SYS     SYS     SYS"
+            "     NODE    NODE    NODE    PIX ")
+    assert row7 in nic
+    data = registry.parse("nvidia-smi-topo", nic.replace(row7, row7.replace("PIX ", "NODE")))
+    out = CHECKS["nvidia-smi-topo"][0]("n1", data, build())
+    assert isinstance(out, CheckResult)
+    assert [(f.subject, f.severity) for f in out.findings] == [("n1/gpu7", "warning")]
+    assert "no NIC on its PCIe switch" in out.findings[0].message and "7 of 8" in out.findings[0].message
+
+
 def test_lspci_width_for_gpus_speed_for_nics() -> None:
     res = run("lspci", "lspci/h100-sxm5-cx7-hand-assembled-one-gpu-x8.txt")
     assert by(res.findings) == [("pcie_link", "n1/0000:2a:00.0"), ("pcie_link", "n1/0000:18:00.0")]

@@ -36,6 +36,8 @@ What is judged, per GPU:
   ``nvlink_links_per_gpu`` is set, information when no GPU of the node has any; fewer active links than
   ``nvlink_links_per_gpu`` (when set) critical; no NVLink output at all is information unless
   ``nvlink_links_per_gpu`` says links are expected.
+- topo -m: a GPU pair below the NVLink count at least 80 % of the pairs share (NVSwitch boards),
+  or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings.
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
   NIC (Mellanox/ConnectX) speed or width below ``LnkCap`` a warning.
 - dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU.
@@ -50,6 +52,8 @@ from clusterctl.analysis.model import CheckResult, Finding, Severity, check
 
 #: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
 RETIRED_PAGES_LIMIT = 64
+#: share of GPU pairs that must have one NVLink count before the others are judged against it
+TOPO_UNIFORM_FRACTION = 0.8
 HW_THROTTLE = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
 SW_THROTTLE = ("sw_thermal_slowdown",)
 
@@ -313,6 +317,49 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
     if n_exp and len(gpus) < int(n_exp):
         res.findings.append(Finding(host, "gpu_nvlink", "warning", host,
                                     f"nvidia-smi nvlink -s lists {len(gpus)} GPU(s), {n_exp} expected"))
+    return res
+
+
+#: topo -m cells of a NIC on the GPU's own PCIe switch (GPUDirect RDMA without crossing the CPU)
+_NEAR_NIC = ("PIX", "PXB")
+
+
+@check("nvidia-smi-topo")
+def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    """Departures from the node's own pattern, so boards of any design are judged against themselves:
+    a GPU pair below the NVLink count most pairs have (judged only when at least
+    :data:`TOPO_UNIFORM_FRACTION` of the pairs share one NV<n>, as on NVSwitch boards; hybrid
+    meshes such as DGX-1 are not judged), and a GPU with no NIC on its PCIe switch when most GPUs
+    have one (rail-optimised nodes). Both warnings."""
+    from collections import Counter
+
+    from ccparse.nvidia_smi_topo import nvlinks
+
+    res = CheckResult()
+    gpus = [g for g in data.get("gpus") or [] if g.get("index") is not None]
+    names = {g["name"] for g in gpus}
+    pairs = {(a["name"], b): nvlinks(cell) for a in gpus for b, cell in (a.get("links") or {}).items()
+             if b in names and b != a["name"]}
+    if pairs:
+        mode, n = Counter(pairs.values()).most_common(1)[0]
+        if mode > 0 and n >= TOPO_UNIFORM_FRACTION * len(pairs) and n < len(pairs):
+            for g in gpus:
+                low = sorted(b for (a, b), v in pairs.items() if a == g["name"] and v < mode)
+                if low:
+                    cells = ", ".join(f"{b} {g['links'][b]}" for b in low)
+                    res.findings.append(Finding(host, "gpu_topology", "warning", _subject(host, g),
+                                                f"NVLink to {cells}, other GPU pairs of the node are NV{mode} "
+                                                "(nvidia-smi topo -m)"))
+    if data.get("nics") and gpus:
+        near = {g["name"]: any(v in _NEAR_NIC for k, v in (g.get("links") or {}).items() if k.startswith("NIC"))
+                for g in gpus}
+        if sum(near.values()) > len(gpus) / 2:
+            for g in gpus:
+                if not near[g["name"]]:
+                    res.findings.append(Finding(host, "gpu_topology", "warning", _subject(host, g),
+                                                f"{g['name']} has no NIC on its PCIe switch (PIX/PXB) while "
+                                                f"{sum(near.values())} of {len(gpus)} GPUs do: its GPUDirect RDMA "
+                                                "traffic crosses the CPU"))
     return res
 
 
