@@ -185,6 +185,11 @@ def test_lost_gpu_line_in_every_mode() -> None:
     assert len(q["gpus"]) == 1 and q["lost_gpus"] == want
 
 
+def test_query_unknown_field_names_it() -> None:
+    with pytest.raises(ParseError, match=r"clocks_event_reasons\.active.*before 535"):
+        registry.parse("nvidia-smi-query", 'Field "clocks_event_reasons.active" is not a valid field to query.\n\n')
+
+
 def test_table_h100_and_inforom_warning() -> None:
     h = parse("nvidia-smi", "nvidia-smi/h100x8-550.90.07-table.txt")
     assert h["driver_version"] == "550.90.07" and len(h["gpus"]) == 8

@@ -1,4 +1,4 @@
-"""Judge GPU state: ``nvidia-smi-q``, ``nvidia-smi-query``, ``nvidia-smi`` (table),
+"""Judge GPU state: ``nvidia-smi-q``, ``nvidia-smi-query``, ``nvidia-smi`` (table), ``nvidia-smi-topo``,
 ``nvidia-smi-nvlink``, ``lspci`` and ``dcgmi-diag``. Subjects are ``host/gpuN`` (the index
 nvidia-smi prints) or ``host/<pci slot>`` for lspci.
 

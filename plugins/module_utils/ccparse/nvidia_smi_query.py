@@ -47,6 +47,15 @@ REASON_BITS = {
     0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
     0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
 }
+#: the fields the GPU checks judge (clusterctl/analysis/checks/gpu.py), for collectors to query.
+#: Driver-535+ names; drivers before 535 know only ``clocks_throttle_reasons.active`` (accepted too),
+#: and nvidia-smi rejects the whole query when one name is unknown ("is not a valid field").
+CHECKED_FIELDS = (
+    "index", "pci.bus_id", "name", "utilization.gpu", "temperature.gpu", "power.draw",
+    "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max",
+    "ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.aggregate.total",
+    "clocks_event_reasons.active", "remapped_rows.pending", "remapped_rows.failure", "retired_pages.pending",
+)
 #: fields kept as text even when they look like numbers (``driver_version`` 535.54)
 _TEXT_FIELDS = {"name", "pci.bus_id", "driver_version", "uuid", "serial", "vbios_version", "inforom.img",
                 "pstate", "compute_mode", "persistence_mode", "ecc.mode.current", "ecc.mode.pending"}
@@ -163,6 +172,11 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     if not rows:
         raise ParseError(TOOL, "empty input (no CSV header)", None)
     head_line, header = rows[0]
+    bad_field = re.search(r'Field "([^"]+)" is not a valid field to query', ",".join(header))
+    if bad_field:
+        hint = (" (drivers before 535 name it clocks_throttle_reasons.*)"
+                if bad_field.group(1).startswith("clocks_event_reasons") else "")
+        raise ParseError(TOOL, f"this driver does not know the field {bad_field.group(1)!r}{hint}", head_line)
     if any(n in header[0].lower() for n in ("no devices were found", "failed", "error")):
         raise ParseError(TOOL, f"nvidia-smi reported an error: {','.join(header)[:120]!r}", head_line)
     names = [_ALIASES.get(_UNIT_SUFFIX.sub("", h).strip(), _UNIT_SUFFIX.sub("", h).strip()) for h in header]
