@@ -69,7 +69,10 @@ class HostReport:
         return host_status(self.findings)
 
     def add(self, f: Finding) -> None:
-        (self.notes if f.severity == "info" else self.findings).append(f)
+        """Record ``f`` once: two captures of one fact (``-q`` and ``--query-gpu``) give one finding."""
+        target = self.notes if f.severity == "info" else self.findings
+        if f not in target:
+            target.append(f)
 
     def top(self) -> Finding | None:
         return min(self.findings, key=lambda f: _SEVERITY_ORDER[f.severity], default=None)

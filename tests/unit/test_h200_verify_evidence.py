@@ -37,3 +37,10 @@ def test_an_eight_gpu_infiniband_spec_fails_it() -> None:
     assert host["status"] == "failed"
     checks = {f["check"] for f in host["findings"] if f["severity"] == "critical"}
     assert any("gpu" in c for c in checks), checks
+
+
+def test_one_fact_seen_in_two_captures_is_one_finding() -> None:
+    report = analyze_dir(EV, build({"fabric": "ethernet", "gpus_per_node": 8}))
+    d = report.to_dict() if hasattr(report, "to_dict") else report
+    msgs = [f["message"] for f in d["hosts"]["h200-live"]["findings"] if f["check"] == "gpu_count"]
+    assert len(msgs) == 1, msgs  # nvidia-smi -q and --query-gpu both show 1 GPU
