@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import labutil
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,3 +30,24 @@ def read_fixture(rel: str) -> str:
         if p.is_file():
             return p.read_text()
     raise FileNotFoundError(rel)
+
+
+# --- the embedded lab, brought up and provisioned once per session for the integration tests
+# (CLUSTERCTL_KEEP_LAB=1 leaves it running afterwards) ---
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    os.environ["CLUSTERCTL_STATE_DIR"] = str(tmp_path_factory.mktemp("state"))
+    res = labutil.cc("lab", "up")
+    assert res.returncode == 0, res.stdout + res.stderr
+    yield labutil.LAB
+    if not os.environ.get("CLUSTERCTL_KEEP_LAB"):
+        labutil.cc("lab", "down")
+
+
+@pytest.fixture(scope="session")
+def provisioned(lab: Path) -> Path:
+    res = labutil.cc("provision", str(lab))
+    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+    return lab

@@ -160,11 +160,14 @@ def test_interface_absent(tree: Path) -> None:
     assert res["failed"] and res["reason"] == "device_absent"
 
 
-def test_traffic_class_unsupported_warns(tree: Path) -> None:
+def test_traffic_class_unsupported_warns(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     res = run_module("roce_qos", _args(tree, interface="eth3"))
     assert not res.get("failed"), res
     assert res["unsupported"] == ["traffic_class"]
-    assert "traffic_class not provided by the driver" in json.dumps(res.get("warnings"))
+    # In-process, once another test has set up Ansible's controller-side display, ansible-core routes
+    # module warnings straight to it (stderr) instead of into the result: accept either channel.
+    msg = "traffic_class not provided by the driver"
+    assert msg in json.dumps(res.get("warnings")) or msg in capsys.readouterr().err
     assert run_module("roce_qos", _args(tree, interface="eth3"))["changed"] is False
 
 

@@ -1,0 +1,156 @@
+"""clusterctl verify --drain and clusterctl resume on the real Slurm lab, over simulated RoCE fabrics.
+
+The lab containers have no RDMA hardware. Each compute container gets a simulated sysfs tree
+(tests/simfabric.py, kernel layout) and the fake mlnx_qos/dcb backends (tests/fakebin) under
+``SIM_ROOT``; a copy of inventories/lab declares a RoCE fabric and points verify.yml's
+``clusterctl_verify_sysfs_root`` / ``clusterctl_verify_tool_dirs`` there. Everything else is the
+production path: fabric_evidence over SSH, the analysis on the controller, ``scontrol`` on lab-ctl.
+
+lab-c1 is healthy; lab-c2 has mlx5_1 port 1 trained at 2X (200 of 400 Gb/s) and PFC off on rdma0
+(tests/fixtures/simfabric/lab-roce-{healthy,degraded}.yml).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import simfabric
+import yaml
+from labutil import LAB, REPO, cc, sh
+
+from clusterctl.runner import state_dir
+
+pytestmark = pytest.mark.lab
+
+SIM_ROOT = "/opt/clusterctl-verify-sim"
+SIM_DESC = {"lab-c1": "lab-roce-healthy.yml", "lab-c2": "lab-roce-degraded.yml"}
+ADMIN_REASON = "admin maintenance"
+
+
+def nodes() -> dict[str, tuple[str, str]]:
+    """sinfo's view on the controller: node -> (state, reason)."""
+    out = sh("lab-ctl", "sinfo -N -h -o '%N|%T|%E'")
+    rows = [line.split("|", 2) for line in out.splitlines() if line.count("|") >= 2]
+    return {n: (state, reason) for n, state, reason in rows}
+
+
+def drained(state: str) -> bool:
+    return "drain" in state.lower() or "drng" in state.lower()
+
+
+def scontrol(cmd: str) -> None:
+    out = subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "sh", "-c", f"scontrol {cmd}"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def put_sim(host: str, src: Path) -> None:
+    name = f"clusterctl-lab-{host}"
+    subprocess.run(["podman", "exec", name, "rm", "-rf", SIM_ROOT], check=True)
+    subprocess.run(["podman", "cp", str(src), f"{name}:{SIM_ROOT}"], check=True)
+
+
+@pytest.fixture(scope="module")
+def sim_inventory(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    tmp = tmp_path_factory.mktemp("verify-lab")
+    inv = tmp / "inv"
+    shutil.copytree(LAB, inv)
+    cluster = inv / "group_vars" / "all" / "cluster.yml"
+    spec = yaml.safe_load(cluster.read_text())
+    spec.update({"fabric": "roce", "pfc_priority": 3, "roce_dscp": 26, "rdma_devices_per_node": 2,
+                 "ib_rate_gbps": 400})
+    cluster.write_text(yaml.safe_dump(spec, sort_keys=False))
+    (inv / "group_vars" / "all" / "verify_sim.yml").write_text(yaml.safe_dump({
+        "clusterctl_verify_sysfs_root": f"{SIM_ROOT}/sys",
+        "clusterctl_verify_tool_dirs": [f"{SIM_ROOT}/bin"],
+        # the containers' real ibstat/ibstatus read the kernel's /sys (no devices), not the tree
+        "clusterctl_verify_kinds": ["sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"],
+    }))
+    for host, desc in SIM_DESC.items():
+        root = tmp / host
+        simfabric.build(simfabric.load(REPO / "tests" / "fixtures" / "simfabric" / desc), root / "sys")
+        shutil.copytree(REPO / "tests" / "fakebin", root / "bin", ignore=shutil.ignore_patterns("__pycache__"))
+        put_sim(host, root)
+    try:
+        yield inv
+    finally:
+        # leave the lab as found: every node back in service, no simulated trees
+        for name, (state, reason) in nodes().items():
+            if drained(state) and (reason.startswith("clusterctl:") or reason.startswith(ADMIN_REASON)):
+                scontrol(f"update NodeName={name} State=RESUME")
+        for host in SIM_DESC:
+            subprocess.run(["podman", "exec", f"clusterctl-lab-{host}", "rm", "-rf", SIM_ROOT], check=False)
+
+
+def latest_report(inv: Path) -> Path:
+    reports = sorted((state_dir(inv) / "runs").glob("*/verify-report.json"), key=lambda p: p.stat().st_mtime)
+    assert reports, f"no verify-report.json under {state_dir(inv) / 'runs'}"
+    return reports[-1]
+
+
+def test_verify_drain_and_resume(sim_inventory: Path) -> None:
+    inv = sim_inventory
+    before = nodes()
+    assert {"lab-c1", "lab-c2"} <= set(before), before
+    assert not any(drained(s) for s, _ in before.values()), f"a lab node is drained before the test: {before}"
+
+    res = cc("verify", str(inv), "--drain")
+    out = res.stdout + res.stderr
+    assert res.returncode == 3, out
+    assert "lab-c2" in res.stdout and "drained lab-c2: clusterctl:" in " ".join(res.stdout.split())
+
+    report_json = latest_report(inv)
+    assert report_json.with_name("verify-report.html").is_file()
+    report = json.loads(report_json.read_text())
+    assert report["hosts"]["lab-c1"] == {"status": "healthy", "findings": []}
+    c2 = report["hosts"]["lab-c2"]
+    assert c2["status"] == "failed"
+    found = {(f["check"], f["subject"]): f for f in c2["findings"]}
+    # the description: PFC cleared on rdma0 (priority 3 expected), mlx5_1 port 1 at 2X = 200 Gb/s
+    assert found[("qos_pfc", "lab-c2/rdma0")]["severity"] == "critical"
+    rate = found[("ib_port_rate", "lab-c2/mlx5_1/1")]
+    assert "200" in rate["message"] and "400" in rate["message"]
+    assert not [f for f in c2["findings"] if f["subject"].startswith(("lab-c2/mlx5_0", "lab-c2/rdma1"))]
+
+    after = nodes()
+    assert drained(after["lab-c2"][0]) and after["lab-c2"][1].startswith("clusterctl:"), after
+    assert not drained(after["lab-c1"][0]), after
+
+    # an admin drains lab-c1 by hand: resume must return lab-c2 only
+    scontrol(f'update NodeName=lab-c1 State=DRAIN Reason="{ADMIN_REASON}"')
+    res = cc("resume", str(inv))
+    text = " ".join(res.stdout.split())
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "resumed: lab-c2" in text and "left alone lab-c1" in text, text
+    now = nodes()
+    assert not drained(now["lab-c2"][0]), now
+    assert drained(now["lab-c1"][0]) and now["lab-c1"][1].startswith(ADMIN_REASON), now
+
+    # a second resume has nothing of clusterctl's to do and still leaves the admin drain alone
+    res = cc("resume", str(inv))
+    assert res.returncode == 0 and "nothing to resume" in res.stdout, res.stdout + res.stderr
+    assert drained(nodes()["lab-c1"][0])
+
+    scontrol("update NodeName=lab-c1 State=RESUME")
+    assert not any(drained(s) for s, _ in nodes().values()), nodes()
+
+
+def test_node_check_is_slurm_health_check_program(provisioned: Path) -> None:
+    conf = sh("lab-ctl", "scontrol show config")
+    line = next((x for x in conf.splitlines() if x.startswith("HealthCheckProgram")), "")
+    prog = line.partition("=")[2].strip()
+    if not prog or prog == "(null)":
+        pytest.skip(f"the Slurm roles set no HealthCheckProgram ({line!r})")
+    check = "/usr/local/sbin/clusterctl-node-check"  # node_health_program_path default
+    for host in ("lab-c1", "lab-c2"):
+        assert sh(host, f"test -x {prog} && test -x {check} && echo ok").strip() == "ok", host
+        # the program slurmd runs is the node check itself or a wrapper that execs it
+        assert prog == check or check in sh(host, f"cat {prog}"), prog
+    # the node check passes on a lab node (no RDMA/GPU expected there) and drains nothing
+    assert sh("lab-c1", f"{check} >/dev/null 2>&1; echo $?").strip() == "0"
+    assert not any(drained(s) for s, _ in nodes().values()), nodes()
