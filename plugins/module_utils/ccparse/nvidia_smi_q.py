@@ -70,6 +70,7 @@ _GPU_HEADER = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\
 _KV = re.compile(r"^(\S(?:.*?\S)?)\s*:\s?(.*?)\s*$")
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
 _ELIDED = {"[...]", "...", "[…]"}
+_SECTION_NAME = re.compile(r"^[A-Za-z][\w .()/+-]*$")
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 #: sections whose presence makes an indented header-less slice a recognisable excerpt
 _KNOWN_SECTIONS = {"ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons",
@@ -149,10 +150,12 @@ class _TreeBuilder:
             self.stack = [(-1, self.root)]
         parent = self.stack[-1][1]
         line = line.strip()
-        m = _KV.match(line) if ":" in line else None
-        if m and not line.endswith(":"):
-            key, value = m.group(1).strip(), m.group(2).strip()
-            parent.setdefault(key, value)
+        # ``Key : Value`` split at the first colon (keys never hold one; values may: bus ids, times).
+        # str.partition instead of the _KV regex: this runs for every line of every node's report.
+        key, colon, value = line.partition(":")
+        key = key.rstrip()
+        if colon and key and not line.endswith(":"):
+            parent.setdefault(key, value.strip())
             # deeper lines under a valued key stay in this section
             self.stack.append((indent, parent))
         else:
@@ -334,7 +337,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         line = raw.rstrip()
         stripped = line.strip()
-        if not stripped or _BANNER.match(stripped):
+        if not stripped or (stripped[0] == "=" and _BANNER.match(stripped)):
             continue
         last = lineno
         if stripped in _ELIDED:
@@ -346,7 +349,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                 lost.append(gone)
             continue
         indent = len(line) - len(line.lstrip())
-        h = _GPU_HEADER.match(line)
+        h = _GPU_HEADER.match(line) if line.startswith("GPU ") else None
         if h:
             current = _TreeBuilder()
             blocks.append((h.group(1), lineno, current))
@@ -365,7 +368,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
             current = _TreeBuilder()
             blocks.append((None, lineno, current))
             excerpt = True
-        if ":" not in line and not re.match(r"^[A-Za-z][\w .()/+-]*$", stripped):
+        if ":" not in line and not _SECTION_NAME.match(stripped):
             raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
         current.add(indent, line, lineno)
     if not blocks and not top and lost:
