@@ -27,10 +27,10 @@ def _molecule(scenario: str, tmp_path: Path, timeout: int) -> subprocess.Complet
 
 
 def test_molecule_storage_juicefs(tmp_path: Path) -> None:
-    r = _molecule("storage", tmp_path, timeout=1500)
+    r = _molecule("storage", tmp_path, timeout=3600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
 
 
 def test_molecule_lustre_client(tmp_path: Path) -> None:
-    r = _molecule("lustre", tmp_path, timeout=900)
+    r = _molecule("lustre", tmp_path, timeout=1800)
     assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
