@@ -113,7 +113,8 @@ def test_reconfigure_during_a_running_job(provisioned: Path, tmp_path: Path) -> 
     daemons = [("lab-ctl", "slurmctld"), ("lab-c1", "slurmd"), ("lab-c2", "slurmd")]
     before = {d: _start_time(*d) for d in daemons}
     assert all(before.values()), before
-    script = "srun -N2 sleep 40; srun -N2 sh -c 'echo $(hostname) NCCL_DEBUG=$NCCL_DEBUG'"
+    # \$ so the submitting shell leaves $(hostname)/$NCCL_DEBUG to each task's own shell
+    script = "srun -N2 sleep 40; srun -N2 sh -c 'echo \\$(hostname) NCCL_DEBUG=\\$NCCL_DEBUG'"
     jobid = sh("lab-ctl", f"sbatch --parsable -N2 -o /tmp/reconf-%j.out --wrap \"{script}\"").strip()
     assert jobid.isdigit(), jobid
     spec = inv / "group_vars" / "all" / "cluster.yml"
