@@ -53,20 +53,13 @@ import re
 from typing import Any, Protocol
 
 from .common import ParseError, parser, strip_source_line
+from .ibport import PHYS_BY_NUMBER
 
 TOOL = "sysfs-ib"
 
-#: ibstat's words for the kernel's phys_state numbers (ibstat prints CamelCase without spaces).
-PHYS_STATE_WORDS = {
-    0: "Unknown",  # kernel "<unknown>"
-    1: "Sleep",
-    2: "Polling",
-    3: "Disabled",
-    4: "PortConfigurationTraining",
-    5: "LinkUp",
-    6: "LinkErrorRecovery",
-    7: "PhyTest",
-}
+#: ibstat's words for the kernel's phys_state numbers (ibport's IBA table), except 0, which the
+#: kernel prints as "<unknown>" where the IBA name is NoStateChange.
+PHYS_STATE_WORDS = {**PHYS_BY_NUMBER, 0: "Unknown"}
 
 _NUM_TEXT = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
 _RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec\s*\((\d+)X\s*([A-Za-z0-9]*)\)\s*$")
