@@ -12,6 +12,9 @@ Layout (what ``playbooks/verify.yml`` writes, and what a user can build by other
 ``<host>/_collect.json`` (optional)
     ``{KIND: {"status": "ok|tool_missing|device_absent|error|skipped", "rc": int, "stderr": str}}``
     from the ``fabric_evidence`` module, so a missing tool is told apart from a missing device.
+``<host>/_collect#<KIND>@<peer>.json`` (optional)
+    ``{instance: {"status": ...}}`` of one pair test with ``peer`` (``fabric_pairtest``: one entry
+    per RDMA device, ``_`` when no device test started), judged like ``_collect.json``.
 
 Every file is parsed with :func:`ccparse.registry.parse` and judged by the checks registered for
 its KIND (:data:`clusterctl.analysis.model.CHECKS`). A parse error becomes a ``parse`` finding
@@ -54,6 +57,8 @@ class PairResult:
     subject: str
     value: float
     unit: str = ""
+    #: the pair's own check found it below expectation (e.g. ib_write_bw under the line-rate fraction)
+    flagged: bool = False
 
 
 @dataclass
@@ -63,6 +68,7 @@ class HostReport:
     notes: list[Finding] = field(default_factory=list)  # info
     metrics: list[Metric] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
+    pair_findings: list[tuple[Finding, str]] = field(default_factory=list)  # (finding of a pair file, peer)
 
     @property
     def status(self) -> str:
@@ -141,6 +147,22 @@ def _as_result(out: CheckResult | Iterable[Finding] | None) -> CheckResult:
     return CheckResult(findings=list(out))
 
 
+def _status_entries(name: str, status: Any) -> dict[str, Any]:
+    """The KIND -> status entries of ``_collect.json`` or of a pair test's ``_collect#KIND@peer.json``.
+
+    A pair file maps the test's instances (RDMA devices; ``_`` when no device test started) to
+    their status; its entries are keyed ``KIND#<instance>@<peer>`` (``KIND@<peer>`` for ``_``),
+    the names the pair's evidence files carry.
+    """
+    if not isinstance(status, dict):
+        return {}
+    stem = name[: -len(".json")]
+    if stem == COLLECT_FILE[: -len(".json")]:
+        return status
+    kind, _, peer = stem.partition("#")[2].partition("@")
+    return {(f"{kind}@{peer}" if inst == "_" else f"{kind}#{inst}@{peer}"): st for inst, st in status.items()}
+
+
 def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, Any]) -> list[Finding]:
     """Judge the collector's per-KIND status: tool missing vs device absent vs error."""
     out: list[Finding] = []
@@ -152,9 +174,10 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
             continue
         detail = str(st.get("stderr") or st.get("msg") or "").strip().splitlines()
         why = f": {detail[0][:200]}" if detail else ""
+        base = kind.partition("@")[0].partition("#")[0]
         if s == "device_absent":
-            want_rdma = kind in RDMA_KINDS and int(exp.get("rdma_devices_per_node") or 0) > 0
-            want_gpu = kind in GPU_KINDS and int(exp.get("gpus_per_node") or 0) > 0
+            want_rdma = base in RDMA_KINDS and int(exp.get("rdma_devices_per_node") or 0) > 0
+            want_gpu = base in GPU_KINDS and int(exp.get("gpus_per_node") or 0) > 0
             if want_rdma or want_gpu:
                 n = exp["rdma_devices_per_node"] if want_rdma else exp["gpus_per_node"]
                 what = "RDMA devices" if want_rdma else "GPUs"
@@ -192,14 +215,13 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
     rep = HostReport(host)
     pairs: list[PairResult] = []
     known = set(registry.kinds())
-    status_file = host_dir / COLLECT_FILE
-    if status_file.is_file():
+    for status_file in sorted(host_dir.glob("_collect*.json")):
         try:
-            status = json.loads(status_file.read_text())
-            for f in _collect_findings(host, status if isinstance(status, dict) else {}, exp):
+            status = _status_entries(status_file.name, json.loads(status_file.read_text()))
+            for f in _collect_findings(host, status, exp):
                 rep.add(f)
         except (ValueError, OSError) as exc:
-            rep.add(Finding(host, "collect", "warning", host, f"{COLLECT_FILE}: unreadable: {exc}"))
+            rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
     for path in sorted(host_dir.iterdir()):
         if path.suffix != ".txt" or not path.is_file() or path.name.startswith("."):
             continue
@@ -226,8 +248,11 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
             # a pair result: blame is decided across hosts; per-host findings are capped at warning
             for f in res.findings:
                 sev: Severity = "warning" if f.severity == "critical" else f.severity
-                rep.add(replace(f, severity=sev, message=f"pair test with {peer}: {f.message}"))
-            pairs += [PairResult(host, peer, m.name, m.subject, m.value, m.unit) for m in res.metrics]
+                pf = replace(f, severity=sev, message=f"pair test with {peer}: {f.message}")
+                rep.add(pf)
+                rep.pair_findings.append((pf, peer))
+            flagged = bool(res.findings)
+            pairs += [PairResult(host, peer, m.name, m.subject, m.value, m.unit, flagged) for m in res.metrics]
         else:
             for f in res.findings:
                 rep.add(f)
@@ -242,7 +267,12 @@ def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any]]) -> list[t
 
 
 def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[tuple[str, str]], schedule.Verdicts]:
-    """Bad pairs (any metric below ``bad_fraction`` x that metric's median over pairs) and verdicts."""
+    """Bad pairs and verdicts.
+
+    A pair is bad when any of its metrics is below ``bad_fraction`` x that metric's median over all
+    pairs, or when its own check flagged it (below the expected line-rate fraction): the absolute
+    judgement still holds where the bad node's pairs are the majority (3 nodes, 2 of the 3 pairs).
+    """
     from statistics import median
 
     by_metric: dict[tuple[str, str], list[PairResult]] = {}
@@ -252,7 +282,7 @@ def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[
     for group in by_metric.values():
         med = median(p.value for p in group)
         for p in group:
-            good = p.value >= bad_fraction * med
+            good = p.value >= bad_fraction * med and not p.flagged
             ok[(p.a, p.b)] = ok.get((p.a, p.b), True) and good
     bad = [k for k, v in ok.items() if not v]
     return bad, schedule.judge(ok)
@@ -305,6 +335,14 @@ def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
         return
     report.bad_pairs, v = judge_pairs(report.pairs, float(exp["pair_bad_fraction"]))
     report.pair_verdicts = v
+    # a node that passed with another partner is not to blame for a low pair: its pair file's
+    # finding becomes a note naming whom the pass blamed (the peer, or the path between them)
+    for rep in report.hosts.values():
+        for f, peer in rep.pair_findings:
+            if rep.host in v.good and f in rep.findings:
+                rep.findings.remove(f)
+                why = "blamed on the peer" if peer in v.bad else "both pass elsewhere: path/link"
+                rep.add(replace(f, severity="info", message=f"{f.message} ({why})"))
     for host, partners in v.bad.items():
         good = sorted(set(partners))
         confirmed = len(good) >= 2

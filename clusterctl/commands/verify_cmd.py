@@ -47,7 +47,10 @@ def verify_command(
     if not any(evidence.iterdir()):
         sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
         raise typer.Exit(EXIT_FAILED)
-    report = analyze_dir(evidence, build(inv.spec()))
+    exp = build(inv.spec())
+    if level == "full":
+        _pairwise(inventory, evidence, [h for h in inv.hosts if (evidence / h).is_dir()], exp, forks)
+    report = analyze_dir(evidence, exp)
     out_dir = result.artifacts_dir
     write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
                   title=f"clusterctl verify {inventory} ({level})")
@@ -112,6 +115,25 @@ def resume_command(
         raise typer.Exit(EXIT_FAILED)
     console.print(f"resumed: {', '.join(plan.resume)}")
     raise typer.Exit(EXIT_OK)
+
+
+def _pairwise(inventory: Path, evidence: Path, hosts: list[str], exp: dict, forks: int | None) -> None:
+    """Pairwise ib_write_bw rounds between the nodes that can run them (clusterctl.pairwise)."""
+    from clusterctl.display import print_summary
+    from clusterctl.pairwise import run_pairwise
+    from clusterctl.runner import run_playbook
+
+    def run_round(pairs: list[tuple[str, str]], label: str) -> int:
+        console.print(f"{label}: " + ", ".join(f"{a}<->{b}" for a, b in pairs), markup=False)
+        r = run_playbook("pairtest.yml", inventory, forks=forks, label=label, record_failures=False,
+                         extravars={"clusterctl_pair_round": [list(p) for p in pairs],
+                                    "clusterctl_evidence_dir": str(evidence)})
+        if r.rc != 0:
+            print_summary(r, f"verify {inventory} ({label})")
+        return r.rc
+
+    for line in run_pairwise(evidence, hosts, exp, run_round).lines():
+        console.print(line, markup=False)
 
 
 def _stamp() -> str:

@@ -140,6 +140,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV, rdma_devices, running_job_steps  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
 RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
@@ -147,14 +148,8 @@ GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "dcgmi-diag"
 QUERY_FIELDS = ("index,pci.bus_id,name,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                 "pcie.link.width.max,temperature.gpu,power.draw,clocks_throttle_reasons.active,ecc.errors."
                 "uncorrected.volatile.total")
-ENV = {"LC_ALL": "C", "LANG": "C"}
 # nvidia-smi's exit status when no GPU is present ("No devices were found")
 NVSMI_NO_DEVICES = 6
-
-
-def rdma_devices(sysfs_root):
-    d = os.path.join(sysfs_root, "class", "infiniband")
-    return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
 def roce_netdevs(sysfs_root):
@@ -223,22 +218,6 @@ def sysfs_ib_dump(sysfs_root):
             for attr in NET_ATTRS:
                 put(f"{base}/net/{ifname}/{attr}", os.path.join(net, ifname, attr))
     return out
-
-
-def running_job_steps(proc_root):
-    n = 0
-    try:
-        pids = [p for p in os.listdir(proc_root) if p.isdigit()]
-    except OSError:
-        return 0
-    for pid in pids:
-        try:
-            with open(os.path.join(proc_root, pid, "comm")) as f:
-                if f.read().strip() == "slurmstepd":
-                    n += 1
-        except OSError:
-            continue
-    return n
 
 
 def gpu_count(module, nvsmi):
