@@ -5,14 +5,23 @@ hostlist string; ``hostlist_expand`` takes a hostlist string (or a list of them)
 list of names. Both follow Slurm's rules: the last run of digits in a name is the index, a
 leading zero fixes the width (``node001``), and a bracket holds comma-separated numbers and
 ``lo-hi`` ranges. Expansion also takes several bracket groups in one name
-(``r[1-2]n[01-02]`` is the cartesian product, in Slurm's order).
+(``r[1-2]n[01-02]`` is the cartesian product, in Slurm's order); it is
+``ccparse.hostlist``'s, the one the ``sinfo`` parser uses.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+try:  # the parser package beside this folder: plugins/module_utils/ccparse (installed as ``ccparse`` too)
+    from ccparse import hostlist as _hl
+except ImportError:  # plain ansible-playbook from a checkout without the package installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "module_utils"))
+    from ccparse import hostlist as _hl
 
 try:
     from ansible.errors import AnsibleFilterError
@@ -23,88 +32,42 @@ except ImportError:  # pragma: no cover - plain Python use without ansible-core
 
 
 _NAME_RE = re.compile(r"^(?P<prefix>.*?)(?P<digits>\d+)(?P<suffix>\D*)$")
-_BRACKET_RE = re.compile(r"\[([^\[\]]*)\]")
-MAX_EXPAND = 1_000_000
 
 
 def _as_names(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [p for p in split_hostlist(value) if p]
+        return split_hostlist(value)
     if isinstance(value, Iterable):
         out: list[str] = []
         for item in value:
             if not isinstance(item, str):
                 raise AnsibleFilterError(f"hostlist: host name must be a string, got {item!r}")
-            out.extend(p for p in split_hostlist(item) if p)
+            out.extend(split_hostlist(item))
         return out
     raise AnsibleFilterError(f"hostlist: expected a list or string, got {type(value).__name__}")
 
 
 def split_hostlist(text: str) -> list[str]:
     """Split on commas that are not inside brackets: ``a[1,2],b`` -> ``['a[1,2]', 'b']``."""
-    parts: list[str] = []
-    depth = 0
-    cur: list[str] = []
-    for ch in text.strip():
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-            if depth < 0:
-                raise AnsibleFilterError(f"hostlist: unbalanced ']' in {text!r}")
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if depth != 0:
-        raise AnsibleFilterError(f"hostlist: unbalanced '[' in {text!r}")
-    parts.append("".join(cur).strip())
-    return [p for p in parts if p]
-
-
-def _range_items(body: str, expr: str) -> list[str]:
-    items: list[str] = []
-    for piece in body.split(","):
-        piece = piece.strip()
-        if not piece:
-            raise AnsibleFilterError(f"hostlist: empty range item in {expr!r}")
-        lo, sep, hi = piece.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
-            raise AnsibleFilterError(f"hostlist: bad range {piece!r} in {expr!r}")
-        if not sep:
-            items.append(lo)
-            continue
-        a, b = int(lo), int(hi)
-        if b < a:
-            raise AnsibleFilterError(f"hostlist: range {piece!r} runs backwards in {expr!r}")
-        if b - a >= MAX_EXPAND:
-            raise AnsibleFilterError(f"hostlist: range {piece!r} is too large in {expr!r}")
-        width = len(lo) if lo.startswith("0") and len(lo) > 1 else 0
-        items.extend(str(n).zfill(width) for n in range(a, b + 1))
-    return items
-
-
-def _expand_one(expr: str) -> list[str]:
-    m = _BRACKET_RE.search(expr)
-    if m is None:
-        if "[" in expr or "]" in expr:
-            raise AnsibleFilterError(f"hostlist: unbalanced brackets in {expr!r}")
-        return [expr]
-    head, tail = expr[: m.start()], expr[m.end() :]
-    rest = _expand_one(tail)
-    return [f"{head}{item}{r}" for item in _range_items(m.group(1), expr) for r in rest]
+    try:
+        return _hl.split_hostlist(text)
+    except _hl.HostlistError as exc:
+        raise AnsibleFilterError(f"hostlist: {exc}") from None
 
 
 def hostlist_expand(value: Any) -> list[str]:
     """Expand Slurm hostlist expression(s) into the list of host names, order kept, no duplicates."""
     seen: dict[str, None] = {}
     for expr in _as_names(value):
-        for name in _expand_one(expr):
+        try:
+            names = _hl.expand_one(expr)
+        except _hl.HostlistError as exc:
+            raise AnsibleFilterError(f"hostlist: {exc}") from None
+        for name in names:
             seen.setdefault(name, None)
-            if len(seen) > MAX_EXPAND:
+            if len(seen) > _hl.MAX_EXPAND:
                 raise AnsibleFilterError("hostlist: expansion is too large")
     return list(seen)
 

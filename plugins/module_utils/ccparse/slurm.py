@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from .common import ParseError, parser, strip_source_line
+from .hostlist import expand_hostlist
 
 _SINFO_HEADER = ["PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"]
 _STATE_FLAGS = {"*": "not_responding", "~": "powered_off", "#": "powering_up", "!": "powering_down",
@@ -37,55 +38,6 @@ _BASE_STATES = {"allocated", "alloc", "completing", "comp", "down", "drained", "
                 "perfctrs", "npc", "planned", "plnd", "power_down", "powered_down", "powering_down",
                 "powering_up", "pow_dn", "pow_up", "reboot_issued", "reboot_requested", "reserved",
                 "resv", "unknown", "unk", "blocked", "block"}
-
-
-def expand_hostlist(expr: str) -> list[str]:
-    """Expand a Slurm hostlist (``node[4-7,9],gpu[001-002]-ib``) into host names, in order."""
-    hosts: list[str] = []
-    for part in _split_top(expr):
-        hosts.extend(_expand_one(part))
-    return hosts
-
-
-def _split_top(expr: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in expr:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"unbalanced ']' in {expr!r}")
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if depth != 0:
-        raise ValueError(f"unbalanced '[' in {expr!r}")
-    parts.append(cur)
-    if any(not p for p in parts):
-        raise ValueError(f"empty host name in {expr!r}")
-    return parts
-
-
-def _expand_one(part: str) -> list[str]:
-    m = re.search(r"\[([^\]]*)\]", part)
-    if not m:
-        return [part]
-    prefix, suffix = part[: m.start()], part[m.end():]
-    out: list[str] = []
-    for rng in m.group(1).split(","):
-        lo_s, sep, hi_s = rng.partition("-")
-        if not lo_s.isdigit() or (sep and not hi_s.isdigit()):
-            raise ValueError(f"bad range {rng!r} in {part!r}")
-        lo, hi = int(lo_s), int(hi_s) if sep else int(lo_s)
-        if hi < lo:
-            raise ValueError(f"descending range {rng!r} in {part!r}")
-        width = len(lo_s) if lo_s.startswith("0") else 0
-        for n in range(lo, hi + 1):
-            out.extend(_expand_one(f"{prefix}{n:0{width}d}{suffix}"))
-    return out
 
 
 def _split_state(state: str) -> tuple[str, list[str]]:
