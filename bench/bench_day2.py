@@ -10,7 +10,9 @@ the timed runs must then report changed=0 (checked: a run that changes something
 
     .venv/bin/python bench/bench_day2.py [--hosts 1,16,64,256] [--out bench/out/day2]
 
-Prints a table (seconds, seconds per host, ratio defaults/project) and writes it as JSON.
+Prints a table (seconds, seconds per host, CPU seconds of the run, the 1-minute load average after
+it, ratio defaults/project) and writes it as JSON. The machine is shared: CPU seconds do not move
+with other users' load the way wall seconds do.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -94,17 +97,25 @@ def env_for(config: str, root: Path) -> dict[str, str]:
     return env
 
 
-def run(inv: Path, root: Path, config: str, check: bool) -> tuple[float, int]:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(inv: Path, root: Path, config: str, check: bool) -> tuple[float, int, float]:
+    """Wall seconds, number of changed tasks, CPU seconds of ansible-playbook and its children."""
     cmd = ["ansible-playbook", "-i", str(inv), str(root / "day2.yml")]
     if check:
         cmd += ["--check", "--diff"]
+    c0 = _children_cpu()
     t0 = time.monotonic()
     proc = subprocess.run(cmd, env=env_for(config, root), capture_output=True, text=True, check=False)
     dt = time.monotonic() - t0
+    cpu = _children_cpu() - c0
     if proc.returncode != 0:
         raise SystemExit(f"{config} run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     changed = sum(int(m) for m in re.findall(r"changed=(\d+)", proc.stdout))
-    return dt, changed
+    return dt, changed, cpu
 
 
 def main() -> int:
@@ -115,20 +126,24 @@ def main() -> int:
     root = Path(args.out).resolve()
     root.mkdir(parents=True, exist_ok=True)
     rows = []
-    print(f"{'hosts':>6} {'config':>8} {'no-change s':>12} {'s/host':>8} {'plan s':>8} {'s/host':>8}", flush=True)
+    print(f"{'hosts':>6} {'config':>8} {'no-change s':>12} {'s/host':>8} {'cpu s':>8} {'plan s':>8} {'s/host':>8} "
+          f"{'cpu s':>8} {'load':>5}", flush=True)
     for n in [int(x) for x in args.hosts.split(",")]:
         inv = make_inventory(root, n)
         run(inv, root, "project", check=False)  # warm-up: bring every host to steady state
         result: dict[str, dict[str, float]] = {}
         for config in ("project", "defaults"):
-            nochange, changed = run(inv, root, config, check=False)
+            nochange, changed, ncpu = run(inv, root, config, check=False)
             if changed:
                 raise SystemExit(f"{config}: the no-change run changed {changed} task(s): not idempotent")
-            plan, pchanged = run(inv, root, config, check=True)
+            plan, pchanged, pcpu = run(inv, root, config, check=True)
             if pchanged:
                 raise SystemExit(f"{config}: plan reports {pchanged} change(s) on a provisioned cluster")
-            result[config] = {"nochange_s": nochange, "plan_s": plan}
-            line = f"{n:>6} {config:>8} {nochange:>12.1f} {nochange / n:>8.3f} {plan:>8.1f} {plan / n:>8.3f}"
+            load = os.getloadavg()[0]
+            result[config] = {"nochange_s": nochange, "nochange_cpu_s": ncpu, "plan_s": plan, "plan_cpu_s": pcpu,
+                              "load1": load}
+            line = (f"{n:>6} {config:>8} {nochange:>12.1f} {nochange / n:>8.3f} {ncpu:>8.1f} {plan:>8.1f} "
+                    f"{plan / n:>8.3f} {pcpu:>8.1f} {load:>5.1f}")
             print(line, flush=True)
         ratio = result["defaults"]["nochange_s"] / result["project"]["nochange_s"]
         pratio = result["defaults"]["plan_s"] / result["project"]["plan_s"]
