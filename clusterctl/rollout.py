@@ -72,3 +72,39 @@ def disruptive_hosts(component: Component, changes: dict[str, list[str]]) -> dic
         if hits:
             out[host] = hits
     return out
+
+
+# sinfo %T words of a node that is not fit to take work (a trailing '*': not responding).
+_UNFIT = ("down", "fail", "not_responding", "unknown", "future", "power_down", "powered_down")
+
+
+def unfit_nodes(nodes: list[str], states: dict[str, str]) -> dict[str, str]:
+    """Nodes (of ``nodes``) whose sinfo ``%T`` state is not fit after a change, with that state.
+
+    A node sinfo did not list is reported as ``missing``; ``down*``, ``idle*`` (not responding),
+    ``fail``, ``unknown`` ... are unfit; ``drained`` / ``draining`` (the batch is drained on purpose)
+    and ``idle``/``mixed``/``allocated`` are fit.
+    """
+    out: dict[str, str] = {}
+    for n in nodes:
+        s = states.get(n)
+        if s is None:
+            out[n] = "missing"
+        elif s.endswith("*") or any(w in s.lower() for w in _UNFIT):
+            out[n] = s
+    return out
+
+
+def held_by_others(info: dict[str, tuple[str, str]], own_reason_prefix: str) -> dict[str, str]:
+    """Nodes already out of service (drained, draining, down, fail) for a reason that is not ours.
+
+    ``info`` maps node -> (sinfo ``%T`` state, ``%E`` reason). A rollout must neither overwrite
+    those reasons nor resume those nodes: an admin (or ``clusterctl verify --drain``) took them out.
+    Nodes drained by an earlier rollout (reason starting ``own_reason_prefix``) are not held.
+    """
+    out: dict[str, str] = {}
+    for node, (state, reason) in info.items():
+        s = state.lower()
+        if any(w in s for w in ("drain", "down", "fail")) and not reason.startswith(own_reason_prefix):
+            out[node] = f"{state}: {reason}" if reason and reason != "none" else state
+    return out

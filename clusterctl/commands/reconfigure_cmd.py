@@ -13,7 +13,7 @@ from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app
 from clusterctl.commands.provision_cmd import InventoryArg, print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.inventory import Inventory, load_and_validate
-from clusterctl.rollout import COMPONENTS, BatchSpecError, batches, disruptive_hosts
+from clusterctl.rollout import COMPONENTS, BatchSpecError, batches, disruptive_hosts, held_by_others, unfit_nodes
 from clusterctl.runner import run_module
 
 REASON_PREFIX = "clusterctl:"
@@ -46,11 +46,20 @@ class SlurmCtl:
             raise RuntimeError(f"squeue failed on {self.controller}: {out.strip()}")
         return out.split()
 
-    def node_states(self, nodes: list[str]) -> dict[str, str]:
-        rc, out = self.sh(f"sinfo -h -N -n {','.join(nodes)} -o '%N %T'")
+    def node_info(self, nodes: list[str]) -> dict[str, tuple[str, str]]:
+        """Node -> (sinfo %T state, %E reason); one line per node even in several partitions."""
+        rc, out = self.sh(f"sinfo -h -N -n {','.join(nodes)} -o '%N|%T|%E'")
         if rc:
             raise RuntimeError(f"sinfo failed on {self.controller}: {out.strip()}")
-        return dict(line.split(None, 1) for line in out.splitlines() if line.strip())
+        info: dict[str, tuple[str, str]] = {}
+        for line in out.splitlines():
+            parts = line.strip().split("|", 2)
+            if len(parts) == 3:
+                info[parts[0]] = (parts[1], parts[2])
+        return info
+
+    def node_states(self, nodes: list[str]) -> dict[str, str]:
+        return {n: state for n, (state, _) in self.node_info(nodes).items()}
 
 
 @app.command()
@@ -108,33 +117,57 @@ def _roll(inventory: Path, inv: Inventory, component: str, rollout: list[list[st
     slurm = SlurmCtl(inventory, inv)
     for i, nodes in enumerate(rollout, 1):
         label = f"batch {i}/{len(rollout)} ({', '.join(nodes)})"
-        untouched = [h for b in rollout[i:] for h in b]
-        console.print(f"{label}: draining")
-        slurm.drain(nodes, f"{REASON_PREFIX} reconfigure {component}")
-        deadline = time.monotonic() + drain_timeout
+        untouched = ", ".join(h for b in rollout[i:] for h in b) or "-"
+        drained: list[str] = []
+        try:
+            _roll_batch(inventory, slurm, component, i, label, nodes, untouched, drain_timeout, drained)
+        except RuntimeError as exc:
+            err_console.print(f"clusterctl: {label}: {exc}; rollout stopped; drained by this rollout: "
+                              f"{', '.join(drained) or 'see sinfo'} (reason '{REASON_PREFIX} ...', "
+                              f"`clusterctl resume` returns them); untouched: {untouched}")
+            raise typer.Exit(EXIT_HOSTS_FAILED) from None
+
+
+def _roll_batch(inventory: Path, slurm: SlurmCtl, component: str, index: int, label: str, nodes: list[str],
+                untouched: str, drain_timeout: int, drained: list[str]) -> None:
+    """Drain, wait, apply, verify, resume one batch (``drained`` gets the nodes this rollout drained);
+    ``typer.Exit`` when the rollout must stop, ``RuntimeError`` when a Slurm command failed."""
+    reason = f"{REASON_PREFIX} reconfigure {component}"
+    held = held_by_others(slurm.node_info(nodes), REASON_PREFIX + " reconfigure")
+    ours = [n for n in nodes if n not in held]
+    for n, why in held.items():
+        console.print(f"{label}: {n} is already out of service ({why}): changed, but neither drained nor resumed "
+                      "by this rollout")
+    if ours:
+        console.print(f"{label}: draining {', '.join(ours)}")
+        slurm.drain(ours, reason)
+        drained.extend(ours)
+    deadline = time.monotonic() + drain_timeout
+    jobs = slurm.jobs_on(nodes)
+    while jobs and time.monotonic() < deadline:
+        console.print(f"{label}: waiting for job(s) {', '.join(jobs)} to end")
+        time.sleep(min(10.0, max(1.0, deadline - time.monotonic())))
         jobs = slurm.jobs_on(nodes)
-        while jobs and time.monotonic() < deadline:
-            console.print(f"{label}: waiting for job(s) {', '.join(jobs)} to end")
-            time.sleep(min(10.0, max(1.0, deadline - time.monotonic())))
-            jobs = slurm.jobs_on(nodes)
-        if jobs:
-            slurm.resume(nodes)
-            err_console.print(f"clusterctl: {label}: job(s) {', '.join(jobs)} still running after {drain_timeout}s; "
-                              f"batch resumed unchanged; rollout stopped; untouched: {', '.join(untouched) or '-'}")
-            raise typer.Exit(EXIT_HOSTS_FAILED)
-        res = run_site(inventory, label=f"reconfigure-{component}-b{i}", tags=COMPONENTS[component].tags,
-                       limit=",".join(nodes))
-        if res.exit_code:
-            err_console.print(f"clusterctl: {label}: apply failed on {', '.join(res.problem_hosts)}; the batch stays "
-                              f"drained (reason '{REASON_PREFIX} ...'); rollout stopped; untouched: "
-                              f"{', '.join(untouched) or '-'}")
-            raise typer.Exit(res.exit_code)
-        states = slurm.node_states(nodes)
-        bad = {n: s for n, s in states.items() if any(w in s for w in ("down", "fail", "not_responding"))}
-        missing = [n for n in nodes if n not in states]
-        if bad or missing:
-            err_console.print(f"clusterctl: {label}: verify failed: {bad or ''} {missing or ''}; batch stays drained; "
-                              f"rollout stopped; untouched: {', '.join(untouched) or '-'}")
-            raise typer.Exit(EXIT_HOSTS_FAILED)
-        slurm.resume(nodes)
-        console.print(f"{label}: changed, verified, resumed")
+    if jobs:
+        if ours:
+            slurm.resume(ours)
+            drained.clear()
+        err_console.print(f"clusterctl: {label}: job(s) {', '.join(jobs)} still running after {drain_timeout}s "
+                          f"(--drain-timeout); batch resumed unchanged; rollout stopped; untouched: {untouched}")
+        raise typer.Exit(EXIT_HOSTS_FAILED)
+    res = run_site(inventory, label=f"reconfigure-{component}-b{index}",
+                   tags=COMPONENTS[component].tags, limit=",".join(nodes))
+    if res.exit_code:
+        err_console.print(f"clusterctl: {label}: apply failed on {', '.join(res.problem_hosts)}; the batch stays "
+                          f"drained (reason '{reason}'); rollout stopped; untouched: {untouched}")
+        raise typer.Exit(res.exit_code)
+    bad = unfit_nodes(ours, slurm.node_states(nodes))
+    if bad:
+        err_console.print(f"clusterctl: {label}: verify failed: "
+                          f"{', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; batch stays drained "
+                          f"(reason '{reason}'); rollout stopped; untouched: {untouched}")
+        raise typer.Exit(EXIT_HOSTS_FAILED)
+    if ours:
+        slurm.resume(ours)
+        drained.clear()
+    console.print(f"{label}: changed, verified, resumed")

@@ -48,3 +48,35 @@ def test_reconfigure_rejects_unknown_component_and_bad_batch() -> None:
     assert res.exit_code == 2 and "--component 'gpu'" in res.output
     res = r.invoke(app, ["reconfigure", "inventories/lab", "--component", "roce", "--batch", "0"])
     assert res.exit_code == 2 and "--batch '0'" in res.output
+
+
+def test_unfit_nodes_from_real_sinfo_states() -> None:
+    """States as a real sinfo printed them (../shared/fixtures/sinfo): down and down* (not
+    responding) are unfit after a change; mix/alloc/idle are fit; a node sinfo omits is missing."""
+    from conftest import read_fixture
+
+    rows = [ln.split() for ln in read_fixture("sinfo/default-with-down-star.txt").splitlines()
+            if ln.startswith("short*")]
+    states = {r[5]: r[4] for r in rows}  # one NODELIST entry per state in this capture
+    assert set(states.values()) == {"down*", "mix", "alloc", "idle", "down"}
+    from clusterctl.rollout import unfit_nodes
+
+    got = unfit_nodes([*states, "node99"], states)
+    assert got == {"node[4-7,9,17]": "down*", "node12": "down", "node99": "missing"}
+    assert unfit_nodes(["a", "b", "c"], {"a": "drained", "b": "draining", "c": "idle*"}) == {"c": "idle*"}
+
+
+def test_nodes_out_of_service_for_another_reason_are_held() -> None:
+    from clusterctl.rollout import held_by_others
+
+    info = {
+        "n1": ("idle", "none"),
+        "n2": ("drained", "disk replaced, ticket 42"),          # an admin's drain
+        "n3": ("drained", "clusterctl: reconfigure slurm"),     # left by an earlier rollout: ours
+        "n4": ("drained", "clusterctl: verify: mlx5_0 rate 200"),  # verify --drain: a faulty node
+        "n5": ("down*", "Not responding"),
+        "n6": ("draining", "maintenance"),
+    }
+    held = held_by_others(info, "clusterctl: reconfigure")
+    assert sorted(held) == ["n2", "n4", "n5", "n6"]
+    assert held["n2"] == "drained: disk replaced, ticket 42"
