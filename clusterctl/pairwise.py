@@ -1,12 +1,15 @@
-"""Pairwise ib_write_bw rounds for ``clusterctl verify --level full``.
+"""Pairwise rounds for ``clusterctl verify --level full``: ib_write_bw and 2-node nccl-tests.
 
-After the per-node capture, the nodes that can run a pair test (an RDMA device, ``ib_write_bw``
-installed, no job running: read from each node's ``_collect.json``) are paired by
+After the per-node capture, the nodes that can take part in a pair test are read from each node's
+``_collect.json`` (the per-node run of the same test: an RDMA device and ``ib_write_bw`` for
+ib_write_bw, the nccl-tests binary and a GPU for nccl-tests; a node running a job is skipped by
+the collector and so left out here). Each test's nodes are paired by
 :func:`clusterctl.analysis.schedule.pair_rounds` (pass 1: every node meets two partners in O(1)
-rounds), each round run by ``playbooks/pairtest.yml`` with all its pairs at once. The evidence is
-then judged; nodes the first pass could not tell apart from their partner are paired with
-known-good nodes (:func:`~clusterctl.analysis.schedule.followup_rounds`, pass 2). The final
-judgement is the caller's ``analyze_dir`` over the same folder.
+rounds); round *i* of every test is one run of ``playbooks/pairtest.yml`` (ib_write_bw pairs at
+once, then the nccl-tests pairs through srun). The evidence is then judged; nodes the first pass
+could not tell apart from their partner are paired with known-good nodes
+(:func:`~clusterctl.analysis.schedule.followup_rounds`, pass 2), each test for the pairs whose
+nodes can run it. The final judgement is the caller's ``analyze_dir`` over the same folder.
 
 The round runner is a parameter so the schedule logic is tested without Ansible.
 """
@@ -21,35 +24,42 @@ from typing import Any
 
 from clusterctl.analysis import schedule
 
-#: Runs one round (disjoint ``(server, client)`` pairs) with a label; returns the Ansible exit status.
-RoundRunner = Callable[[list[schedule.Pair], str], int]
+#: the pair tests, by the KIND of their per-node run in ``_collect.json``
+TESTS = ("ib_write_bw", "nccl-tests")
+
+#: One round: test -> disjoint pairs. Runs it with a label; returns the Ansible exit status.
+Round = dict[str, list[schedule.Pair]]
+RoundRunner = Callable[[Round, str], int]
 
 
 @dataclass
 class PairwiseRun:
-    hosts: list[str] = field(default_factory=list)  # hosts paired
-    excluded: dict[str, str] = field(default_factory=dict)  # host -> why it was not paired
-    passes: list[list[list[schedule.Pair]]] = field(default_factory=list)  # pass -> rounds -> pairs
+    hosts: dict[str, list[str]] = field(default_factory=dict)  # test -> hosts paired
+    excluded: dict[str, dict[str, str]] = field(default_factory=dict)  # test -> host -> why left out
+    passes: list[list[Round]] = field(default_factory=list)  # pass -> rounds
     failed_rounds: list[tuple[str, int]] = field(default_factory=list)  # (label, rc)
 
     def lines(self) -> list[str]:
         out = []
-        for i, rounds in enumerate(self.passes, 1):
-            rs, tests = schedule.schedule_size(rounds)
-            if rs:
-                out.append(f"pairwise ib_write_bw pass {i}: {rs} round(s), {tests} pair test(s): "
-                           + "; ".join(" ".join(f"{a}<->{b}" for a, b in r) for r in rounds))
-        if not self.passes or not any(self.passes):
-            out.append(f"pairwise ib_write_bw: not run ({len(self.hosts)} node(s) can take part, 2 needed)")
-        for host, why in sorted(self.excluded.items()):
-            out.append(f"pairwise ib_write_bw: {host} left out: {why}")
+        for test in self.hosts:
+            ran = False
+            for i, rounds in enumerate(self.passes, 1):
+                rs, tests = schedule.schedule_size([r.get(test, []) for r in rounds])
+                if rs:
+                    ran = True
+                    out.append(f"pairwise {test} pass {i}: {rs} round(s), {tests} pair test(s): "
+                               + "; ".join(" ".join(f"{a}<->{b}" for a, b in r[test]) for r in rounds if r.get(test)))
+            if not ran:
+                out.append(f"pairwise {test}: not run ({len(self.hosts[test])} node(s) can take part, 2 needed)")
+            for host, why in sorted(self.excluded.get(test, {}).items()):
+                out.append(f"pairwise {test}: {host} left out: {why}")
         for label, rc in self.failed_rounds:
-            out.append(f"pairwise ib_write_bw: {label} failed on some host (rc {rc}); see the failures above")
+            out.append(f"pairwise: {label} failed on some host (rc {rc}); see the failures above")
         return out
 
 
-def eligible(evidence: Path, hosts: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """Hosts (in the given order) whose capture shows they can run a pair test, and why the others cannot."""
+def eligible(evidence: Path, hosts: Sequence[str], test: str = "ib_write_bw") -> tuple[list[str], dict[str, str]]:
+    """Hosts (in the given order) whose capture shows they can run ``test``, and why the others cannot."""
     ok: list[str] = []
     excluded: dict[str, str] = {}
     for host in hosts:
@@ -59,14 +69,14 @@ def eligible(evidence: Path, hosts: Sequence[str]) -> tuple[list[str], dict[str,
         except (OSError, ValueError):
             excluded[host] = "no collector status (host unreachable or its capture failed)"
             continue
-        st = status.get("ib_write_bw") if isinstance(status, dict) else None
+        st = status.get(test) if isinstance(status, dict) else None
         if not isinstance(st, dict):
-            excluded[host] = "the loopback ib_write_bw was not run on it"
+            excluded[host] = f"the per-node {test} was not run on it"
             continue
         s = st.get("status")
         if s in ("tool_missing", "device_absent", "skipped"):
             detail = str(st.get("stderr") or "").strip().splitlines()
-            excluded[host] = f"ib_write_bw {s}" + (f": {detail[0][:160]}" if detail else "")
+            excluded[host] = f"{test} {s}" + (f": {detail[0][:160]}" if detail else "")
             continue
         ok.append(host)
     return ok, excluded
@@ -74,17 +84,23 @@ def eligible(evidence: Path, hosts: Sequence[str]) -> tuple[list[str], dict[str,
 
 def run_pairwise(
     evidence: Path,
-    hosts: Sequence[str],
+    hosts: Mapping[str, Sequence[str]] | Sequence[str],
     expectations: Mapping[str, Any],
     run_round: RoundRunner,
 ) -> PairwiseRun:
-    """Pass 1 over the eligible ``hosts``, judge, pass 2 for the nodes still unresolved."""
+    """Pass 1 per test over its eligible hosts, judge, pass 2 for the nodes still unresolved.
+
+    ``hosts``: test -> candidate hosts (e.g. nccl-tests only on Slurm nodes), or one list for
+    ib_write_bw alone.
+    """
     from clusterctl.analysis.engine import analyze_dir
 
-    paired, excluded = eligible(evidence, hosts)
-    result = PairwiseRun(hosts=paired, excluded=excluded)
+    candidates = dict(hosts) if isinstance(hosts, Mapping) else {"ib_write_bw": list(hosts)}
+    result = PairwiseRun()
+    for test, cands in candidates.items():
+        result.hosts[test], result.excluded[test] = eligible(evidence, cands, test)
 
-    def run_pass(n: int, rounds: list[list[schedule.Pair]]) -> None:
+    def run_pass(n: int, rounds: list[Round]) -> None:
         result.passes.append(rounds)
         for i, rnd in enumerate(rounds, 1):
             label = f"pairtest-p{n}r{i}"
@@ -92,12 +108,20 @@ def run_pairwise(
             if rc != 0:
                 result.failed_rounds.append((f"pass {n} round {i}", rc))
 
-    first = schedule.pair_rounds(paired)
+    per_test = {t: schedule.pair_rounds(h) for t, h in result.hosts.items()}
+    depth = max((len(r) for r in per_test.values()), default=0)
+    first = [{t: rs[i] for t, rs in per_test.items() if i < len(rs)} for i in range(depth)]
     run_pass(1, first)
     if not first:
         return result
     verdicts = analyze_dir(evidence, expectations).pair_verdicts
-    second = schedule.followup_rounds(verdicts, [p for r in first for p in r])
+    met = [p for r in first for pairs in r.values() for p in pairs]
+    second: list[Round] = []
+    for rnd in schedule.followup_rounds(verdicts, met):
+        by_test = {t: [p for p in rnd if set(p) <= set(result.hosts[t])] for t in result.hosts}
+        by_test = {t: ps for t, ps in by_test.items() if ps}
+        if by_test:
+            second.append(by_test)
     if second:
         run_pass(2, second)
     return result

@@ -23,6 +23,9 @@ def verify_command(
     = False,
     limit: Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern")] = None,
     forks: Annotated[int | None, typer.Option("--forks", "-f", min=1)] = None,
+    hosts: Annotated[str, typer.Option("--hosts", help="Ansible pattern of the nodes to verify (pair tests "
+                                                       "over them; 2-node nccl-tests only on slurm_compute)")]
+    = "slurm_compute",
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed."""
     from clusterctl.analysis.engine import analyze_dir
@@ -42,14 +45,18 @@ def verify_command(
     evidence.mkdir(parents=True, exist_ok=True)
     with RunProgress(len(inv.hosts)) as progress:
         result = run_playbook("verify.yml", inventory, limit=limit, forks=forks, on_event=progress, label="verify",
-                              extravars={"clusterctl_evidence_dir": str(evidence), "clusterctl_verify_level": level})
+                              extravars={"clusterctl_evidence_dir": str(evidence), "clusterctl_verify_level": level,
+                                         "clusterctl_verify_hosts": hosts})
     print_summary(result, f"verify {inventory} (collection)")
     if not any(evidence.iterdir()):
         sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
         raise typer.Exit(EXIT_FAILED)
     exp = build(inv.spec())
     if level == "full":
-        _pairwise(inventory, evidence, [h for h in inv.hosts if (evidence / h).is_dir()], exp, forks)
+        verified = [h for h in inv.hosts if (evidence / h).is_dir()]
+        slurm_nodes = set(inv.groups.get("slurm_compute", []))
+        _pairwise(inventory, evidence, {"ib_write_bw": verified,
+                                        "nccl-tests": [h for h in verified if h in slurm_nodes]}, exp, forks)
     report = analyze_dir(evidence, exp)
     out_dir = result.artifacts_dir
     write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
@@ -117,16 +124,18 @@ def resume_command(
     raise typer.Exit(EXIT_OK)
 
 
-def _pairwise(inventory: Path, evidence: Path, hosts: list[str], exp: dict, forks: int | None) -> None:
-    """Pairwise ib_write_bw rounds between the nodes that can run them (clusterctl.pairwise)."""
+def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp: dict, forks: int | None) -> None:
+    """Pairwise ib_write_bw and 2-node nccl-tests rounds between the nodes that can run them."""
     from clusterctl.display import print_summary
-    from clusterctl.pairwise import run_pairwise
+    from clusterctl.pairwise import Round, run_pairwise
     from clusterctl.runner import run_playbook
 
-    def run_round(pairs: list[tuple[str, str]], label: str) -> int:
-        console.print(f"{label}: " + ", ".join(f"{a}<->{b}" for a, b in pairs), markup=False)
+    def run_round(rnd: Round, label: str) -> int:
+        console.print(f"{label}: " + "; ".join(f"{t} " + ", ".join(f"{a}<->{b}" for a, b in ps)
+                                               for t, ps in rnd.items()), markup=False)
         r = run_playbook("pairtest.yml", inventory, forks=forks, label=label, record_failures=False,
-                         extravars={"clusterctl_pair_round": [list(p) for p in pairs],
+                         extravars={"clusterctl_pair_round": [list(p) for p in rnd.get("ib_write_bw", [])],
+                                    "clusterctl_pair_nccl_round": [list(p) for p in rnd.get("nccl-tests", [])],
                                     "clusterctl_evidence_dir": str(evidence)})
         if r.rc != 0:
             print_summary(r, f"verify {inventory} ({label})")

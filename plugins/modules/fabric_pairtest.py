@@ -110,7 +110,7 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-results:
+tests:
   description: RDMA device -> result of its test (the key C(_) when no device test could start).
   returned: always
   type: dict
@@ -236,7 +236,7 @@ def main():
     jobs = running_job_steps(p["proc_root"])
 
     def finish(results):
-        module.exit_json(changed=False, results=results, summary=summarise(results), running_jobs=jobs)
+        module.exit_json(changed=False, tests=results, summary=summarise(results), running_jobs=jobs)
 
     if jobs:
         finish({"_": entry("skipped", stderr=f"{jobs} Slurm job step(s) running on the node; pair test skipped")})

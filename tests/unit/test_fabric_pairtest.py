@@ -81,7 +81,7 @@ def test_client_retries_until_the_server_listens(tmp_path: Path) -> None:
         s.wait(timeout=20)
     assert time.monotonic() - t0 >= 2.0
     assert r["changed"] is False and "failed" not in r, r
-    res = r["results"]
+    res = r["tests"]
     assert sorted(res) == ["mlx5_0", "mlx5_1"]
     assert all(v["status"] == "ok" for v in res.values()), res
     # rail i uses TCP port base+i; the client names the server last, as perftest wants
@@ -114,8 +114,8 @@ def test_server_waits_for_its_client(tmp_path: Path) -> None:
     t.start()
     r = run_module("fabric_pairtest", params(bad, "server", "good", base))
     t.join()
-    assert r["changed"] is False and all(v["status"] == "ok" for v in r["results"].values()), r
-    assert "-x" in r["results"]["mlx5_0"]["cmd"]  # RoCE: the RoCE v2 GID index is passed
+    assert r["changed"] is False and all(v["status"] == "ok" for v in r["tests"].values()), r
+    assert "-x" in r["tests"]["mlx5_0"]["cmd"]  # RoCE: the RoCE v2 GID index is passed
     assert len(outputs) == 2
 
 
@@ -137,7 +137,7 @@ def roce_v2_ipv4_index(sys_root: Path, dev: str) -> int:
 def test_roce_gid_index_comes_from_sysfs(tmp_path: Path) -> None:
     good = node(tmp_path / "good", "lab-roce-healthy.yml")
     r = run_module("fabric_pairtest", params(good, "client", "127.0.0.1", free_port_pair(), connect_timeout=1))
-    cmd = r["results"]["mlx5_0"]["cmd"]
+    cmd = r["tests"]["mlx5_0"]["cmd"]
     assert cmd[cmd.index("-x") + 1] == str(roce_v2_ipv4_index(good / "sys", "mlx5_0"))
 
 
@@ -145,7 +145,7 @@ def test_no_server_is_an_error_naming_the_peer(tmp_path: Path) -> None:
     good = node(tmp_path / "good", "lab-roce-healthy.yml")
     r = run_module("fabric_pairtest", params(good, "client", "127.0.0.1", free_port_pair(), connect_timeout=2))
     assert r["changed"] is False and "failed" not in r
-    for v in r["results"].values():
+    for v in r["tests"].values():
         assert v["status"] == "error"
         assert "server 127.0.0.1 did not accept within 2 s" in v["stderr"]
         assert "Couldn't connect" in v["stderr"]
@@ -155,12 +155,12 @@ def test_tool_missing_device_absent_and_skipped(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("PATH", "/nonexistent")
     good = node(tmp_path / "good", "lab-roce-healthy.yml")
     r = run_module("fabric_pairtest", params(good, "client", "x", 18515, tool_dirs=[]))
-    assert r["results"]["_"]["status"] == "tool_missing"
+    assert r["tests"]["_"]["status"] == "tool_missing"
     (tmp_path / "empty").mkdir()
     r = run_module("fabric_pairtest", params(good, "server", "x", 18515, sysfs_root=str(tmp_path / "empty")))
-    assert r["results"]["_"]["status"] == "device_absent"
+    assert r["tests"]["_"]["status"] == "device_absent"
     (good / "proc" / "4242").mkdir()
     (good / "proc" / "4242" / "comm").write_text("slurmstepd\n")
     r = run_module("fabric_pairtest", params(good, "server", "x", 18515))
-    assert r["results"]["_"]["status"] == "skipped" and r["running_jobs"] == 1
+    assert r["tests"]["_"]["status"] == "skipped" and r["running_jobs"] == 1
     assert all(x["changed"] is False for x in [r])

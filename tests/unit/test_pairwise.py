@@ -27,7 +27,8 @@ def collect(evidence: Path, host: str, status: str, stderr: str = "") -> None:
 
 
 def runner(evidence: Path, bad: set[str], log: list[list[tuple[str, str]]]):
-    def run_round(pairs: list[tuple[str, str]], label: str) -> int:
+    def run_round(rnd: dict[str, list[tuple[str, str]]], label: str) -> int:
+        pairs = rnd["ib_write_bw"]
         log.append(pairs)
         for server, client in pairs:
             text = REPORT
@@ -57,7 +58,7 @@ def test_two_passes_find_the_bad_node(tmp_path: Path) -> None:
     log: list[list[tuple[str, str]]] = []
     run = run_pairwise(tmp_path, hosts, EXP, runner(tmp_path, {"n3"}, log))
     # pass 1: (n1,n2),(n3,n4),(n5,n6) then the ring shifted by one: every node meets two partners
-    assert run.passes[0] == [[("n1", "n2"), ("n3", "n4"), ("n5", "n6")], [("n2", "n3"), ("n4", "n5"), ("n6", "n1")]]
+    assert log == [[("n1", "n2"), ("n3", "n4"), ("n5", "n6")], [("n2", "n3"), ("n4", "n5"), ("n6", "n1")]]
     # n3 failed with n2 and n4, both good elsewhere: confirmed in pass 1, nothing left for pass 2
     assert len(run.passes) == 1
     report = analyze_dir(tmp_path, EXP)
@@ -77,7 +78,7 @@ def test_adjacent_bad_nodes_need_pass_two(tmp_path: Path) -> None:
     # n3 and n4 are each other's pass-1 partner: each fails once with a good node and once together
     run = run_pairwise(tmp_path, hosts, EXP, runner(tmp_path, {"n3", "n4"}, log))
     assert len(run.passes) == 2 and run.passes[1], run.passes
-    second = [p for r in run.passes[1] for p in r]
+    second = [p for r in run.passes[1] for p in r["ib_write_bw"]]
     assert {p[0] for p in second} == {"n3", "n4"}
     assert all(p[1] not in {"n3", "n4"} for p in second)
     report = analyze_dir(tmp_path, EXP)
@@ -94,7 +95,7 @@ def test_three_nodes_one_bad_rail_is_blamed_on_its_node(tmp_path: Path) -> None:
     for h in hosts:
         collect(tmp_path, h, "ok")
     run = run_pairwise(tmp_path, hosts, EXP, runner(tmp_path, {"c"}, []))
-    assert run.passes[0] == [[("a", "b")], [("b", "c")], [("c", "a")]]
+    assert [r["ib_write_bw"] for r in run.passes[0]] == [[("a", "b")], [("b", "c")], [("c", "a")]]
     report = analyze_dir(tmp_path, EXP)
     assert report.hosts["c"].status == "failed"
     assert report.hosts["a"].status == report.hosts["b"].status == "healthy"
@@ -115,3 +116,30 @@ def test_fewer_than_two_nodes_runs_nothing(tmp_path: Path) -> None:
     log: list[list[tuple[str, str]]] = []
     run = run_pairwise(tmp_path, ["n1"], EXP, runner(tmp_path, set(), log))
     assert log == [] and "not run" in run.lines()[0]
+
+
+def test_each_test_pairs_the_nodes_that_can_run_it(tmp_path: Path) -> None:
+    hosts = ["n1", "n2", "n3", "n4"]
+    for h in hosts:
+        (tmp_path / h).mkdir()
+        nccl = {"status": "tool_missing", "stderr": "/opt/nccl-tests/build/all_reduce_perf not found"} \
+            if h == "n4" else {"status": "ok"}
+        (tmp_path / h / "_collect.json").write_text(json.dumps({"ib_write_bw": {"status": "ok"}, "nccl-tests": nccl}))
+    rounds: list[dict[str, list[tuple[str, str]]]] = []
+
+    def run_round(rnd: dict[str, list[tuple[str, str]]], label: str) -> int:
+        rounds.append(rnd)
+        return 0
+
+    run = run_pairwise(tmp_path, {"ib_write_bw": hosts, "nccl-tests": hosts}, EXP, run_round)
+    # ib_write_bw: 4 nodes, 2 rounds; nccl-tests: n1-n3 (odd), 3 rounds; round i runs both tests
+    assert rounds == [
+        {"ib_write_bw": [("n1", "n2"), ("n3", "n4")], "nccl-tests": [("n1", "n2")]},
+        {"ib_write_bw": [("n2", "n3"), ("n4", "n1")], "nccl-tests": [("n2", "n3")]},
+        {"nccl-tests": [("n3", "n1")]},
+    ]
+    assert run.excluded["nccl-tests"] == {"n4": "nccl-tests tool_missing: /opt/nccl-tests/build/all_reduce_perf "
+                                                "not found"}
+    lines = run.lines()
+    assert "pairwise nccl-tests pass 1: 3 round(s), 3 pair test(s): n1<->n2; n2<->n3; n3<->n1" in lines
+    assert any(line.startswith("pairwise nccl-tests: n4 left out") for line in lines)

@@ -1,0 +1,195 @@
+#!/usr/bin/python
+"""Ansible module nccl_pairtest: 2-node nccl-tests runs through Slurm's srun, every pair of a round at once."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nccl_pairtest
+short_description: Run nccl-tests all_reduce_perf across pairs of nodes through srun
+description:
+  - Runs on a Slurm submit host (the controller). For each pair of nodes starts
+    C(srun -N 2 -w <a>,<b> --ntasks-per-node=<gpus> --immediate=<s> <srun_args> <binary> <args>),
+    all pairs of the round at once, and returns each run's output (rank 0 prints the nccl-tests
+    table), parsed on the controller as KIND C(nccl-tests).
+  - Slurm allocates the two nodes, so a pair test never shares a node with a running job; with
+    C(--immediate) a pair whose nodes are busy is reported C(skipped) instead of waiting.
+  - Tells apart C(tool_missing) (no C(srun) here, or the binary absent on the nodes:
+    srun's C(execve) error), C(skipped) (the nodes could not be allocated in time) and C(error).
+    Never reports changed; supports check mode (a benchmark job changes no setting).
+version_added: "0.2.0"
+options:
+  pairs:
+    description: Disjoint pairs of Slurm node names, C([[a, b], ...]).
+    type: list
+    elements: list
+    required: true
+  binary:
+    description: Path of nccl-tests' C(all_reduce_perf) on the nodes.
+    type: path
+    default: /opt/nccl-tests/build/all_reduce_perf
+  args:
+    description: Arguments of C(all_reduce_perf) (one GPU per task).
+    type: list
+    elements: str
+    default: ["-b", "8M", "-e", "8G", "-f", "2", "-g", "1"]
+  tasks_per_node:
+    description: Tasks per node (C(--ntasks-per-node)); the GPU count of a node.
+    type: int
+    default: 1
+  srun_args:
+    description: More C(srun) options, e.g. C(--mpi=pmix) for nccl-tests built with MPI, C(--gpus-per-node=8).
+    type: list
+    elements: str
+    default: ["--mpi=pmix"]
+  environment:
+    description: Environment for the ranks (srun exports the caller's environment), e.g. C(NCCL_DEBUG=INFO).
+    type: dict
+    default: {NCCL_DEBUG: INFO}
+  immediate:
+    description: Seconds srun may wait for the nodes (C(--immediate)) before the pair is skipped.
+    type: int
+    default: 60
+  timeout:
+    description: Seconds one pair's run may take before it is killed (then C(error)).
+    type: int
+    default: 900
+  tool_dirs:
+    description: Folders searched for C(srun) before C(PATH).
+    type: list
+    elements: path
+    default: []
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+author:
+  - clusterctl
+"""
+
+EXAMPLES = r"""
+- name: 2-node all_reduce_perf on two pairs at once
+  nccl_pairtest:
+    pairs: [[node001, node002], [node003, node004]]
+    tasks_per_node: 8
+    srun_args: ["--mpi=pmix", "--gpus-per-node=8"]
+  register: nccl_pairs
+"""
+
+RETURN = r"""
+tests:
+  description: C(<a>,<b>) -> the pair's result (C(_) when srun is missing).
+  returned: always
+  type: dict
+  contains:
+    status:
+      description: C(ok), C(tool_missing), C(skipped) or C(error).
+      type: str
+    rc:
+      description: srun's exit status (null when it did not run or was killed).
+      type: int
+    stdout:
+      description: The ranks' standard output (rank 0's nccl-tests table, NCCL INFO lines).
+      type: str
+    stderr:
+      description: srun's standard error, or why it did not run.
+      type: str
+    cmd:
+      description: The command line run.
+      type: list
+summary:
+  description: The same keys with C(status), C(rc) and the first line of C(stderr) only.
+  returned: always
+  type: dict
+"""
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import threading  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV  # noqa: E402
+
+#: srun's words when the program is not on the node (slurmstepd's execve failure)
+MISSING = ("execve(): ", "No such file or directory")
+#: srun's words when --immediate ran out (src/srun/libsrun/allocate.c)
+BUSY = ("Unable to allocate resources", "Immediate allocation", "Requested nodes are busy")
+
+
+def classify(rc, out, err):
+    text = out + err
+    if rc == 0:
+        return "ok"
+    if rc is not None and all(w in text for w in MISSING):
+        return "tool_missing"
+    if rc is not None and any(w in text for w in BUSY):
+        return "skipped"
+    return "error"
+
+
+def run_pair(srun, pair, p):
+    a, b = pair
+    cmd = [srun, "-N", "2", "-w", f"{a},{b}", f"--ntasks-per-node={p['tasks_per_node']}",
+           f"--immediate={p['immediate']}", f"--job-name=clusterctl-nccl-{a}-{b}", *p["srun_args"],
+           p["binary"], *p["args"]]
+    env = dict(os.environ, **ENV, **{k: str(v) for k, v in p["environment"].items()})
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = proc.communicate(timeout=p["timeout"])
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        rc, err = None, f"killed after {p['timeout']} s\n{err}"
+    st = classify(rc, out, err)
+    return {"status": st, "rc": rc, "stdout": out, "stderr": err, "cmd": cmd}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "pairs": {"type": "list", "elements": "list", "required": True},
+            "binary": {"type": "path", "default": "/opt/nccl-tests/build/all_reduce_perf"},
+            "args": {"type": "list", "elements": "str", "default": ["-b", "8M", "-e", "8G", "-f", "2", "-g", "1"]},
+            "tasks_per_node": {"type": "int", "default": 1},
+            "srun_args": {"type": "list", "elements": "str", "default": ["--mpi=pmix"]},
+            "environment": {"type": "dict", "default": {"NCCL_DEBUG": "INFO"}},
+            "immediate": {"type": "int", "default": 60},
+            "timeout": {"type": "int", "default": 900},
+            "tool_dirs": {"type": "list", "elements": "path", "default": []},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    pairs = []
+    for pair in p["pairs"]:
+        if len(pair) != 2 or not all(isinstance(x, str) and x for x in pair) or pair[0] == pair[1]:
+            module.fail_json(msg=f"pairs: each entry must be two different node names, got {pair!r}",
+                             pairs=p["pairs"], changed=False)
+        pairs.append((pair[0], pair[1]))
+    srun = module.get_bin_path("srun", opt_dirs=p["tool_dirs"])
+    results = {}
+    if srun is None:
+        results["_"] = {"status": "tool_missing", "rc": None, "stdout": "", "stderr": "srun not found in PATH",
+                        "cmd": []}
+    else:
+        def work(pair):
+            try:
+                results[",".join(pair)] = run_pair(srun, pair, p)
+            except OSError as exc:
+                results[",".join(pair)] = {"status": "error", "rc": None, "stdout": "", "stderr": str(exc),
+                                           "cmd": [srun]}
+
+        threads = [threading.Thread(target=work, args=(pair,), daemon=True) for pair in pairs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    summary = {k: {"status": v["status"], "rc": v["rc"], "stderr": (v["stderr"] or "").strip().split("\n")[0][:300]}
+               for k, v in results.items()}
+    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summary)
+
+
+if __name__ == "__main__":
+    main()
