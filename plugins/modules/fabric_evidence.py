@@ -140,7 +140,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, rdma_devices, running_job_steps  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV, rdma_devices, running_job_steps, summarise  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
 RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
@@ -354,11 +354,6 @@ class Collector:
                 server.kill()
                 server.wait()
         self.put("ib_write_bw", "ok" if rc == 0 else "error", rc, out, err, cmd)
-
-
-def summarise(result):
-    return {k: {"status": v["status"], "rc": v["rc"], "stderr": (v["stderr"] or "").strip().split("\n")[0][:300]}
-            for k, v in result.items()}
 
 
 def main():

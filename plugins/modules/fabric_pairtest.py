@@ -146,7 +146,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, active_rdma_devices, running_job_steps  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV, active_rdma_devices, running_job_steps, summarise  # noqa: E402
 from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
 
 #: what perftest prints when nobody listens yet on the server's port (perftest_communication.c)
@@ -206,11 +206,6 @@ def run_client(cmd, p):
                    if refused else "")
             return entry("error", rc, out, why + (err or ""), cmd)
         time.sleep(1)
-
-
-def summarise(result):
-    return {k: {"status": v["status"], "rc": v["rc"], "stderr": (v["stderr"] or "").strip().split("\n")[0][:300]}
-            for k, v in result.items()}
 
 
 def main():

@@ -109,7 +109,7 @@ import subprocess  # noqa: E402
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV, summarise  # noqa: E402
 
 #: srun's words when the program is not on the node (slurmstepd's execve failure)
 MISSING = ("execve(): ", "No such file or directory")
@@ -186,9 +186,7 @@ def main():
             t.start()
         for t in threads:
             t.join()
-    summary = {k: {"status": v["status"], "rc": v["rc"], "stderr": (v["stderr"] or "").strip().split("\n")[0][:300]}
-               for k, v in results.items()}
-    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summary)
+    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summarise(results))
 
 
 if __name__ == "__main__":

@@ -55,3 +55,9 @@ def running_job_steps(proc_root: str) -> int:
         except OSError:
             continue
     return n
+
+
+def summarise(result: dict) -> dict:
+    """``{key: {"status", "rc", "stderr"}}`` of a collector's results: the first line of stderr only, no output."""
+    return {k: {"status": v["status"], "rc": v["rc"], "stderr": (v["stderr"] or "").strip().split("\n")[0][:300]}
+            for k, v in result.items()}
