@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import simfabric
 import yaml
+from ccparse import registry
 from labutil import LAB, REPO, cc, sh
 
 from clusterctl.runner import state_dir
@@ -154,3 +155,60 @@ def test_node_check_is_slurm_health_check_program(provisioned: Path) -> None:
     # the node check passes on a lab node (no RDMA/GPU expected there) and drains nothing
     assert sh("lab-c1", f"{check} >/dev/null 2>&1; echo $?").strip() == "0"
     assert not any(drained(s) for s, _ in nodes().values()), nodes()
+
+
+def test_verify_full_runs_pairwise_rounds(sim_inventory: Path, tmp_path: Path) -> None:
+    """--level full: pair rounds over the lab network blame lab-c2's slow rail; nccl-tests pairs go through srun.
+
+    lab-ctl joins the verified set (--hosts) with a healthy tree, so three nodes make three
+    ib_write_bw rounds of one pair each; the fake ib_write_bw (tests/fakebin) talks TCP between
+    the containers like perftest and reports 96 % of the slower side's simulated port rate. The
+    2-node nccl-tests pair (Slurm nodes only: lab-c1 and lab-c2) is a real srun job on the real
+    Slurm lab running the fake all_reduce_perf (no GPU here), which prints nccl-tests' report.
+    """
+    inv = tmp_path / "inv"
+    shutil.copytree(sim_inventory, inv)
+    nccl = f"{SIM_ROOT}/bin/all_reduce_perf"
+    args = ["-b", "8M", "-e", "1G", "-f", "2", "-g", "1"]
+    (inv / "group_vars" / "all" / "verify_full.yml").write_text(yaml.safe_dump({
+        "clusterctl_verify_nccl_tests_binary": nccl, "clusterctl_verify_nccl_tests_args": args,
+        "clusterctl_pairtest_nccl_args": args,
+        "clusterctl_pairtest_srun_args": [],  # Debian's Slurm has no pmix plugin; the fake needs no MPI
+    }))
+    root = tmp_path / "lab-ctl"
+    simfabric.build(simfabric.load(REPO / "tests" / "fixtures" / "simfabric" / SIM_DESC["lab-c1"]), root / "sys")
+    shutil.copytree(REPO / "tests" / "fakebin", root / "bin", ignore=shutil.ignore_patterns("__pycache__"))
+    put_sim("lab-ctl", root)
+    try:
+        res = cc("verify", str(inv), "--level", "full", "--hosts", "slurm_controller:slurm_compute")
+    finally:
+        subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "rm", "-rf", SIM_ROOT], check=False)
+    out = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 3, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "pairwise ib_write_bw pass 1: 3 round(s), 3 pair test(s)" in out, out[-3000:]
+    report = json.loads(latest_report(inv).read_text())
+    pairs = {(p["a"], p["b"], p["subject"]): p["value"] for p in report["pairs"] if p["metric"] == "ib_write_bw_Gbps"}
+    # every node met two partners, on both rails; the client's folder holds the result
+    met = {frozenset((a, b)) for a, b, _ in pairs}
+    assert met == {frozenset(p) for p in (("lab-ctl", "lab-c1"), ("lab-c1", "lab-c2"), ("lab-c2", "lab-ctl"))}
+    assert {s for _, _, s in pairs} == {"mlx5_0/1", "mlx5_1/1"}
+    for (a, b, subject), value in pairs.items():
+        slow = subject == "mlx5_1/1" and "lab-c2" in (a, b)
+        # the descriptions: 400 Gb/s ports, lab-c2's mlx5_1 at 200; the fake reports 96 %
+        assert value == pytest.approx(0.96 * (200 if slow else 400)), (a, b, subject, value)
+    assert report["pair_verdicts"]["bad"] == {"lab-c2": ["lab-c1", "lab-ctl"]}
+    c2 = {(f["check"], f["severity"]) for f in report["hosts"]["lab-c2"]["findings"]}
+    assert ("pairwise", "critical") in c2
+    for host in ("lab-c1", "lab-ctl"):
+        assert report["hosts"][host]["status"] == "healthy", report["hosts"][host]
+    assert not any(drained(s) for s, _ in nodes().values()), nodes()
+    # the nccl-tests pair: one srun job over both Slurm nodes, its report in lab-c2's folder
+    assert "pairwise nccl-tests pass 1: 1 round(s), 1 pair test(s): lab-c1<->lab-c2" in out, out[-3000:]
+    assert "pairwise nccl-tests: lab-ctl" not in out  # not a Slurm node: never a candidate
+    evidence = Path(out.split("evidence: ")[1].split()[0])
+    pair = registry.parse("nccl-tests", (evidence / "lab-c2" / "nccl-tests@lab-c1.txt").read_text())
+    assert pair["hosts"] == ["lab-c1", "lab-c2"] and pair["n_ranks"] == 2
+    # the lab keeps no accounting: the finished job is still in slurmctld's memory (MinJobAge 300 s)
+    name = "JobName=clusterctl-nccl-lab-c1-lab-c2"
+    job = [j for j in sh("lab-ctl", "scontrol -o show job").splitlines() if name in j]
+    assert len(job) == 1 and "JobState=COMPLETED" in job[0] and " NodeList=lab-c[1-2] " in job[0], job
