@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -93,8 +94,8 @@ def test_killed_host_is_unreachable_then_retry_completes(provisioned: Path) -> N
     res = cc("provision", str(provisioned), "--retry")
     assert res.returncode == 0, res.stdout[-4000:]
     assert "retrying 1 host(s): lab-c2" in res.stdout
-    rows = [r for r in res.stdout.splitlines() if r.startswith("│ lab-")]
-    assert [r.split("│")[1].strip() for r in rows] == ["lab-c2"]
+    retried = [r for r in res.stdout.splitlines() if r.startswith("│ lab-")]
+    assert [r.split("│")[1].strip() for r in retried] == ["lab-c2"]
     out = sh("lab-ctl", "scontrol update NodeName=lab-c2 State=RESUME 2>/dev/null; sleep 1; srun -N2 hostname | sort")
     assert out.split() == ["lab-c1", "lab-c2"]
     res = cc("provision", str(provisioned), "--retry")
@@ -141,3 +142,164 @@ def test_reconfigure_during_a_running_job(provisioned: Path, tmp_path: Path) -> 
     assert sorted(out.split()) == sorted(["lab-c1", "NCCL_DEBUG=WARN", "lab-c2", "NCCL_DEBUG=WARN"]), out
     after = {d: _start_time(*d) for d in daemons}
     assert after == before, f"a daemon was restarted: {before} -> {after}"
+
+
+def _nodes() -> dict[str, tuple[str, str, str]]:
+    """sinfo on the controller: node -> (state %T, reason %E, features %f)."""
+    out = sh("lab-ctl", "sinfo -h -N -o '%N|%T|%E|%f'")
+    rows = [ln.split("|") for ln in out.splitlines() if ln.count("|") == 3]
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def _started_unix(host: str, unit: str) -> int:
+    out = sh(host, f"systemctl show -p ExecMainStartTimestamp --timestamp=unix --value {unit}").strip()
+    assert out.startswith("@"), out
+    return int(out[1:])
+
+
+def _job_field(jobid: str, field: str) -> str:
+    out = sh("lab-ctl", f"scontrol show job {jobid}")
+    for word in out.split():
+        if word.startswith(field + "="):
+            return word.split("=", 1)[1]
+    return ""
+
+
+class _SinfoLog(threading.Thread):
+    """sinfo sampled about once a second while a rollout runs."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[dict[str, tuple[str, str, str]]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            nodes = _nodes()
+            if nodes:
+                self.samples.append(nodes)
+            self.done.wait(1.0)
+
+
+def _held_job(node: str, flag: str) -> str:
+    """A job on ``node`` that runs until the test creates ``flag`` there (so no timing guesses)."""
+    sh(node, f"rm -f {flag}")
+    jobid = sh("lab-ctl", f"sbatch --parsable -N1 -w {node} -o /tmp/held-%j.out "
+                          f"--wrap 'while [ ! -e {flag} ]; do sleep 1; done; echo released'").strip()
+    assert jobid.isdigit(), jobid
+    deadline = time.monotonic() + 60
+    while _job_field(jobid, "JobState") != "RUNNING" and time.monotonic() < deadline:
+        time.sleep(1)
+    assert _job_field(jobid, "JobState") == "RUNNING", sh("lab-ctl", f"scontrol show job {jobid}")
+    return jobid
+
+
+def _wait_job_end(jobid: str, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    state = _job_field(jobid, "JobState")
+    while state in ("RUNNING", "PENDING", "COMPLETING", "") and time.monotonic() < deadline:
+        time.sleep(1)
+        state = _job_field(jobid, "JobState")
+    return state
+
+
+def test_reconfigure_disruptive_change_drains_one_batch_at_a_time(provisioned: Path, tmp_path: Path) -> None:
+    """A change that needs a slurmd restart, rolled out with --batch 1 while a job runs on lab-c1.
+
+    The change is a node Feature: NodeName lines are among slurm_common's restart keys (Slurm 22.05's
+    `scontrol reconfigure` does not apply node definitions), so the plan shows "Restart slurmd" on
+    both computes and the rollout drains them. Checked from real sinfo/scontrol/systemd output: each
+    node was drained and resumed in turn (never both), lab-c1 was draining while its job ran and
+    slurmd there restarted only after the job ended, the job completed, slurmd restarted on both
+    nodes, and the feature is in effect. Then the original inventory is rolled back out with a job
+    that outlives --drain-timeout: batch 1 is resumed unchanged, the rollout stops (exit 3) and
+    lab-c2 is untouched; a provision of the slurm tag then restores the normal lab.
+    """
+    inv = tmp_path / "lab"
+    shutil.copytree(provisioned, inv)
+    (inv / "group_vars" / "all" / "day2.yml").write_text("---\nslurm_common_node_features: [day2]\n")
+    flag = "/tmp/cc-release-drain-test"
+    before = {h: _started_unix(h, "slurmd") for h in ("lab-c1", "lab-c2")}
+    assert all(f == "(null)" for _, _, f in _nodes().values()), _nodes()
+    jobs: list[str] = []
+    try:
+        jobid = _held_job("lab-c1", flag)
+        jobs.append(jobid)
+        log = _SinfoLog()
+        log.start()
+        proc = subprocess.Popen([*CLI, "reconfigure", str(inv), "--component", "slurm", "--batch", "1",
+                                 "--drain-timeout", "240"], cwd=REPO, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
+        assert proc.stdout is not None
+        lines: list[str] = []
+        released = False
+        job_end: dict[str, str] = {}
+        for line in proc.stdout:
+            lines.append(line)
+            if not released and f"waiting for job(s) {jobid} to end" in line:
+                time.sleep(3)  # let the sinfo log see lab-c1 draining with its job
+                sh("lab-c1", f"touch {flag}")
+                released = True
+                # record the job's end now: slurmctld forgets it MinJobAge (300 s) after it ends
+                job_end = {"state": _wait_job_end(jobid), "exit": _job_field(jobid, "ExitCode"),
+                           "end": _job_field(jobid, "EndTime")}
+        rc = proc.wait(timeout=900)
+        log.done.set()
+        log.join()
+        out = "".join(lines)
+        assert rc == 0, out[-6000:]
+        assert "in place (no drain): lab-ctl" in out, out[-6000:]
+        assert "batch 1/2 (drain): lab-c1" in out and "batch 2/2 (drain): lab-c2" in out, out[-6000:]
+        assert released, out[-6000:]
+
+        # drained and resumed in turn: lab-c1's drain window ends before lab-c2's begins, never both
+        def drained(s: dict[str, tuple[str, str, str]], n: str) -> bool:
+            return "drain" in s.get(n, ("", "", ""))[0]
+        c1 = [i for i, s in enumerate(log.samples) if drained(s, "lab-c1")]
+        c2 = [i for i, s in enumerate(log.samples) if drained(s, "lab-c2")]
+        assert c1 and c2, log.samples
+        assert max(c1) < min(c2), log.samples
+        assert not any(drained(s, "lab-c1") and drained(s, "lab-c2") for s in log.samples), log.samples
+        assert any(s["lab-c1"][0] == "draining" for s in log.samples), log.samples  # job still on it
+        assert all(s[n][1].startswith("clusterctl: reconfigure slurm")
+                   for s in log.samples for n in ("lab-c1", "lab-c2") if drained(s, n)), log.samples
+        final = _nodes()
+        assert {n: s for n, (s, _, _) in final.items()} == {"lab-c1": "idle", "lab-c2": "idle"}, final
+
+        assert job_end["state"] == "COMPLETED" and job_end["exit"] == "0:0", job_end
+        assert sh("lab-c1", f"cat /tmp/held-{jobid}.out").strip() == "released"
+        after = {h: _started_unix(h, "slurmd") for h in ("lab-c1", "lab-c2")}
+        assert after["lab-c1"] != before["lab-c1"] and after["lab-c2"] != before["lab-c2"], (before, after)
+        ended = int(sh("lab-ctl", f"date -d {job_end['end']} +%s").strip())
+        assert after["lab-c1"] >= ended, (ended, after)  # slurmd restarted only after the job ended
+        assert after["lab-c2"] >= after["lab-c1"]
+        assert {n: f for n, (_, _, f) in final.items()} == {"lab-c1": "day2", "lab-c2": "day2"}, final
+        assert sh("lab-ctl", "srun -N2 -C day2 hostname | sort").split() == ["lab-c1", "lab-c2"]
+
+        # back to the original inventory, with a job on lab-c1 that outlives --drain-timeout
+        sh("lab-c1", f"rm -f {flag}")
+        jobid = _held_job("lab-c1", flag)
+        jobs.append(jobid)
+        res = cc("reconfigure", str(provisioned), "--component", "slurm", "--batch", "1", "--drain-timeout", "8")
+        both = res.stdout + res.stderr
+        assert res.returncode == 3, both[-6000:]
+        assert f"job(s) {jobid} still running after 8s" in both, both[-6000:]
+        assert "batch resumed unchanged; rollout stopped; untouched: lab-c2" in " ".join(both.split()), both[-6000:]
+        assert "batch 2/2 (lab-c2)" not in both, both[-6000:]
+        states = {n: s for n, (s, _, _) in _nodes().items()}
+        assert "drain" not in states["lab-c1"] and states["lab-c2"] == "idle", states
+        assert _job_field(jobid, "JobState") == "RUNNING"
+        assert {h: _started_unix(h, "slurmd") for h in ("lab-c1", "lab-c2")} == after  # neither node touched
+        for h in ("lab-c1", "lab-c2"):
+            assert "Feature=day2" in sh(h, "cat /etc/slurm/clusterctl-restart-keys.conf"), h
+        sh("lab-c1", f"touch {flag}")
+        assert _wait_job_end(jobid) == "COMPLETED"
+    finally:
+        sh("lab-c1", f"touch {flag}")
+        for j in jobs:
+            sh("lab-ctl", f"scancel {j}")
+        res = cc("provision", str(provisioned), "--tags", "slurm")
+        assert res.returncode == 0, res.stdout[-4000:]
+        cc("resume", str(provisioned))
+    final = _nodes()
+    assert all(f == "(null)" and "drain" not in s for s, _, f in final.values()), final
