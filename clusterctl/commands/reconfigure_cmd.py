@@ -71,7 +71,11 @@ def reconfigure(
     dry_run: Annotated[bool, typer.Option("--plan", help="Only show what would change and how it would roll out")]
     = False,
 ) -> None:
-    """Apply only COMPONENT's roles. Disruptive changes roll out in drained batches; others in place."""
+    """Apply only COMPONENT's roles. Disruptive changes roll out in drained batches; others in place.
+
+    A node already drained or down for another reason (an admin, `verify --drain`) is changed with
+    its batch but keeps its state and reason: the rollout neither drains nor resumes it.
+    """
     comp = COMPONENTS.get(component)
     if comp is None:
         err_console.print(f"clusterctl: --component {component!r}: expected one of {', '.join(COMPONENTS)}")
