@@ -73,8 +73,7 @@ def reconfigure(
 ) -> None:
     """Apply only COMPONENT's roles. Disruptive changes roll out in drained batches; others in place.
 
-    A node already drained or down for another reason (an admin, `verify --drain`) is changed with
-    its batch but keeps its state and reason: the rollout neither drains nor resumes it.
+    Nodes drained or down for another reason are changed with their batch but neither drained nor resumed.
     """
     comp = COMPONENTS.get(component)
     if comp is None:
