@@ -3,18 +3,18 @@
 #   doca-standin-repo.sh OUTDIR
 # OUTDIR gets two tiny packages named like the DOCA meta package, doca-ofed 2.9.0-1 and 2.9.1-1
 # (Architecture: all; they hold a marker file and a stand-in openibd.service that only logs that it
-# was (re)started), a flat-repository index (Packages, Release, InRelease clear-signed with a
-# throw-away ed25519 key made here) and that key as key.asc, plus key.asc.sha256 (its sha256, the
-# value the scenario pins as rdma_doca_key_checksum). These are NOT NVIDIA's packages and contain no
-# driver: they let the rdma role's DOCA path (key with pinned checksum, signed repository, pinned
-# version, driver-reload consent) run for real with apt inside a container.
+# was (re)started), a flat-repository index (Packages, Release, and Release.gpg signed by pgp_sign.py
+# with a throw-away ed25519 key made for this run) and that key as key.asc, plus key.asc.sha256 (its
+# sha256, the value the scenario pins as rdma_doca_key_checksum). $PYTHON (default python3) runs
+# pgp_sign.py and needs the cryptography package (the venv's python has it); no gpg is needed.
+# These are NOT NVIDIA's packages and contain no driver: they let the rdma role's DOCA path (key
+# with pinned checksum, signed repository, pinned version, driver-reload consent) run for real with
+# apt inside a container.
 set -euo pipefail
 out=$1
 mkdir -p "$out"
 work=$(mktemp -d)
-export GNUPGHOME="$work/gnupg"
-trap 'gpgconf --kill gpg-agent >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-mkdir -m 0700 "$GNUPGHOME"
+trap 'rm -rf "$work"' EXIT
 
 for version in 2.9.0-1 2.9.1-1; do
   root="$work/doca-ofed-$version"
@@ -50,7 +50,8 @@ UNIT
   dpkg-deb -Zxz --root-owner-group --build "$root" "$out/doca-ofed_${version}_all.deb" >/dev/null
 done
 
-# Flat repository index: what apt needs to fetch and verify the packages (hashes chain up to InRelease).
+# Flat repository index: what apt needs to fetch and verify the packages (hashes chain up to the
+# signed Release; there is no InRelease, apt falls back to Release + Release.gpg).
 : > "$out/Packages"
 for deb in "$out"/doca-ofed_*_all.deb; do
   {
@@ -69,8 +70,5 @@ done
   echo " $(sha256sum "$out/Packages" | cut -d' ' -f1) $(stat -c %s "$out/Packages") Packages"
 } > "$out/Release"
 
-gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
-  --quick-gen-key "clusterctl stand-in DOCA repository (test only) <noreply@invalid>" ed25519 sign 1d
-gpg --batch --quiet --armor --export > "$out/key.asc"
-gpg --batch --quiet --pinentry-mode loopback --passphrase '' --clearsign --output "$out/InRelease" "$out/Release"
+"${PYTHON:-python3}" "$(dirname "$0")/pgp_sign.py" "$out/Release" "$out/key.asc" "$out/Release.gpg"
 sha256sum "$out/key.asc" | cut -d' ' -f1 > "$out/key.asc.sha256"
