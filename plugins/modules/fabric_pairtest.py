@@ -34,7 +34,7 @@ options:
   devices:
     description:
       - RDMA devices to test, in rail order; both sides must list the same number. Empty means
-        every device with an ACTIVE port under I(sysfs_root), sorted by name.
+        every device with an ACTIVE port under I(sysfs_root), in natural name order (mlx5_2 before mlx5_10).
     type: list
     elements: str
     default: []
@@ -146,7 +146,8 @@ import threading  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, active_rdma_devices, running_job_steps, summarise  # noqa: E402
+from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV, running_job_steps, summarise  # noqa: E402
 from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
 
 #: what perftest prints when nobody listens yet on the server's port (perftest_communication.c)
@@ -154,18 +155,18 @@ CONNECT_ERRORS = ("Couldn't connect", "Unable to open file descriptor for socket
                   "Failed to establish connection")
 
 
-def roce_gid_indexes(sysfs_root, ib_port):
-    """device -> RoCE v2 IPv4 GID index of ``ib_port`` (absent for IB ports and ports without one)."""
-    out = {}
-    try:
-        devices = read_sysfs_root(sysfs_root)["devices"]
-    except Exception:  # an unreadable tree: no -x, ib_write_bw reports what is wrong
-        return out
-    for dev in devices:
-        for port in dev["ports"]:
-            if port["port"] == ib_port and port.get("roce_v2_gid_index") is not None:
-                out[dev["name"]] = port["roce_v2_gid_index"]
-    return out
+def rails(sysfs_root, ib_port):
+    """From one read of the tree: (devices with an ACTIVE port, device -> RoCE v2 IPv4 GID index of ``ib_port``).
+
+    No ``class/infiniband`` folder gives neither; a malformed tree raises ccparse's ParseError.
+    """
+    if not os.path.isdir(os.path.join(sysfs_root, "class", "infiniband")):
+        return [], {}
+    devices = read_sysfs_root(sysfs_root)["devices"]
+    active = [d["name"] for d in devices if any(port["state"] == "ACTIVE" for port in d["ports"])]
+    gids = {d["name"]: port["roce_v2_gid_index"] for d in devices for port in d["ports"]
+            if port["port"] == ib_port and port.get("roce_v2_gid_index") is not None}
+    return active, gids
 
 
 def entry(status, rc=None, stdout="", stderr="", cmd=None):
@@ -235,13 +236,16 @@ def main():
 
     if jobs:
         finish({"_": entry("skipped", stderr=f"{jobs} Slurm job step(s) running on the node; pair test skipped")})
-    devices = p["devices"] or active_rdma_devices(p["sysfs_root"])
+    try:
+        active, gids = rails(p["sysfs_root"], p["ib_port"])
+    except (ParseError, OSError) as exc:
+        finish({"_": entry("error", stderr=f"cannot read the RDMA devices under {p['sysfs_root']}: {exc}")})
+    devices = p["devices"] or active
     if not devices:
         finish({"_": entry("device_absent", stderr=f"no RDMA device with an ACTIVE port under {p['sysfs_root']}")})
     path = module.get_bin_path("ib_write_bw", opt_dirs=p["tool_dirs"])
     if path is None:
         finish({"_": entry("tool_missing", stderr="ib_write_bw (perftest) not found in PATH")})
-    gids = roce_gid_indexes(p["sysfs_root"], p["ib_port"]) if p["gid_index"] < 0 else {}
     results = {}
     threads = []
     for i, dev in enumerate(devices):

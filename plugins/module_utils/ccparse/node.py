@@ -4,8 +4,6 @@ Kernel/procfs paths read:
 
 ``<sysfs_root>/class/infiniband/<dev>``
     one entry per RDMA device (drivers/infiniband/core/sysfs.c).
-``<sysfs_root>/class/infiniband/<dev>/ports/<n>/state``
-    ``"4: ACTIVE"`` and friends (``state_show``).
 ``<proc_root>/<pid>/comm``
     the process name; a ``slurmstepd`` means a Slurm job step runs on the node.
 """
@@ -22,22 +20,6 @@ def rdma_devices(sysfs_root: str) -> list[str]:
     """Names of the RDMA devices under ``sysfs_root``, sorted; [] when there is no RDMA stack."""
     d = os.path.join(sysfs_root, "class", "infiniband")
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
-
-
-def active_rdma_devices(sysfs_root: str) -> list[str]:
-    """RDMA devices with at least one port whose ``state`` reads ACTIVE."""
-    out = []
-    for dev in rdma_devices(sysfs_root):
-        ports = os.path.join(sysfs_root, "class", "infiniband", dev, "ports")
-        for p in sorted(os.listdir(ports)) if os.path.isdir(ports) else []:
-            try:
-                with open(os.path.join(ports, p, "state")) as f:
-                    if "ACTIVE" in f.read():
-                        out.append(dev)
-                        break
-            except OSError:
-                continue
-    return out
 
 
 def running_job_steps(proc_root: str) -> int:
