@@ -28,6 +28,12 @@ SIM = REPO / "tests" / "fixtures" / "simfabric"
 FAKE = REPO / "tests" / "fakebin" / "ib_write_bw"
 
 
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake perftest server listens on 127.0.0.1 only in these tests."""
+    monkeypatch.setenv("FAKE_IB_BIND", "127.0.0.1")
+
+
 def node(tmp: Path, desc: str) -> Path:
     simfabric.build(simfabric.load(SIM / desc), tmp / "sys")
     shutil.copytree(REPO / "tests" / "fakebin", tmp / "bin", ignore=shutil.ignore_patterns("__pycache__"))
