@@ -71,6 +71,12 @@ options:
     description: Duration of the loopback C(ib_write_bw) (C(-D)).
     type: int
     default: 5
+  ib_write_bw_port:
+    description:
+      - TCP port of the loopback test's out-of-band exchange (C(ib_write_bw -p)). The client side
+        retries for 10 s while the server side does not listen yet.
+    type: int
+    default: 18515
   sysfs_root:
     description:
       - Root of sysfs (a simulated tree in tests). RDMA devices, RoCE netdevs and the C(sysfs-ib)
@@ -136,11 +142,10 @@ running_jobs:
 
 import json  # noqa: E402
 import os  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, rdma_devices, running_job_steps, summarise  # noqa: E402
+from ansible.module_utils.ccparse.node import ENV, entry, rdma_devices, running_job_steps, summarise  # noqa: E402
+from ansible.module_utils.ccparse.perftest_run import loopback  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
 RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
@@ -232,7 +237,7 @@ class Collector:
         self.result = {}
 
     def put(self, key, status, rc=None, stdout="", stderr="", cmd=None):
-        self.result[key] = {"status": status, "rc": rc, "stdout": stdout, "stderr": stderr, "cmd": cmd or []}
+        self.result[key] = entry(status, rc, stdout, stderr, cmd)
 
     def which(self, tool):
         return self.module.get_bin_path(tool, opt_dirs=self.p["tool_dirs"])
@@ -340,20 +345,9 @@ class Collector:
             self.put("ib_write_bw", "tool_missing", stderr="ib_write_bw (perftest) not found in PATH")
             return
         dev = self.p["ib_write_bw_device"] or devs[0]
-        common = ["-d", dev, "-D", str(self.p["ib_write_bw_seconds"]), "--report_gbits", "-F"]
-        env = dict(os.environ, **ENV)
-        server = subprocess.Popen([path, *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            time.sleep(1)
-            cmd = [path, *common, "localhost"]
-            rc, out, err = self.module.run_command(cmd, environ_update=ENV)
-        finally:
-            try:
-                server.wait(timeout=self.p["ib_write_bw_seconds"] + 10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        self.put("ib_write_bw", "ok" if rc == 0 else "error", rc, out, err, cmd)
+        seconds = self.p["ib_write_bw_seconds"]
+        cmd = [path, "-d", dev, "-D", str(seconds), "-p", str(self.p["ib_write_bw_port"]), "--report_gbits", "-F"]
+        self.result["ib_write_bw"] = loopback(cmd, seconds, connect_timeout=10)
 
 
 def main():
@@ -367,6 +361,7 @@ def main():
             "nccl_tests_args": {"type": "list", "elements": "str", "default": ["-b", "8M", "-e", "8G", "-f", "2"]},
             "ib_write_bw_device": {"type": "str", "default": ""},
             "ib_write_bw_seconds": {"type": "int", "default": 5},
+            "ib_write_bw_port": {"type": "int", "default": 18515},
             "tool_dirs": {"type": "list", "elements": "path", "default": []},
             "sysfs_root": {"type": "path", "default": "/sys"},
             "proc_root": {"type": "path", "default": "/proc"},

@@ -141,18 +141,13 @@ running_jobs:
 """
 
 import os  # noqa: E402
-import subprocess  # noqa: E402
 import threading  # noqa: E402
-import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, running_job_steps, summarise  # noqa: E402
+from ansible.module_utils.ccparse.node import entry, running_job_steps, summarise  # noqa: E402
+from ansible.module_utils.ccparse.perftest_run import run_client, run_server  # noqa: E402
 from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
-
-#: what perftest prints when nobody listens yet on the server's port (perftest_communication.c)
-CONNECT_ERRORS = ("Couldn't connect", "Unable to open file descriptor for socket connection",
-                  "Failed to establish connection")
 
 
 def rails(sysfs_root, ib_port):
@@ -167,46 +162,6 @@ def rails(sysfs_root, ib_port):
     gids = {d["name"]: port["roce_v2_gid_index"] for d in devices for port in d["ports"]
             if port["port"] == ib_port and port.get("roce_v2_gid_index") is not None}
     return active, gids
-
-
-def entry(status, rc=None, stdout="", stderr="", cmd=None):
-    return {"status": status, "rc": rc, "stdout": stdout, "stderr": stderr, "cmd": cmd or []}
-
-
-def _communicate(cmd, timeout):
-    env = dict(os.environ, **ENV)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        return None, out, err
-    return proc.returncode, out, err
-
-
-def run_server(cmd, p):
-    limit = p["seconds"] + p["connect_timeout"] + 15
-    rc, out, err = _communicate(cmd, limit)
-    if rc is None:
-        return entry("error", None, out, f"no client ({p['peer']}) finished a test within {limit} s\n{err}", cmd)
-    return entry("ok" if rc == 0 else "error", rc, out, err, cmd)
-
-
-def run_client(cmd, p):
-    deadline = time.monotonic() + p["connect_timeout"]
-    tries = 0
-    while True:
-        tries += 1
-        rc, out, err = _communicate(cmd, p["seconds"] + p["connect_timeout"] + 15)
-        if rc == 0:
-            return entry("ok", rc, out, err, cmd)
-        refused = rc is not None and any(e in out + err for e in CONNECT_ERRORS)
-        if not refused or time.monotonic() >= deadline:
-            why = (f"server {p['peer']} did not accept within {p['connect_timeout']} s ({tries} tries)\n"
-                   if refused else "")
-            return entry("error", rc, out, why + (err or ""), cmd)
-        time.sleep(1)
 
 
 def main():
@@ -260,7 +215,8 @@ def main():
 
         def work(dev=dev, cmd=cmd):
             try:
-                results[dev] = (run_client if p["role"] == "client" else run_server)(cmd, p)
+                side = run_client if p["role"] == "client" else run_server
+                results[dev] = side(cmd, p["seconds"], p["connect_timeout"], p["peer"])
             except OSError as exc:
                 results[dev] = entry("error", stderr=f"cannot run {cmd[0]}: {exc}", cmd=cmd)
 

@@ -104,12 +104,10 @@ summary:
   type: dict
 """
 
-import os  # noqa: E402
-import subprocess  # noqa: E402
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, summarise  # noqa: E402
+from ansible.module_utils.ccparse.node import communicate, entry, summarise  # noqa: E402
 
 #: srun's words when the program is not on the node (slurmstepd's execve failure)
 MISSING = ("execve(): ", "No such file or directory")
@@ -133,17 +131,10 @@ def run_pair(srun, pair, p):
     cmd = [srun, "-N", "2", "-w", f"{a},{b}", f"--ntasks-per-node={p['tasks_per_node']}",
            f"--immediate={p['immediate']}", f"--job-name=clusterctl-nccl-{a}-{b}", *p["srun_args"],
            p["binary"], *p["args"]]
-    env = dict(os.environ, **ENV, **{k: str(v) for k, v in p["environment"].items()})
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        out, err = proc.communicate(timeout=p["timeout"])
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        rc, err = None, f"killed after {p['timeout']} s\n{err}"
-    st = classify(rc, out, err)
-    return {"status": st, "rc": rc, "stdout": out, "stderr": err, "cmd": cmd}
+    rc, out, err = communicate(cmd, p["timeout"], env={k: str(v) for k, v in p["environment"].items()})
+    if rc is None:
+        err = f"killed after {p['timeout']} s\n{err}"
+    return entry(classify(rc, out, err), rc, out, err, cmd)
 
 
 def main():
@@ -171,15 +162,13 @@ def main():
     srun = module.get_bin_path("srun", opt_dirs=p["tool_dirs"])
     results = {}
     if srun is None:
-        results["_"] = {"status": "tool_missing", "rc": None, "stdout": "", "stderr": "srun not found in PATH",
-                        "cmd": []}
+        results["_"] = entry("tool_missing", stderr="srun not found in PATH")
     else:
         def work(pair):
             try:
                 results[",".join(pair)] = run_pair(srun, pair, p)
             except OSError as exc:
-                results[",".join(pair)] = {"status": "error", "rc": None, "stdout": "", "stderr": str(exc),
-                                           "cmd": [srun]}
+                results[",".join(pair)] = entry("error", stderr=str(exc), cmd=[srun])
 
         threads = [threading.Thread(target=work, args=(pair,), daemon=True) for pair in pairs]
         for t in threads:

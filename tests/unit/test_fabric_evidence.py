@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import socket
 from pathlib import Path
 
 import pytest
 import simfabric
+from ccparse import registry
 from conftest import read_fixture
 from fabric_modrun import run_module
 
@@ -63,3 +66,49 @@ def test_active_tests_skipped_when_jobs_run(env: Path) -> None:
                                        "kinds": [], "active": ["nccl-tests", "ib_write_bw"]})
     assert r["running_jobs"] == 1
     assert {k: v["status"] for k, v in r["evidence"].items()} == {"nccl-tests": "skipped", "ib_write_bw": "skipped"}
+
+
+FAKE_IB = Path(__file__).resolve().parents[1] / "fakebin" / "ib_write_bw"
+SIM = Path(__file__).resolve().parents[1] / "fixtures" / "simfabric"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def loopback_node(env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A node with lab-roce-healthy.yml's two 400 Gb/s RoCE ports and the fake perftest beside its
+    tree (the fake reads the rates from ``<tmp>/sys``), its server on 127.0.0.1 only."""
+    monkeypatch.setenv("FAKE_IB_BIND", "127.0.0.1")
+    simfabric.build(simfabric.load(SIM / "lab-roce-healthy.yml"), env / "sys")
+    shutil.copy(FAKE_IB, env / "bin" / "ib_write_bw")
+    return env
+
+
+def test_ib_write_bw_loopback_runs_both_sides(loopback_node: Path) -> None:
+    node = loopback_node
+    r = run_module("fabric_evidence", {"sysfs_root": str(node / "sys"), "proc_root": str(node / "proc"),
+                                       "kinds": [], "active": ["ib_write_bw"], "ib_write_bw_seconds": 1,
+                                       "ib_write_bw_port": free_port()})
+    ev = r["evidence"]["ib_write_bw"]
+    assert ev["status"] == "ok", ev
+    assert ev["cmd"][-1] == "localhost" and ev["cmd"][ev["cmd"].index("-d") + 1] == "mlx5_0"
+    # the fake reports 96 % of the port's 400 Gb/s (tests/fakebin/ib_write_bw's docstring)
+    parsed = registry.parse("ib_write_bw", ev["stdout"])
+    assert parsed["bw_avg_gbps"] == pytest.approx(384.0)
+    assert r["changed"] is False
+
+
+def test_ib_write_bw_loopback_failing_device_is_an_error_not_a_retry(loopback_node: Path) -> None:
+    """A device the tool cannot open: the tool's own error, not taken for a server that never listened."""
+    node = loopback_node
+    r = run_module("fabric_evidence", {"sysfs_root": str(node / "sys"), "proc_root": str(node / "proc"),
+                                       "kinds": [], "active": ["ib_write_bw"], "ib_write_bw_seconds": 1,
+                                       "ib_write_bw_device": "mlx5_7", "ib_write_bw_port": free_port()})
+    ev = r["evidence"]["ib_write_bw"]
+    assert ev["status"] == "error" and ev["rc"] == 1
+    assert "IB device mlx5_7 not found" in ev["stderr"]
+    assert "did not accept" not in ev["stderr"]  # not mistaken for a server that never listened

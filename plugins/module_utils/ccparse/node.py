@@ -1,4 +1,4 @@
-"""Node-side readers shared by the collector modules (fabric_evidence, fabric_pairtest).
+"""Node-side readers and runners shared by the collector modules (fabric_evidence, fabric_pairtest, nccl_pairtest).
 
 Kernel/procfs paths read:
 
@@ -11,6 +11,8 @@ Kernel/procfs paths read:
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Callable
 
 #: Environment every collector runs its tools with (stable, untranslated output).
 ENV = {"LC_ALL": "C", "LANG": "C"}
@@ -37,6 +39,31 @@ def running_job_steps(proc_root: str) -> int:
         except OSError:
             continue
     return n
+
+
+def entry(status: str, rc: int | None = None, stdout: str = "", stderr: str = "", cmd: list | None = None) -> dict:
+    """One collector result: ``status`` is ok, tool_missing, device_absent, skipped or error."""
+    return {"status": status, "rc": rc, "stdout": stdout, "stderr": stderr, "cmd": cmd or []}
+
+
+def communicate(cmd: list, timeout: float, env: dict | None = None,
+                started: Callable[[subprocess.Popen], None] | None = None) -> tuple[int | None, str, str]:
+    """Run ``cmd`` with :data:`ENV` (and ``env``) for at most ``timeout`` s: (rc, stdout, stderr).
+
+    rc is None when it was killed at the timeout; an exec failure raises OSError. ``started`` gets
+    the process (so another thread can end it early).
+    """
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **ENV, **(env or {})))
+    if started is not None:
+        started(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return None, out, err
+    return proc.returncode, out, err
 
 
 def summarise(result: dict) -> dict:
