@@ -92,6 +92,7 @@ def ansible_env(inventory: Path) -> dict[str, str]:
         "ANSIBLE_MODULE_UTILS": str(paths.plugins() / "module_utils"),
         "ANSIBLE_FILTER_PLUGINS": str(paths.plugins() / "filter"),
         "ANSIBLE_CALLBACK_PLUGINS": str(paths.plugins() / "callback"),
+        "ANSIBLE_DOC_FRAGMENT_PLUGINS": str(paths.plugins() / "doc_fragments"),
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(st / "facts"),
         "ANSIBLE_LOCAL_TEMP": str(st / "tmp"),
         "ANSIBLE_NOCOLOR": "1",

@@ -29,13 +29,6 @@ options:
     elements: str
     default: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
     choices: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
-  tool_dirs:
-    description:
-      - Folders searched for the tools before C(PATH) (Ansible's C(get_bin_path) I(opt_dirs)).
-        Empty (the default) means C(PATH) only; tests point it at fake backends.
-    type: list
-    elements: path
-    default: []
   qos_interfaces:
     description:
       - Netdevs to read back with C(mlnx_qos -i). Empty means every netdev of an RDMA device whose
@@ -80,21 +73,14 @@ options:
   sysfs_root:
     description:
       - Root of sysfs (a simulated tree in tests). RDMA devices, RoCE netdevs and the C(sysfs-ib)
-        dump are read under it. C(ibstat) and C(ibstatus) read the kernel's own C(/sys): with a
+        dump are read under it. C(ibstat) and C(ibstatus) read the kernel's own C(/sys), so with a
         simulated root, leave them out of I(kinds) unless I(tool_dirs) holds fakes of them.
     type: path
     default: /sys
-  proc_root:
-    description: Root of procfs, read to find running Slurm job steps.
-    type: path
-    default: /proc
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-author:
-  - clusterctl
+extends_documentation_fragment:
+  - clusterctl_collector
+  - clusterctl_collector.node_roots
+  - clusterctl_collector.tool_dirs
 """
 
 EXAMPLES = r"""

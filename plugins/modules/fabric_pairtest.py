@@ -71,26 +71,10 @@ options:
     type: list
     elements: str
     default: ["--report_gbits", "-F"]
-  tool_dirs:
-    description: Folders searched for C(ib_write_bw) before C(PATH); empty means C(PATH) only.
-    type: list
-    elements: path
-    default: []
-  sysfs_root:
-    description: Root of sysfs the RDMA devices and GIDs are read under (a simulated tree in tests).
-    type: path
-    default: /sys
-  proc_root:
-    description: Root of procfs, read to find running Slurm job steps.
-    type: path
-    default: /proc
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-author:
-  - clusterctl
+extends_documentation_fragment:
+  - clusterctl_collector
+  - clusterctl_collector.node_roots
+  - clusterctl_collector.tool_dirs
 """
 
 EXAMPLES = r"""

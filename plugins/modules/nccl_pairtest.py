@@ -14,7 +14,7 @@ description:
     table), parsed on the controller as KIND C(nccl-tests).
   - Slurm allocates the two nodes, so a pair test never shares a node with a running job; with
     C(--immediate) a pair whose nodes are busy is reported C(skipped) instead of waiting.
-  - Tells apart C(tool_missing) (no C(srun) here, or the binary absent on the nodes:
+  - Tells apart C(tool_missing) (no C(srun) here, or the binary absent on the nodes,
     srun's C(execve) error), C(skipped) (the nodes could not be allocated in time) and C(error).
     Never reports changed; supports check mode (a benchmark job changes no setting).
 version_added: "0.2.0"
@@ -59,13 +59,8 @@ options:
     type: list
     elements: path
     default: []
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-author:
-  - clusterctl
+extends_documentation_fragment:
+  - clusterctl_collector
 """
 
 EXAMPLES = r"""

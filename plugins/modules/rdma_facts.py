@@ -25,13 +25,8 @@ options:
     description: Name of the fact set in C(ansible_facts).
     type: str
     default: clusterctl_rdma
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-author:
-  - clusterctl
+extends_documentation_fragment:
+  - clusterctl_collector
 """
 
 EXAMPLES = r"""
