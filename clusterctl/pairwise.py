@@ -9,7 +9,8 @@ rounds); round *i* of every test is one run of ``playbooks/pairtest.yml`` (ib_wr
 once, then the nccl-tests pairs through srun). The evidence is then judged; nodes the first pass
 could not tell apart from their partner are paired with known-good nodes
 (:func:`~clusterctl.analysis.schedule.followup_rounds`, pass 2), each test for the pairs whose
-nodes can run it. The final judgement is the caller's ``analyze_dir`` over the same folder.
+nodes can run it. The final judgement is the caller's ``analyze_dir`` over the same folder, or
+:attr:`PairwiseRun.report` when no pass 2 ran (the evidence did not change since).
 
 The round runner is a parameter so the schedule logic is tested without Ansible.
 """
@@ -38,6 +39,8 @@ class PairwiseRun:
     excluded: dict[str, dict[str, str]] = field(default_factory=dict)  # test -> host -> why left out
     passes: list[list[Round]] = field(default_factory=list)  # pass -> rounds
     failed_rounds: list[tuple[str, int]] = field(default_factory=list)  # (label, rc)
+    #: the judgement after pass 1 when no pass 2 ran (then it is final); None: the caller judges
+    report: Any = None
 
     def lines(self) -> list[str]:
         out = []
@@ -114,7 +117,8 @@ def run_pairwise(
     run_pass(1, first)
     if not first:
         return result
-    verdicts = analyze_dir(evidence, expectations).pair_verdicts
+    judged = analyze_dir(evidence, expectations)
+    verdicts = judged.pair_verdicts
     met = [p for r in first for pairs in r.values() for p in pairs]
     second: list[Round] = []
     for rnd in schedule.followup_rounds(verdicts, met):
@@ -124,4 +128,6 @@ def run_pairwise(
             second.append(by_test)
     if second:
         run_pass(2, second)
+    else:
+        result.report = judged
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -52,12 +52,14 @@ def verify_command(
         sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
         raise typer.Exit(EXIT_FAILED)
     exp = build(inv.spec())
+    report = None
     if level == "full":
         verified = [h for h in inv.hosts if (evidence / h).is_dir()]
         slurm_nodes = set(inv.groups.get("slurm_compute", []))
-        _pairwise(inventory, evidence, {"ib_write_bw": verified,
-                                        "nccl-tests": [h for h in verified if h in slurm_nodes]}, exp, forks)
-    report = analyze_dir(evidence, exp)
+        report = _pairwise(inventory, evidence, {"ib_write_bw": verified,
+                                                 "nccl-tests": [h for h in verified if h in slurm_nodes]}, exp, forks)
+    if report is None:
+        report = analyze_dir(evidence, exp)
     out_dir = result.artifacts_dir
     write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
                   title=f"clusterctl verify {inventory} ({level})")
@@ -124,8 +126,9 @@ def resume_command(
     raise typer.Exit(EXIT_OK)
 
 
-def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp: dict, forks: int | None) -> None:
-    """Pairwise ib_write_bw and 2-node nccl-tests rounds between the nodes that can run them."""
+def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp: dict, forks: int | None) -> Any:
+    """Pairwise ib_write_bw and 2-node nccl-tests rounds between the nodes that can run them; the
+    final report when the rounds' own judgement is final (no pass 2), else None."""
     from clusterctl.display import print_summary
     from clusterctl.pairwise import Round, run_pairwise
     from clusterctl.runner import run_playbook
@@ -141,8 +144,10 @@ def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp:
             print_summary(r, f"verify {inventory} ({label})")
         return r.rc
 
-    for line in run_pairwise(evidence, hosts, exp, run_round).lines():
+    run = run_pairwise(evidence, hosts, exp, run_round)
+    for line in run.lines():
         console.print(line, markup=False)
+    return run.report
 
 
 def _stamp() -> str:

@@ -48,6 +48,15 @@ def test_provisioned_cluster_runs_jobs(provisioned: Path) -> None:
     assert out.split() == ["lab-c1", "lab-c2"]
 
 
+def test_job_steps_get_slurmds_memlock_limit(provisioned: Path) -> None:
+    """RDMA jobs need memlock: a step has slurmd's LimitMEMLOCK (slurm_compute_memlock_limit; 4M in
+    the lab, whose containers cannot go above 8 MiB), not the submitting shell's 64 KiB
+    (PropagateResourceLimitsExcept=MEMLOCK) and not systemd's 8 MiB default."""
+    assert sh("lab-c1", "systemctl show -p LimitMEMLOCK --value slurmd").strip() == str(4 * 1024 * 1024)
+    out = sh("lab-ctl", "ulimit -S -l 64 && srun -N2 sh -c 'ulimit -l'")
+    assert out.split() == ["4096", "4096"], out
+
+
 def test_plan_reports_zero_changes(provisioned: Path) -> None:
     res = cc("plan", str(provisioned))
     assert res.returncode == 0, res.stdout[-4000:]

@@ -62,6 +62,8 @@ def test_two_passes_find_the_bad_node(tmp_path: Path) -> None:
     # n3 failed with n2 and n4, both good elsewhere: confirmed in pass 1, nothing left for pass 2
     assert len(run.passes) == 1
     report = analyze_dir(tmp_path, EXP)
+    # with no pass 2 the rounds' own judgement is final: the same verdicts, no second judging needed
+    assert run.report is not None and run.report.to_dict()["hosts"] == report.to_dict()["hosts"]
     assert report.hosts["n3"].status == "failed"
     assert [f.check for f in report.hosts["n3"].findings if f.severity == "critical"] == ["pairwise"]
     # n4 holds the low (n3,n4) report but passed with n5: a note, not a warning
@@ -78,6 +80,7 @@ def test_adjacent_bad_nodes_need_pass_two(tmp_path: Path) -> None:
     # n3 and n4 are each other's pass-1 partner: each fails once with a good node and once together
     run = run_pairwise(tmp_path, hosts, EXP, runner(tmp_path, {"n3", "n4"}, log))
     assert len(run.passes) == 2 and run.passes[1], run.passes
+    assert run.report is None  # pass 2 added evidence: the caller judges again
     second = [p for r in run.passes[1] for p in r["ib_write_bw"]]
     assert {p[0] for p in second} == {"n3", "n4"}
     assert all(p[1] not in {"n3", "n4"} for p in second)

@@ -271,3 +271,11 @@ def test_health_check_wrapper_runs_program_or_nothing(tmp_path: Path) -> None:
     prog.chmod(0o755)
     proc = subprocess.run(["sh", str(wrapper)], capture_output=True, text=True, check=False)
     assert (proc.returncode, proc.stdout) == (3, "checked\n")
+
+
+def test_memlock_is_not_taken_from_the_submitting_shell() -> None:
+    """Job steps keep slurmd's memlock limit (slurm_compute's LimitMEMLOCK), not the login shell's."""
+    assert "PropagateResourceLimitsExcept=MEMLOCK" in render("slurm.conf").splitlines()
+    conf = render("slurm.conf", slurm_common_propagate_resource_limits_except=["MEMLOCK", "STACK"])
+    assert "PropagateResourceLimitsExcept=MEMLOCK,STACK" in conf.splitlines()
+    assert "PropagateResourceLimitsExcept" not in render("slurm.conf", slurm_common_propagate_resource_limits_except=[])
