@@ -19,3 +19,23 @@ def sh(host: str, command: str) -> str:
     out = subprocess.run(["podman", "exec", f"clusterctl-lab-{host}", "sh", "-c", command],
                          capture_output=True, text=True, check=False)
     return out.stdout
+
+
+def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None) -> None:
+    """``molecule test -s SCENARIO`` from the repository root with this venv's tools on PATH; fails
+    the calling test with the end of its output unless it exits 0 (skips when podman is missing)."""
+    import os
+    import shutil
+
+    import pytest
+
+    if shutil.which("podman") is None:
+        pytest.skip("podman is missing: run lab/host-setup.sh and lab/build-image.sh first")
+    venv_bin = Path(sys.executable).parent
+    exe = venv_bin / "molecule"
+    full = dict(os.environ, **(env or {}))
+    # molecule shells out to ansible-config/ansible-playbook: the venv's bin must be on PATH
+    full["PATH"] = f"{venv_bin}{os.pathsep}{full.get('PATH', '')}"
+    r = subprocess.run([str(exe) if exe.exists() else "molecule", "test", "-s", scenario], cwd=REPO, env=full,
+                       text=True, capture_output=True, timeout=timeout, check=False)
+    assert r.returncode == 0, f"molecule test -s {scenario} failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
