@@ -13,6 +13,10 @@ description:
     ccparse KIND the controller parses it with. KIND C(sysfs-ib) is no tool but a JSON object
     mapping C(/sys) paths to file contents, the RDMA device and netdev attributes under I(sysfs_root)
     (port state, rate, link layer, GIDs, netdev MTU), laid out as C(/sys/bus/pci/devices/<pci>/...).
+    KIND C(proc-limits) is C(<proc_root>/<pid>/limits) of the running C(slurmd), returned under the
+    key C(proc-limits#slurmd) with a first comment line naming the process and its pid. Every job
+    step inherits slurmd's limits, so its memlock limit decides whether RDMA jobs can register
+    memory (C(skipped) when no slurmd runs).
     Judgement happens on the controller (C(clusterctl analyze)); this module only collects.
   - C(dcgmi diag) runs only when I(dcgmi_level) is set. The active tests (C(nccl-tests)
     all_reduce_perf within the node, C(ib_write_bw) loopback on one device) run only when listed in
@@ -27,8 +31,8 @@ options:
     description: Passive KINDs to capture.
     type: list
     elements: str
-    default: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
-    choices: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo]
+    default: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo, proc-limits]
+    choices: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo, proc-limits]
   qos_interfaces:
     description:
       - Netdevs to read back with C(mlnx_qos -i). Empty means every netdev of an RDMA device whose
@@ -130,10 +134,18 @@ import json  # noqa: E402
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import ENV, entry, rdma_devices, running_job_steps, summarise  # noqa: E402
+from ansible.module_utils.ccparse.node import (  # noqa: E402
+    ENV,
+    entry,
+    pids_named,
+    rdma_devices,
+    running_job_steps,
+    summarise,
+)
 from ansible.module_utils.ccparse.perftest_run import loopback  # noqa: E402
 
-PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"]
+PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
+           "proc-limits"]
 RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
 GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "dcgmi-diag", "nccl-tests")
 QUERY_FIELDS = ("index,pci.bus_id,name,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
@@ -273,6 +285,9 @@ class Collector:
                 if self.result[key]["stdout"]:
                     self.result[key]["stdout"] = f"# interface: {ifname}\n" + self.result[key]["stdout"]
 
+        if "proc-limits" in kinds:
+            self.slurmd_limits()
+
         def no_gpu(rc, out, err):
             return rc == NVSMI_NO_DEVICES or "No devices were found" in (out + err)
 
@@ -284,6 +299,19 @@ class Collector:
         for kind, args in gpu_args.items():
             if kind in kinds:
                 self.run(kind, "nvidia-smi", args, absent_when=no_gpu)
+
+    def slurmd_limits(self):
+        key, proc = "proc-limits#slurmd", self.p["proc_root"]
+        pids = pids_named(proc, "slurmd")
+        if not pids:
+            self.put(key, "skipped", stderr=f"slurmd is not running (no slurmd under {proc}); its limits not read")
+            return
+        path = os.path.join(proc, str(pids[0]), "limits")
+        text = _read(path)
+        if text is None:
+            self.put(key, "error", stderr=f"cannot read {path}", cmd=["read", path])
+        else:
+            self.put(key, "ok", 0, f"# process: slurmd pid {pids[0]}\n{text}", "", ["read", path])
 
     def dcgmi(self):
         level = self.p["dcgmi_level"]

@@ -6,6 +6,8 @@ Kernel/procfs paths read:
     one entry per RDMA device (drivers/infiniband/core/sysfs.c).
 ``<proc_root>/<pid>/comm``
     the process name; a ``slurmstepd`` means a Slurm job step runs on the node.
+``<proc_root>/<pid>/limits``
+    the process's resource limits (fs/proc/base.c), read for ``slurmd`` (parsed by ccparse.proc_limits).
 """
 
 from __future__ import annotations
@@ -24,21 +26,26 @@ def rdma_devices(sysfs_root: str) -> list[str]:
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
-def running_job_steps(proc_root: str) -> int:
-    """Number of ``slurmstepd`` processes under ``proc_root`` (0 when it cannot be read)."""
-    n = 0
+def pids_named(proc_root: str, comm: str) -> list[int]:
+    """PIDs under ``proc_root`` whose ``comm`` is ``comm``, ascending ([] when procfs cannot be read)."""
     try:
-        pids = [p for p in os.listdir(proc_root) if p.isdigit()]
+        pids = sorted(int(p) for p in os.listdir(proc_root) if p.isdigit())
     except OSError:
-        return 0
+        return []
+    out = []
     for pid in pids:
         try:
-            with open(os.path.join(proc_root, pid, "comm")) as f:
-                if f.read().strip() == "slurmstepd":
-                    n += 1
+            with open(os.path.join(proc_root, str(pid), "comm")) as f:
+                if f.read().strip() == comm:
+                    out.append(pid)
         except OSError:
             continue
-    return n
+    return out
+
+
+def running_job_steps(proc_root: str) -> int:
+    """Number of ``slurmstepd`` processes under ``proc_root`` (0 when it cannot be read)."""
+    return len(pids_named(proc_root, "slurmstepd"))
 
 
 def entry(status: str, rc: int | None = None, stdout: str = "", stderr: str = "", cmd: list | None = None) -> dict:

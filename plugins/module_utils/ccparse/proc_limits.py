@@ -1,0 +1,66 @@
+"""Parse ``/proc/<pid>/limits`` (KIND ``proc-limits``): a process's resource limits.
+
+The kernel prints (fs/proc/base.c, ``proc_pid_limits``) a header and one row per limit::
+
+    Limit                     Soft Limit           Hard Limit           Units
+    Max locked memory         8388608              8388608              bytes
+
+columns at fixed widths (25, 20, 20 characters), ``unlimited`` for RLIM_INFINITY and no unit
+for the nice/realtime priorities. The collector may put a comment line first naming the process
+(``# process: slurmd pid 812``; fabric_evidence does, since the file does not say whose it is).
+
+Result::
+
+    {"process": "slurmd", "pid": 812 | None,
+     "limits": {"max_locked_memory": {"soft": 8388608 | None, "hard": 8388608 | None, "unit": "bytes"},
+                ...}}
+
+``None`` means unlimited; the key is the limit's name in snake case.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+
+TOOL = "/proc/<pid>/limits"
+_HEADER = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$")
+_ROW = re.compile(r"^(Max [a-z ]+?)\s{2,}(unlimited|\d+)\s+(unlimited|\d+)(?:\s+([a-z]+))?\s*$")
+_PROCESS = re.compile(r"^#\s*process:\s*(\S+)(?:\s+pid\s+(\d+))?")
+
+
+def _value(text: str) -> int | None:
+    return None if text == "unlimited" else int(text)
+
+
+@parser("proc-limits")
+def parse_proc_limits(text: str) -> dict[str, Any]:
+    lines = strip_source_line(text).splitlines()
+    out: dict[str, Any] = {"process": None, "pid": None, "limits": {}}
+    header = False
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        m = _PROCESS.match(line)
+        if m and not header:
+            out["process"], out["pid"] = m.group(1), int(m.group(2)) if m.group(2) else None
+            continue
+        if line.startswith("#") and not header:
+            continue
+        if not header:
+            if not _HEADER.match(line):
+                raise ParseError(TOOL, f"expected the header 'Limit  Soft Limit  Hard Limit  Units', got {line!r}", n)
+            header = True
+            continue
+        r = _ROW.match(line)
+        if not r:
+            raise ParseError(TOOL, f"not a limit row: {line!r}", n)
+        key = r.group(1).strip().lower().replace(" ", "_")
+        out["limits"][key] = {"soft": _value(r.group(2)), "hard": _value(r.group(3)), "unit": r.group(4) or ""}
+    if not header:
+        raise ParseError(TOOL, "no header line: empty or not a limits file", None)
+    if "max_locked_memory" not in out["limits"]:
+        raise ParseError(TOOL, "no 'Max locked memory' row (truncated?)", len(lines))
+    return out
