@@ -24,6 +24,8 @@ import yaml
 from ccparse import registry
 from labutil import LAB, REPO, cc, sh
 
+from clusterctl.analysis.engine import analyze_dir
+from clusterctl.analysis.expectations import build, load_spec
 from clusterctl.runner import state_dir
 
 pytestmark = pytest.mark.lab
@@ -70,7 +72,8 @@ def sim_inventory(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -
         "clusterctl_verify_sysfs_root": f"{SIM_ROOT}/sys",
         "clusterctl_verify_tool_dirs": [f"{SIM_ROOT}/bin"],
         # the containers' real ibstat/ibstatus read the kernel's /sys (no devices), not the tree
-        "clusterctl_verify_kinds": ["sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo"],
+        "clusterctl_verify_kinds": ["sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
+                                    "proc-limits"],
     }))
     for host, desc in SIM_DESC.items():
         root = tmp / host
@@ -117,6 +120,15 @@ def test_verify_drain_and_resume(sim_inventory: Path) -> None:
     rate = found[("ib_port_rate", "lab-c2/mlx5_1/1")]
     assert "200" in rate["message"] and "400" in rate["message"]
     assert not [f for f in c2["findings"] if f["subject"].startswith(("lab-c2/mlx5_0", "lab-c2/rdma1"))]
+
+    # the real slurmd's limits were read: 4M as the lab inventory sets (slurm_compute_memlock_limit),
+    # so no memlock finding above; judged against the role's default (infinity) it is one
+    evidence = sorted((state_dir(inv) / "evidence").iterdir())[-1]
+    limits = registry.parse("proc-limits", (evidence / "lab-c1" / "proc-limits#slurmd.txt").read_text())
+    assert limits["process"] == "slurmd" and limits["limits"]["max_locked_memory"]["soft"] == 4 * 1024 * 1024
+    strict = analyze_dir(evidence, build({**load_spec(inv), "slurm_compute_memlock_limit": "infinity"}))
+    memlock = [f for f in strict.hosts["lab-c1"].findings if f.check == "memlock"]
+    assert [f.subject for f in memlock] == ["lab-c1/slurmd"] and "4 MiB, expected unlimited" in memlock[0].message
 
     after = nodes()
     assert drained(after["lab-c2"][0]) and after["lab-c2"][1].startswith("clusterctl:"), after

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -80,3 +82,16 @@ def test_nodes_out_of_service_for_another_reason_are_held() -> None:
     held = held_by_others(info, "clusterctl: reconfigure")
     assert sorted(held) == ["n2", "n4", "n5", "n6"]
     assert held["n2"] == "drained: disk replaced, ticket 42"
+
+
+def test_slurmd_limit_change_drains() -> None:
+    """The memlock drop-in needs a slurmd restart: its task names (read from the role) are disruptive."""
+    import yaml
+
+    role = Path(__file__).resolve().parents[2] / "roles" / "slurm_compute" / "tasks" / "main.yml"
+    tasks = yaml.safe_load(role.read_text())
+    names = [t["name"] for t in tasks
+             if "clusterctl-limits.conf" in str(t.get("ansible.builtin.copy") or t.get("ansible.builtin.file") or {})]
+    assert len(names) == 2, names  # write and remove
+    for name in names:
+        assert disruptive_hosts(COMPONENTS["slurm"], {"n1": [name]}) == {"n1": [name]}
