@@ -134,3 +134,13 @@ def test_unlimited_meets_any_expectation() -> None:
                  "limits": {"max_locked_memory": {"soft": None, "hard": None, "unit": "bytes"}}}
     for want in ("infinity", "4M", "64G"):
         assert not judge_slurmd_memlock("n", unlimited, {"slurm_compute_memlock_limit": want}).findings
+
+
+def test_real_slurmd_at_the_configured_limit() -> None:
+    # "Max locked memory         4194304              4194304              bytes" (LimitMEMLOCK=4M)
+    d = as_slurmd("proc-limits/slurmd-lab-memlock-4m.txt", pid=1293)
+    assert d["limits"]["max_locked_memory"] == {"soft": 4194304, "hard": 4194304, "unit": "bytes"}
+    assert d["limits"]["max_stack_size"] == {"soft": None, "hard": None, "unit": "bytes"}
+    assert not judge_slurmd_memlock("lab-c1", d, {"slurm_compute_memlock_limit": "4M"}).findings
+    (f,) = judge_slurmd_memlock("lab-c1", d, {"slurm_compute_memlock_limit": "infinity"}).findings
+    assert "memlock 4 MiB, expected unlimited" in f.message
