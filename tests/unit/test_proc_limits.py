@@ -130,8 +130,9 @@ def test_analyze_dir_judges_the_slurmd_capture(tmp_path: Path) -> None:
 
 
 def test_unlimited_meets_any_expectation() -> None:
-    unlimited = {"process": "slurmd", "pid": 1,
-                 "limits": {"max_locked_memory": {"soft": None, "hard": None, "unit": "bytes"}}}
+    # the H200 machine: "Max locked memory         unlimited            unlimited            bytes"
+    unlimited = as_slurmd("proc-limits/h200-host-memlock-unlimited.txt")
+    assert unlimited["limits"]["max_locked_memory"] == {"soft": None, "hard": None, "unit": "bytes"}
     for want in ("infinity", "4M", "64G"):
         assert not judge_slurmd_memlock("n", unlimited, {"slurm_compute_memlock_limit": want}).findings
 
