@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from clusterctl import role_vars
 from clusterctl.inventory import NODE_GROUPS, Inventory, Problem, VaultValue
 
 FABRICS = ("infiniband", "roce", "ethernet")
@@ -23,7 +24,8 @@ SLURM_HOSTNAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]{0,62}$")
 SLURM_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")  # ClusterName / partition names
 # Keys holding secrets: must be vaulted (!vault, an encrypted file) or a Jinja reference to one.
 SECRET_KEYS = re.compile(r"(^|_)(password|passwd|secret|token|munge_key|access_key|secret_key|metaurl)($|_)")
-# Role-prefixed variables pass through to the roles, which validate them themselves.
+# Role-prefixed variables are checked against the roles' meta/argument_specs.yml (clusterctl.role_vars:
+# known name, type, choices); the roles validate their values in depth when they run.
 ROLE_PREFIXES = (
     "munge_", "slurm_common_", "slurm_controller_", "slurm_compute_", "slurm_dbd_", "rdma_", "roce_qos_",
     "nccl_", "juicefs_", "lustre_client_", "node_health_", "ansible_", "clusterctl_", "vault_",
@@ -209,7 +211,9 @@ def _validate_spec(inv: Inventory) -> list[Problem]:
         for key, value in src.data.items():
             if key in SPEC:
                 out += SPEC[key](src.file, key, value)
-            elif not (isinstance(key, str) and key.startswith(ROLE_PREFIXES)):
+            elif isinstance(key, str) and key.startswith(ROLE_PREFIXES):
+                out += role_vars.check(src.file, key, value)
+            else:
                 near = difflib.get_close_matches(str(key), list(SPEC), n=1)
                 hint = f"; did you mean '{near[0]}'?" if near else ""
                 out.append(Problem(src.file, str(key), value, f"unknown key in the cluster spec{hint}"))
@@ -226,9 +230,14 @@ def _validate_spec(inv: Inventory) -> list[Problem]:
         for src in srcs:
             for key, value in src.data.items():
                 out += _secret(src.file, str(key), str(key), value)
+                if key not in SPEC:
+                    out += role_vars.check(src.file, str(key), value)
     for host, hv in inv.host_vars.items():
         for key, value in hv.items():
-            out += _secret(inv.host_var_files.get(host, inv.hosts_file), f"{host}.{key}", str(key), value)
+            hfile = inv.host_var_files.get(host, inv.hosts_file)
+            out += _secret(hfile, f"{host}.{key}", str(key), value)
+            if key not in SPEC:
+                out += role_vars.check(hfile, str(key), value, f"{host}.{key}")
     return out
 
 
