@@ -161,6 +161,17 @@ def _diff_text(diff: Any) -> str:
     return "\n".join(out)
 
 
+def _run_ident(runs: Path, label: str) -> str:
+    """``<time>-<label>-<pid>``, with ``-2``, ``-3``... when a run of the same second already has it
+    (a rollout runs several ad-hoc commands a second; each keeps its own artifacts)."""
+    base = time.strftime("%Y%m%d-%H%M%S-") + label + f"-{os.getpid()}"
+    ident, n = base, 1
+    while (runs / ident).exists():
+        n += 1
+        ident = f"{base}-{n}"
+    return ident
+
+
 def run_playbook(
     playbook: str,
     inventory: Path,
@@ -179,9 +190,9 @@ def run_playbook(
     import ansible_runner
 
     st = state_dir(inventory)
-    ident = time.strftime("%Y%m%d-%H%M%S-") + label + f"-{os.getpid()}"
     runs = st / "runs"
     runs.mkdir(exist_ok=True)
+    ident = _run_ident(runs, label)
     (st / "tmp").mkdir(exist_ok=True)
     pb = Path(playbook) if Path(playbook).is_absolute() else paths.playbooks() / playbook
     cmdline: list[str] = []
@@ -269,8 +280,8 @@ def run_module(
         return True
 
     ansible_runner.run(
-        private_data_dir=str(st), artifact_dir=str(st / "runs"), ident=time.strftime("%Y%m%d-%H%M%S-adhoc-")
-        + str(os.getpid()), host_pattern=pattern, module=module, module_args=args,
+        private_data_dir=str(st), artifact_dir=str(st / "runs"), ident=_run_ident(st / "runs", "adhoc"),
+        host_pattern=pattern, module=module, module_args=args,
         inventory=str(inventory.resolve()), envvars=env, event_handler=handler, quiet=True,
         suppress_env_files=True, rotate_artifacts=50, cmdline="--check" if check else None,
     )

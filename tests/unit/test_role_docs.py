@@ -1,6 +1,7 @@
 """Every public role variable is prefixed with the role name and documented three times: in
 defaults/main.yml, in meta/argument_specs.yml (with a type and a description) and in a variable
-table of the role's README; per-host overrides without a default ("Host var, ...") in the last two. Registered results and facts a role sets are internals (``__<role>_``)."""
+table of the role's README; per-host overrides without a default ("Host var, ...") in the last
+two. Registered results and facts a role sets are internals (``__<role>_``)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_defaults_are_prefixed(role: str) -> None:
 
 def host_vars_only(options: dict[str, Any]) -> set[str]:
     """Options a host sets for itself (per-node overrides): no default, described as such."""
-    return {k for k, o in options.items() if "default" not in o and str(o.get("description", "")).startswith("Host var")}
+    return {k for k, o in options.items()
+            if "default" not in o and str(o.get("description", "")).startswith("Host var")}
 
 
 @pytest.mark.parametrize("role", NAMES)

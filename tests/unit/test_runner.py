@@ -80,3 +80,13 @@ def test_progress_lines_survive_empty_messages() -> None:
     p(ev("runner_on_failed", "a", msg=""))  # no message at all
     p(ev("runner_on_unreachable", "b"))
     p(ev("runner_on_ok", "a", changed=True))
+
+
+def test_runs_of_the_same_second_keep_their_own_artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner.time, "strftime", lambda fmt: "20261202-185229-")
+    first = runner._run_ident(tmp_path, "adhoc")
+    (tmp_path / first).mkdir()
+    second = runner._run_ident(tmp_path, "adhoc")
+    (tmp_path / second).mkdir()
+    third = runner._run_ident(tmp_path, "adhoc")
+    assert first.startswith("20261202-185229-adhoc-") and second == f"{first}-2" and third == f"{first}-3"
