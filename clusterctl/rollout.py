@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -93,6 +95,29 @@ def unfit_nodes(nodes: list[str], states: dict[str, str]) -> dict[str, str]:
         elif s.endswith("*") or any(w in s.lower() for w in _UNFIT):
             out[n] = s
     return out
+
+
+#: seconds a batch's nodes get to become (and stay) fit after a change, and again after resume
+SETTLE_TIMEOUT = 90.0
+
+
+def wait_fit(nodes: list[str], states: Callable[[], dict[str, str]], timeout: float = SETTLE_TIMEOUT,
+             interval: float = 3.0, stable: int = 2, clock: Callable[[], float] = time.monotonic,
+             sleep: Callable[[float], None] = time.sleep) -> dict[str, str]:
+    """Poll ``states()`` (sinfo ``%T`` by node) until ``nodes`` are fit in ``stable`` checks in a row,
+    ``interval`` s apart; {} then, else the unfit nodes of the last check when ``timeout`` passes.
+
+    One snapshot is not enough: right after a slurmd restart a node can register (``idle``) and then
+    miss slurmctld's next ping (``idle*``) on a loaded controller.
+    """
+    deadline = clock() + timeout
+    in_row = 0
+    while True:
+        bad = unfit_nodes(nodes, states())
+        in_row = 0 if bad else in_row + 1
+        if in_row >= stable or (bad and clock() >= deadline):
+            return bad
+        sleep(interval)
 
 
 def held_by_others(info: dict[str, tuple[str, str]], own_reason_prefix: str) -> dict[str, str]:

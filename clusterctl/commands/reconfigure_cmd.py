@@ -13,7 +13,7 @@ from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app
 from clusterctl.commands.provision_cmd import InventoryArg, print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.inventory import Inventory, load_and_validate
-from clusterctl.rollout import COMPONENTS, BatchSpecError, batches, disruptive_hosts, held_by_others, unfit_nodes
+from clusterctl.rollout import COMPONENTS, BatchSpecError, batches, disruptive_hosts, held_by_others, wait_fit
 from clusterctl.runner import run_module
 
 REASON_PREFIX = "clusterctl:"
@@ -164,7 +164,7 @@ def _roll_batch(inventory: Path, slurm: SlurmCtl, component: str, index: int, la
         err_console.print(f"clusterctl: {label}: apply failed on {', '.join(res.problem_hosts)}; the batch stays "
                           f"drained (reason '{reason}'); rollout stopped; untouched: {untouched}")
         raise typer.Exit(res.exit_code)
-    bad = unfit_nodes(ours, slurm.node_states(nodes))
+    bad = wait_fit(ours, lambda: slurm.node_states(nodes))
     if bad:
         err_console.print(f"clusterctl: {label}: verify failed: "
                           f"{', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; batch stays drained "
@@ -173,4 +173,10 @@ def _roll_batch(inventory: Path, slurm: SlurmCtl, component: str, index: int, la
     if ours:
         slurm.resume(ours)
         drained.clear()
+        bad = wait_fit(ours, lambda: slurm.node_states(nodes))
+        if bad:
+            err_console.print(f"clusterctl: {label}: resumed, but not fit: "
+                              f"{', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; rollout stopped; "
+                              f"untouched: {untouched}")
+            raise typer.Exit(EXIT_HOSTS_FAILED)
     console.print(f"{label}: changed, verified, resumed")

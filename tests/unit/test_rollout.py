@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from clusterctl.cli import app
-from clusterctl.rollout import COMPONENTS, BatchSpecError, batch_size, batches, disruptive_hosts
+from clusterctl.rollout import COMPONENTS, BatchSpecError, batch_size, batches, disruptive_hosts, wait_fit
 
 
 @pytest.mark.parametrize(("spec", "total", "size"), [
@@ -95,3 +95,29 @@ def test_slurmd_limit_change_drains() -> None:
     assert len(names) == 2, names  # write and remove
     for name in names:
         assert disruptive_hosts(COMPONENTS["slurm"], {"n1": [name]}) == {"n1": [name]}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+
+def test_wait_fit_needs_two_fit_checks_in_a_row() -> None:
+    # registered, then missed a ping (idle*), then steady: the flap must not count as verified
+    seq = iter([{"n1": "idle"}, {"n1": "idle*"}, {"n1": "idle"}, {"n1": "idle"}, {"n1": "idle*"}])
+    clock = _Clock()
+    assert wait_fit(["n1"], lambda: next(seq), clock=clock, sleep=clock.sleep) == {}
+    assert clock.now == 9.0  # four checks, 3 s apart
+
+
+def test_wait_fit_gives_up_with_the_last_state() -> None:
+    clock = _Clock()
+    assert wait_fit(["n1", "n2"], lambda: {"n1": "idle", "n2": "down*"}, timeout=30, clock=clock,
+                    sleep=clock.sleep) == {"n2": "down*"}
+    assert 30 <= clock.now <= 33
