@@ -36,7 +36,11 @@ def test_healthy_full_reports_have_no_findings() -> None:
     for rel in ("nvidia-smi-q/a100x8-460.32.03-full.txt", "nvidia-smi-q/rtx4090x8-535.154.05-full.txt",
                 "h200-live/nvidia-smi-q-h200-580.159.04.txt"):
         exp_n = 1 if "h200" in rel else 8
-        assert run("nvidia-smi-q", rel, gpus_per_node=exp_n).findings == [], rel
+        found = run("nvidia-smi-q", rel, gpus_per_node=exp_n).findings
+        # the A100 capture has 'Persistence Mode : Disabled' on all 8 GPUs: a node setting, judged
+        assert [f for f in found if f.check != "gpu_persistence"] == [], rel
+        want = [("gpu_persistence", f"n1/gpu{i}") for i in range(8)] if "a100" in rel else []
+        assert by(found) == want, rel
 
 
 def test_idle_gen1_is_not_degraded_but_busy_gen1_is() -> None:
@@ -102,7 +106,9 @@ def test_lost_gpu_is_critical() -> None:
 
 def test_table_inforom_corrupted_and_count() -> None:
     res = run("nvidia-smi", "nvidia-smi/v100x8-table-inforom-corrupted.txt", gpus_per_node=8)
-    assert by(res.findings) == [("gpu_inforom", "n1/gpu7")]
+    # the fixture's Persistence-M column reads Off on all 8 V100s: warned per GPU, besides the InfoROM
+    assert by(res.findings, "critical") == [("gpu_inforom", "n1/gpu7")]
+    assert by(res.findings, "warning") == [("gpu_persistence", f"n1/gpu{i}") for i in range(8)]
     assert run("nvidia-smi", "nvidia-smi/h100x8-550.90.07-table.txt", gpus_per_node=8).findings == []
     missing = run("nvidia-smi", "nvidia-smi/h100x8-550.90.07-table.txt", gpus_per_node=16).findings
     assert [(f.check, f.severity) for f in missing] == [("gpu_count", "critical")]

@@ -210,6 +210,23 @@ def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
     return []
 
 
+#: product names of desktop/workstation boards, where persistence mode off is the normal setting
+_DESKTOP = ("geforce", "titan", "quadro")
+
+
+def _persistence(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    """Persistence mode off on a data-center GPU (``Off`` in the table, ``Disabled`` in ``-q`` and
+    ``--query-gpu``): the driver tears the GPU down whenever no client holds it, so every job start
+    re-initialises it (seconds per GPU) and DCGM's deployment test flags it. Desktop boards are
+    not judged; ``N/A`` (Windows driver models) is not a state."""
+    mode = g.get("persistence_mode")
+    name = str(g.get("name") or "").lower()
+    if mode not in ("Off", "Disabled") or any(d in name for d in _DESKTOP):
+        return []
+    return [Finding(host, "gpu_persistence", "warning", _subject(host, g),
+                    f"persistence mode {mode}: enable it (nvidia-persistenced, or nvidia-smi -pm 1){_bus(g)}")]
+
+
 def _inforom(host: str, warnings: list[str], gpus: list[Mapping[str, Any]]) -> list[Finding]:
     from ccparse.nvidia_smi_table import norm_bus_id
 
@@ -245,7 +262,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
     for g in gpus:
         res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
-                         + _reset(host, g) + _fabric(host, g))
+                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
@@ -273,6 +290,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         if n:
             res.findings.append(Finding(host, "gpu_ecc", "critical", _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
+        res.findings += _persistence(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
@@ -397,4 +415,14 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         msg = "; ".join(m for m in r.get("messages") or [] if m)[:300]
         text = f"dcgmi diag {r.get('category')}/{r.get('test')}: {st}" + (f": {msg}" if msg else "")
         res.findings.append(Finding(host, "dcgmi_diag", sev, subj, text))
+    # a test DCGM failed as a whole while every GPU row passed (DCGM 4 prints 'pcie | Fail' with an
+    # internal error and 'GPU0: Pass' ...): still a failed diagnostic, of the node
+    judged = {(r.get("category"), r.get("test"), r.get("status")) for r in data.get("results") or []}
+    for t in data.get("tests") or []:
+        st = t.get("status")
+        if st in ("Fail", "Warn") and (t.get("category"), t.get("test"), st) not in judged:
+            sev = "critical" if st == "Fail" else "warning"
+            res.findings.append(Finding(host, "dcgmi_diag", sev, host,
+                                        f"dcgmi diag {t.get('category')}/{t.get('test')}: {st} (test result; "
+                                        "no GPU row failed)"))
     return res

@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from . import capture
 from .common import ParseError, parser, strip_source_line
 
 TOOL = "dcgmi diag"
@@ -109,7 +110,9 @@ def _from_json(doc: Any) -> dict[str, Any]:
 
 _TEXT_ROW = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|$")
 _CAT = re.compile(r"^[|+]-+\s+(\w[\w ]*?)\s+-+\+")
-_RESULT = re.compile(r"^(Pass|Fail|Warn|Skip|Passed|Failed|Skipped)(?:\s*-\s*(All|GPU:?\s*([\d,\s]+)))?\s*$", re.I)
+_RESULT = re.compile(r"^(Pass|Fail|Warn|Skip|Passed|Failed|Skipped)(?:\s*-\s*(All|GPUs?:?\s*([\d,\s]+)))?\s*$", re.I)
+_ELISION = re.compile(r"^(?:\.{3,}|\[\.{3}\]|…)$")
+_GPU_IN_TEXT = re.compile(r"\bGPU\s*(\d+)\b")
 _PER_GPU = re.compile(r"^GPU\s*(\d+)\s*:\s*(Pass|Fail|Warn|Skip)\b\s*(.*)$", re.I)
 
 
@@ -122,6 +125,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
     cur_rows: list[dict[str, Any]] = []
     last_msg: list[str] | None = None
     seen_header = False
+    last_line = lines[-1][0] if lines else None
     for lineno, raw in lines:
         s = raw.strip()
         if not s or s.startswith("Successfully ran diagnostic") or set(s) <= set("+-=|"):
@@ -132,7 +136,11 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             last_msg = None
             continue
         m = _TEXT_ROW.match(s)
+        if not m and s.startswith("|") and lineno == last_line:
+            m = _TEXT_ROW.match(s + " |" if s.count("|") >= 2 else s + " | |")  # the capture ends mid-row
         if not m:
+            if _ELISION.match(s) or capture.is_command(s, ("dcgmi", "nv-hostengine")):
+                continue  # '...' where the paster cut rows out; the command line
             if seen_header:
                 raise ParseError(TOOL, f"line is not a table row: {s[:80]!r}", lineno)
             continue
@@ -140,11 +148,20 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if name == "Diagnostic" and value == "Result":
             seen_header = True
             continue
-        if not seen_header:
-            raise ParseError(TOOL, f"table row before the 'Diagnostic | Result' header: {s[:80]!r}", lineno)
+        # an excerpt without the header (grep'd or cut out of a longer paste): the rows still say it all
+        seen_header = True
         if cat == "Metadata":
             meta[name] = value
             continue
+        if name == "Error" and not cur_rows:
+            # DCGM 2/3 deployment checks print a bare 'Error' row naming the GPU ("GPU 3 has
+            # uncorrectable memory errors and row remappings are pending"): a failed check
+            gm = _GPU_IN_TEXT.search(value)
+            cur_test = {"category": cat, "test": "Error", "status": "Fail"}
+            tests.append(cur_test)
+            cur_rows = [{"category": cat, "test": "Error", "gpu": int(gm.group(1)) if gm else None, "status": "Fail",
+                         "messages": [], "info": []}]
+            results.extend(cur_rows)
         if name in ("Warning", "Error", "Info"):
             last_msg = [value]
             target = cur_rows
@@ -198,7 +215,12 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 cur_rows.append(row)
                 results.append(row)
             continue
-        if name == "" and cur_test is not None:
+        if name == "" and (cur_test is not None or not results):
+            continue  # a wrapped cell we have no row for (the excerpt starts mid-cell)
+        if name and not value and cur_test is not None and cur_test is (tests[-1] if tests else None):
+            cur_test["test"] = f"{cur_test['test']} {name}"  # a test name wrapped onto the next row
+            for x in cur_rows:
+                x["test"] = cur_test["test"]
             continue
         raise ParseError(TOOL, f"unrecognised result cell {value[:60]!r} for {name[:40]!r}", lineno)
     if not seen_header:
@@ -210,22 +232,40 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             "driver_version": meta.get("Driver Version Detected"), "results": results, "tests": tests}
 
 
+def _load_json(js: str) -> Any:
+    """The document, or a pasted piece of one: a single test object (``{"name": .., "results": [..]}``,
+    often followed by the comma of the list it was cut from) becomes a one-test document."""
+    try:
+        return json.loads(js)
+    except json.JSONDecodeError:
+        frag = js.strip().rstrip(",").strip()
+        try:
+            doc = json.loads(frag)
+        except json.JSONDecodeError:
+            raise
+        if isinstance(doc, dict) and "results" in doc and "name" in doc:
+            return {"tests": [doc]}
+        return doc
+
+
 @parser("dcgmi-diag")
 def parse_dcgmi_diag(text: str) -> dict[str, Any]:
-    offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
     stripped = body.strip()
     if not stripped:
         raise ParseError(TOOL, "empty input", None)
-    if stripped.startswith("{"):
+    text_lines = capture.lines(text)
+    first = next((i for i, (_, ln) in enumerate(text_lines) if ln.strip() and not ln.strip().startswith(
+        "Successfully ran diagnostic") and not capture.is_command(ln, ("dcgmi",))), None)
+    if first is not None and text_lines[first][1].lstrip().startswith(("{", "[")):
+        js = "\n".join(ln for _, ln in text_lines[first:])
         try:
-            doc = json.loads(stripped)
+            doc = _load_json(js)
         except json.JSONDecodeError as exc:
-            lead = len(body) - len(body.lstrip())
-            line = body[:lead].count("\n") + exc.lineno + offset
+            line = text_lines[first][0] + exc.lineno - 1
             raise ParseError(TOOL, f"invalid JSON (truncated?): {exc.msg}", line) from exc
         out = _from_json(doc)
     else:
-        out = _from_text(list(enumerate(body.splitlines(), start=1 + offset)))
+        out = _from_text(text_lines)
     out["gpus"] = sorted({r["gpu"] for r in out["results"] if r["gpu"] is not None})
     return out

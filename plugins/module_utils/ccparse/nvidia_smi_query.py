@@ -32,7 +32,8 @@ import io
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from . import capture
+from .common import ParseError, parser
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi --query-gpu"
@@ -135,6 +136,7 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
                  "width_current": _int(f.get("pcie.link.width.current")),
                  "width_max": _int(f.get("pcie.link.width.max"))},
         "ecc_mode": f.get("ecc.mode.current"),
+        "persistence_mode": f.get("persistence_mode"),
         "ecc": {"volatile": {"uncorrectable": _int(f.get("ecc.errors.uncorrected.volatile.total")),
                              "correctable": _int(f.get("ecc.errors.corrected.volatile.total"))},
                 "aggregate": {"uncorrectable": _int(f.get("ecc.errors.uncorrected.aggregate.total")),
@@ -151,13 +153,14 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 
 @parser("nvidia-smi-query")
 def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
-    offset = 1 if text.startswith(("# source:", "#source:")) else 0
     rows: list[tuple[int, list[str]]] = []
     lost: list[dict[str, str]] = []
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    for lineno, raw in capture.lines(text):
         if not raw.strip():
             continue
-        if raw.lstrip().startswith("$ "):  # a transcribed prompt line
+        if raw.strip() in ("[...]", "...", "....", "…"):  # rows the paster cut out
+            continue
+        if not rows and capture.is_command(raw, ("nvidia-smi",)):  # the command line before the header
             continue
         if (gone := lost_gpu(raw)) is not None:
             lost.append(gone)
@@ -180,7 +183,7 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     if any(n in header[0].lower() for n in ("no devices were found", "failed", "error")):
         raise ParseError(TOOL, f"nvidia-smi reported an error: {','.join(header)[:120]!r}", head_line)
     names = [_ALIASES.get(_UNIT_SUFFIX.sub("", h).strip(), _UNIT_SUFFIX.sub("", h).strip()) for h in header]
-    if not all(re.fullmatch(r"[a-z_][a-z0-9_.]*", n) for n in names):
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", n) for n in names):
         raise ParseError(TOOL, f"first line is not a --query-gpu CSV header (use --format=csv, not noheader): "
                          f"{','.join(header)[:100]!r}", head_line)
     if len(rows) == 1 and lost:

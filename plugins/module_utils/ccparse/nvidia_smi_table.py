@@ -30,8 +30,9 @@ from .common import ParseError, parser, strip_source_line
 
 TOOL = "nvidia-smi"
 
-_BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)\s+CUDA Version:\s*(\S+)")
-_ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
+_BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)\s+CUDA (?:UMD )?Version:\s*(\S+)")
+_ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
+                   r"\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
 _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|"
                    r"\s*(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s+(.+?)\s*\|$")
@@ -103,7 +104,10 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         r1 = _ROW1.match(s)
         if r1:
-            pending = {"index": int(r1.group(1)), "name": r1.group(2).strip(), "persistence_mode": r1.group(3),
+            mode = r1.group(3)
+            pending = {"index": int(r1.group(1)), "name": r1.group(2).strip(),
+                       "persistence_mode": mode if mode in ("On", "Off") else None,
+                       "driver_model": mode if mode in ("WDDM", "TCC", "MCDM") else None,
                        "bus_id": norm_bus_id(r1.group(4)), "display_active": r1.group(5),
                        "ecc_uncorrected_volatile": int(r1.group(6)) if r1.group(6).isdigit() else None,
                        "line": lineno}
@@ -126,7 +130,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             raise ParseError(TOOL, f"GPU {pending['index']}: second table row not understood: {s[:100]!r}", lineno)
     if (out["no_devices"] or out["lost_gpus"]) and not out["gpus"]:
         return out
-    if not seen_table:
+    if not seen_table and not out["gpus"]:
         raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
     if not out["gpus"]:
         raise ParseError(TOOL, "banner but no GPU rows (truncated?)", last or None)
