@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from . import capture
+from .common import ParseError, parser
 
 TOOL = "nvidia-smi nvlink -s"
 
@@ -32,12 +33,17 @@ _LINK = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>|(.+))$")
 
 @parser("nvidia-smi-nvlink")
 def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
-    offset = 1 if text.startswith(("# source:", "#source:")) else 0
     gpus: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    elided = False
+    for lineno, raw in capture.lines(text):
         s = raw.strip()
-        if not s or s.startswith("$ "):
+        if not s:
+            continue
+        if re.fullmatch(r"\.{3,}|\[\.{3}\]|…", s):
+            elided = True  # GPUs or links the paster cut out
+            continue
+        if capture.is_command(s, ("nvidia-smi",)):
             continue
         g = _GPU.match(s)
         if g:
@@ -60,4 +66,4 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
         gpu["active_links"] = sum(1 for lk in gpu["links"] if lk["active"])
         gpu["inactive_links"] = [lk["link"] for lk in gpu["links"] if not lk["active"]]
     note = None if gpus else "nvidia-smi nvlink -s printed nothing: no NVLink on this node (single GPU or PCIe cards)"
-    return {"gpus": gpus, "no_nvlink": not gpus, "note": note}
+    return {"gpus": gpus, "no_nvlink": not gpus, "note": note, "excerpt": elided}

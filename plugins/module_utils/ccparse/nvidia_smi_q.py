@@ -61,6 +61,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import capture
 from .common import ParseError, parser, strip_source_line
 from .nvidia_smi_table import lost_gpu
 
@@ -356,11 +357,17 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
             continue
         if indent == 0:
             m = _KV.match(line) if ":" in line else None
+            if not m and capture.is_command(stripped, ("nvidia-smi",)):
+                continue  # the pasted command line ('$ nvidia-smi -q | grep UUID')
             if not m:
                 raise ParseError(TOOL, f"unexpected top-level line {stripped[:80]!r}", lineno)
             top[m.group(1).strip()] = m.group(2).strip()
             current = None
             continue
+        if (current is not None and blocks and blocks[-1][0] is None and stripped.startswith("GPU UUID")
+                and "GPU UUID" in current.root):
+            current = _TreeBuilder()  # grep'd excerpt: each 'GPU UUID' line is the next GPU
+            blocks.append((None, lineno, current))
         if current is None:
             if blocks:
                 raise ParseError(TOOL, f"indented line outside a GPU block: {stripped[:80]!r}", lineno)
@@ -385,7 +392,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                              "(truncated?)", last or None)
     if excerpt and any(bus is None for bus, _, _ in blocks):
         tree = blocks[0][2].root
-        if not (_KNOWN_SECTIONS & set(tree)):
+        if not (_KNOWN_SECTIONS & set(tree)) and "GPU UUID" not in tree:
             raise ParseError(TOOL, "indented text without a 'GPU <bus id>' header and no known section",
                              blocks[0][1])
     attached = _int(top.get("Attached GPUs"))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import capture
 from .common import ParseError, parser, strip_source_line
 
 TOOL = "nvidia-smi topo -m"
@@ -47,9 +48,13 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
     nic_names: dict[str, str] = {}
     section = "matrix"
     last = 0
+    truncated = False
+    final = max((n for n, ln in lines if ln.strip()), default=0)
     for lineno, line in lines:
         s = line.strip()
-        if not s or s.startswith("$ "):
+        if not s:
+            continue
+        if columns is None and capture.is_command(s, ("nvidia-smi",)):
             continue
         last = lineno
         if s.startswith("NIC Legend"):
@@ -86,6 +91,9 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         if not _DEV.match(label):
             raise ParseError(TOOL, f"matrix row does not start with a device name: {s[:80]!r}", lineno)
         cells = tokens[1:1 + len(columns)]
+        if len(cells) < len(columns) and lineno == final and all(_CELL.match(c) for c in cells):
+            truncated = True  # the capture ends inside this row: keep what is complete
+            break
         if len(cells) < len(columns) or not all(_CELL.match(c) for c in cells):
             raise ParseError(TOOL, f"row {label}: expected {len(columns)} link cells (X, SYS, NODE, PHB, PXB, PIX, "
                              f"NV#), got {' '.join(tokens[1:])[:80]!r} (truncated?)", lineno)
@@ -106,9 +114,11 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
     if columns is None:
         raise ParseError(TOOL, "empty input (no matrix header)", last or None)
     want_gpus = [c for c in columns if c.startswith("GPU")]
+    if not gpus:
+        raise ParseError(TOOL, f"header has {len(want_gpus)} GPU columns but no GPU row (truncated?)", last or None)
     if len(gpus) < len(want_gpus):
-        raise ParseError(TOOL, f"header has {len(want_gpus)} GPU columns but {len(gpus)} GPU rows (truncated?)",
-                         last or None)
+        truncated = True  # a capture cut before the last GPU rows: the rows present are judged
     for n in nics:
         n["device"] = nic_names.get(n["name"], n["name"] if not n["name"].startswith("NIC") else None)
-    return {"columns": columns, "affinity_columns": aff_cols, "gpus": gpus, "nics": nics, "legend": legend}
+    return {"columns": columns, "affinity_columns": aff_cols, "gpus": gpus, "nics": nics, "legend": legend,
+            "truncated": truncated}
