@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from . import capture
+from .common import ParseError, parser
 from .hostlist import expand_hostlist
 
 _SINFO_HEADER = ["PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"]
@@ -53,26 +54,35 @@ def _split_state(state: str) -> tuple[str, list[str]]:
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
     tool = "sinfo"
-    offset = 1 if text.startswith(("# source:", "#source:")) else 0
     rows: list[dict[str, Any]] = []
     header = False
-    lineno = offset
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    cols: list[str] | None = None
+    lineno = 0
+    for lineno, raw in capture.lines(text):
         line = raw.strip()
         if not line:
             continue
         tok = line.split()
-        if tok == _SINFO_HEADER:
+        if "PARTITION" in tok and "NODELIST" in tok:
+            # the default header, or another sinfo column order (the man page's '--states' example
+            # prints NODES before TIMELIMIT); a summary header (-s: NODES(A/I/O/T)) has no STATE
             header = True
+            cols = tok if set(_SINFO_HEADER) <= set(tok) and len(tok) == len(_SINFO_HEADER) else None
             continue
+        if capture.is_command(line, ("sinfo",)):
+            continue  # the shell prompt and command of a pasted session
         if not header:
-            if re.search(r"(^[$#]|[>$#]\s*)\s*sinfo\b", line):
-                continue  # the shell prompt and command of a pasted session
             raise ParseError(tool, f"expected the header {' '.join(_SINFO_HEADER)!r}, got {line[:60]!r}",
                              lineno)
-        if len(tok) != 6 or not tok[3].isdigit():
-            raise ParseError(tool, f"expected 6 columns PARTITION..NODELIST, got {line[:60]!r}", lineno)
-        part, avail, limit, count, state, nodelist = tok
+        if cols is None:
+            continue  # rows of a summary (sinfo -s) table: no per-state rows to judge
+        if len(tok) == 5 and tok[cols.index("NODES")] == "0":
+            continue  # 'compute* up infinite 0 n/a': a partition without nodes
+        if len(tok) != 6 or not tok[cols.index("NODES")].isdigit():
+            raise ParseError(tool, f"expected 6 columns {' '.join(cols)}, got {line[:60]!r}", lineno)
+        row = dict(zip(cols, tok, strict=True))
+        part, avail, limit, count = row["PARTITION"], row["AVAIL"], row["TIMELIMIT"], row["NODES"]
+        state, nodelist = row["STATE"], row["NODELIST"]
         base, flags = _split_state(state)
         if base.lower() not in _BASE_STATES:
             raise ParseError(tool, f"unknown node state {state!r}", lineno)
@@ -112,17 +122,17 @@ def _int(v: str | None) -> int | None:
     return int(v) if v is not None and v.isdigit() else None
 
 
-def _finish_node(fields: dict[str, str], tool: str, lineno: int) -> dict[str, Any]:
-    if "State" not in fields:
+def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool = False) -> dict[str, Any]:
+    if "State" not in fields and not excerpt:
         raise ParseError(tool, f"node {fields.get('NodeName')} has no State= (truncated?)", lineno)
-    state = fields["State"]
+    state = fields.get("State", "")
     parts = state.split("+")
     base = parts[0].rstrip("*~#!%$@^-")
     reason = fields.get("Reason")
     rm = _REASON.match(reason) if reason else None
     return {
         "name": fields["NodeName"],
-        "state": state,
+        "state": state or None,
         "base_state": base,
         "state_flags": parts[1:],
         "drain": "DRAIN" in parts[1:] or base in ("DRAIN", "DRAINED", "DRAINING"),
@@ -141,11 +151,10 @@ def _finish_node(fields: dict[str, str], tool: str, lineno: int) -> dict[str, An
 def parse_scontrol_node(text: str) -> dict[str, Any]:
     """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated)."""
     tool = "scontrol-node"
-    offset = 1 if text.startswith(("# source:", "#source:")) else 0
-    nodes: list[dict[str, Any]] = []
+    records: list[tuple[dict[str, str], int]] = []
     fields: dict[str, str] | None = None
-    lineno = offset
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    lineno = 0
+    for lineno, raw in capture.lines(text):
         line = raw.strip()
         if not line:
             continue
@@ -153,8 +162,10 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
             raise ParseError(tool, line, lineno)
         if line.startswith("NodeName="):
             if fields is not None:
-                nodes.append(_finish_node(fields, tool, lineno))
+                records.append((fields, lineno))
             fields = {}
+        elif fields is None and capture.is_command(line, ("scontrol",)):
+            continue  # the pasted command ('adev0: scontrol show node adev1', '$ scontrol ... | grep ...')
         elif fields is None:
             raise ParseError(tool, f"expected 'NodeName=...', got {line[:60]!r}", lineno)
         key = line.split("=", 1)[0]
@@ -167,7 +178,11 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
             k, v = tok.split("=", 1)
             fields[k] = v
     if fields is not None:
-        nodes.append(_finish_node(fields, tool, lineno))
+        records.append((fields, lineno))
+    # a grep'd excerpt ('| grep NodeName\\|Extra') has no State= at all: its nodes are kept unjudged;
+    # one node without State= among nodes with it is a cut capture
+    excerpt = bool(records) and not any("State" in f for f, _ in records)
+    nodes = [_finish_node(f, tool, ln, excerpt) for f, ln in records]
     if not nodes:
         raise ParseError(tool, "no 'NodeName=' record found (empty input?)", lineno or None)
-    return {"nodes": nodes}
+    return {"nodes": nodes, "excerpt": excerpt}

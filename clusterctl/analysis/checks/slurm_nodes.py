@@ -1,0 +1,72 @@
+"""Slurm node states as ``sinfo`` and ``scontrol show node`` report them (issue 14: a KIND that
+carries a state is judged).
+
+Names every node that cannot take jobs: down, failed or not responding (``*``) nodes are
+critical; drained/draining nodes (an admin's or a health check's decision, reason shown) and
+nodes in an unknown/invalid state are warnings; a partition whose AVAIL is not ``up`` is a
+warning. Allocated, mixed, idle, completing, reserved and powered-off cloud nodes (``idle~``) are
+normal. State names and suffixes: sinfo(1) "NODE STATE CODES", scontrol(1) ``State=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+
+_CRITICAL = {"down", "fail", "failing", "failg"}
+_WARNING = {"drain", "drained", "draining", "drng", "inval", "unknown", "unk"}
+
+
+def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, kind: str) -> list[Finding]:
+    b = base.lower()
+    sev: Severity | None = None
+    why = ""
+    if b in _CRITICAL:
+        sev, why = "critical", f"{b}: takes no jobs"
+    elif not_responding:
+        sev, why = "critical", f"{b} and not responding (slurmd unreachable)"
+    elif b in _WARNING:
+        sev, why = "warning", f"{b}: takes no new jobs"
+    if sev is None:
+        return []
+    return [Finding(host, "slurm_node_state", sev, node, f"{kind}: node {node} {why}{detail}")]
+
+
+@check("sinfo")
+def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    for r in data.get("partitions") or []:
+        if str(r.get("avail", "up")).lower() != "up":
+            res.findings.append(Finding(host, "slurm_partition", "warning", str(r.get("partition")),
+                                        f"sinfo: partition {r.get('partition')} is {r.get('avail')}"))
+    for node, n in sorted((data.get("nodes") or {}).items()):
+        states = ", ".join(n.get("states") or [])
+        for base in n.get("base_states") or []:
+            found = _judge(host, node, base, bool(n.get("not_responding")), f" (sinfo state {states})", "sinfo")
+            if found:
+                res.findings += found
+                break
+        else:
+            if n.get("not_responding"):
+                res.findings += _judge(host, node, "", True, f" (sinfo state {states})", "sinfo")
+    return res
+
+
+@check("scontrol-node")
+def judge_scontrol_node(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    for n in data.get("nodes") or []:
+        state = n.get("state")
+        if not state:
+            continue  # a grep'd excerpt without State=
+        base = str(n.get("base_state") or "")
+        first = state.split("+", 1)[0]
+        not_responding = first.endswith("*") or "NOT_RESPONDING" in (n.get("state_flags") or [])
+        reason = f", reason: {n['reason']}" if n.get("reason") else ""
+        found = _judge(host, str(n.get("name")), base, not_responding, f" (State={state}{reason})", "scontrol")
+        if not found and n.get("drain"):
+            found = _judge(host, str(n.get("name")), "drain", False, f" (State={state}{reason})", "scontrol")
+        res.findings += found
+    return res
