@@ -55,10 +55,9 @@ def test_h200_live_single_rank() -> None:
     assert out["largest"]["in_place"]["algbw_GBps"] == 1e6
 
 
-def test_mpirun_failure_is_a_clear_parse_error() -> None:
-    with pytest.raises(ParseError) as e:
-        parse("nccl-tests", T + "mpirun-not-enough-slots-gcm.txt")
-    assert e.value.tool == "nccl-tests" and "not enough slots" in e.value.reason and e.value.line == 4
+def test_mpirun_failure_is_a_failed_result_naming_the_line() -> None:
+    out = parse("nccl-tests", T + "mpirun-not-enough-slots-gcm.txt")
+    assert out["rows"] == [] and out["failure"]["line"] == 4 and "not enough slots" in out["failure"]["text"]
 
 
 def test_truncated_garbage_and_test_failure() -> None:
@@ -75,9 +74,8 @@ def test_truncated_garbage_and_test_failure() -> None:
     for bad in ("", "hello\nworld\n", "# nThread 1 nGpus 8 minBytes 8 maxBytes 8\n"):
         with pytest.raises(ParseError):
             registry.parse("nccl-tests", bad)
-    with pytest.raises(ParseError) as e:
-        registry.parse("nccl-tests", "gpu1: Test NCCL failure common.cu:1012 'unhandled system error'\n")
-    assert "failed" in e.value.reason
+    failed = registry.parse("nccl-tests", "gpu1: Test NCCL failure common.cu:1012 'unhandled system error'\n")
+    assert failed["failure"] == {"line": 1, "text": "gpu1: Test NCCL failure common.cu:1012 'unhandled system error'"}
 
 
 def test_new_columns_iters_and_name() -> None:

@@ -103,6 +103,7 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
     out: list[Finding] = []
     fabric = str(exp.get("fabric") or "").lower()
+    fabric = {"ib": "infiniband"}.get(fabric, fabric)  # the short name people write for InfiniBand
     transport = nccl.get("transport")
     ver = f"NCCL {nccl['version']}: " if nccl.get("version") else ""
     if fabric in _RDMA_FABRICS:
@@ -144,6 +145,14 @@ def _nics_line_rate_GBps(exp: Mapping[str, Any]) -> float | None:
 def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     coll = _collective(data)
+    failure = data.get("failure")
+    if failure:
+        res.findings.append(Finding(host, "nccl_failed", "critical", host,
+                                    f"nccl-tests {coll} failed (line {failure.get('line')}): "
+                                    f"{str(failure.get('text'))[:240]}"))
+        if data.get("nccl"):
+            res.findings += transport_findings(host, data["nccl"], exp, _multi_node(data))
+        return res
     largest = data.get("largest") or {}
     size = largest.get("size_bytes")
     n = data.get("n_ranks") or (data.get("nccl") or {}).get("n_ranks")

@@ -9,7 +9,8 @@ a log with application output or nccl-tests tables interleaved parses)::
      "ib_devices": ["mlx5_0"], "socket_interfaces": ["eth0"], "ib_no_device": True,
      "channel_transports": ["NET/IB", "P2P/IPC", "SHM"],      # from "via ..." channel lines
      "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True},
-     "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312}
+     "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312,
+     "networks": ["Socket", "IB"]}                             # every 'Using network X' seen
 
 ``transport`` is the inter-node path: ``IB``/``RoCE`` when the IB plugin carried traffic (RoCE
 when its devices are listed ``/RoCE``), ``Socket`` when NCCL fell back to (or chose) sockets,
@@ -23,12 +24,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from . import capture
+from .common import ParseError, parser
 
 TOOL = "nccl-log"
 
-_LINE = re.compile(r"^(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] NCCL (?P<lvl>INFO|WARN|TRACE)"
-                   r" (?P<msg>.*)$")
+#: ``host:pid:tid [dev] [file.cc:123 ]NCCL INFO msg``; the prefix is optional (grep'd lines pasted as
+#: ``NCCL INFO NET/IB : Using ...``), and may follow an mpirun rank tag (``[1,0]<stdout>:``, ``[0] ``)
+_LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
+                   r"(?:(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
+                   r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
 _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
@@ -44,7 +49,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     out: dict[str, Any] = {"version": None, "cuda": None, "network": None, "transport": None, "net_devices": [],
                            "ib_devices": [], "socket_interfaces": [], "ib_no_device": False,
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
-                           "n_nodes": None, "hosts": [], "warnings": [], "lines": 0}
+                           "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": []}
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
@@ -53,7 +58,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if not m:
             continue
         out["lines"] += 1
-        if m.group("host") not in hosts:
+        if m.group("host") and m.group("host") not in hosts:
             hosts.append(m.group("host"))
         msg = m.group("msg").strip()
         if m.group("lvl") == "WARN":
@@ -65,6 +70,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             continue
         if msg.startswith("Using network "):
             out["network"] = msg.split()[-1]
+            if out["network"] not in out["networks"]:
+                out["networks"].append(out["network"])
             continue
         if msg.startswith("NET/IB") and "No device found" in msg:
             out["ib_no_device"] = True
@@ -126,8 +133,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
 
 @parser("nccl-log")
 def parse_nccl_log(text: str) -> dict[str, Any]:
-    offset = 1 if text.startswith(("# source:", "#source:")) else 0
-    lines = list(enumerate(strip_source_line(text).splitlines(), start=1 + offset))
+    lines = capture.lines(text)
     out = summarize(lines)
     if out["lines"] == 0:
         first = next(((n, s) for n, s in lines if s.strip()), None)

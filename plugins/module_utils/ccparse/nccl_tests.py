@@ -21,10 +21,13 @@ summarised by :func:`ccparse.nccl_log.summarize` into ``nccl``::
 checks judge); ``avg_busbw_GBps`` is nccl-tests' own average over all sizes, kept for reference
 only. ``#wrong`` of ``N/A`` (validation off, old layout ``error`` column) is None.
 
-An mpirun/srun failure instead of a result table (``There are not enough slots available``,
-``mpirun noticed that process rank ...``), an nccl-tests failure line (``Test NCCL failure``,
-``Test failure``), input without a result table, or a table cut off before nccl-tests' trailer
-(``# Avg bus bandwidth``) raise :class:`ParseError`.
+A run that failed is a result: an nccl-tests failure line (``Test NCCL failure``, ``Test CUDA
+failure``, ``Test failure``, ``NCCL WARN Cuda failure``) or a launcher failure instead of a result
+table (``There are not enough slots available``, ``mpirun noticed that process rank ...``) gives
+``failure: {"line": 11, "text": ...}`` (the first such line) with whatever rows came before; the
+check reports it as critical. Input without a result table, or a table cut off before nccl-tests'
+trailer (``# Avg bus bandwidth``) raise :class:`ParseError`. The KIND ``nccl-tests`` also reads
+the ``-J`` JSON file (by content); ``nccl-tests-json`` remains its own KIND name.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .nccl_log import summarize
 TOOL = "nccl-tests"
 TOOL_JSON = "nccl-tests -J"
 
-_NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[[^\]]*\] NCCL (INFO|WARN|TRACE)")
+_NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[[^\]]*\] (?:[\w./-]+:\d+ )?NCCL (INFO|WARN|TRACE)")
 _PARAMS = re.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
 _RANK = re.compile(r"^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
                    r"\s+\[([^\]]*)\]\s*(.*)$")
@@ -121,12 +124,16 @@ def _summary(out: dict[str, Any], tool: str, last: int | None) -> dict[str, Any]
 
 @parser("nccl-tests")
 def parse_nccl_tests(text: str) -> dict[str, Any]:
+    """nccl-tests' text output, or its ``-J`` JSON file (detected by content: the first non-blank
+    character is ``{``); ``nccl-tests-json`` stays a KIND name of its own for the JSON."""
+    if strip_source_line(text).lstrip().startswith("{"):
+        return parse_nccl_tests_json(text)
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     out: dict[str, Any] = {"collective": None, "nccl_version": None, "tests_version": None, "n_threads": None,
                            "n_gpus_per_proc": None, "min_bytes": None, "max_bytes": None, "n_ranks": None,
                            "hosts": [], "devices": [], "format": None, "rows": [], "largest": None,
                            "busbw_largest_GBps": None, "algbw_largest_GBps": None, "wrong_total": None,
-                           "out_of_bounds": None, "avg_busbw_GBps": None, "nccl": None}
+                           "out_of_bounds": None, "avg_busbw_GBps": None, "nccl": None, "failure": None}
     cols: list[str] | None = None
     nccl_lines: list[tuple[int, str]] = []
     trailer = False
@@ -146,7 +153,9 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             continue
         fail = _TEST_FAIL.search(s)
         if fail and not s.startswith("#  "):
-            raise ParseError(TOOL, f"nccl-tests failed: {s[:160]!r}", lineno)
+            if out["failure"] is None:
+                out["failure"] = {"line": lineno, "text": s[:300]}
+            continue
         if s.startswith("#"):
             if m := _PARAMS.match(s):
                 out["n_threads"], out["n_gpus_per_proc"] = int(m.group(1)), int(m.group(2))
@@ -182,8 +191,17 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             continue
         if out["collective"] is None and (b := _BINARY.search(s)):
             out["collective"] = b.group(1)
-    if mpi_error is not None and not out["rows"]:
-        raise ParseError(TOOL, f"the launcher failed, no results: {mpi_error[1][:160]!r}", mpi_error[0])
+    if mpi_error is not None and not out["rows"] and out["failure"] is None:
+        out["failure"] = {"line": mpi_error[0], "text": f"the launcher failed, no results: {mpi_error[1][:260]}"}
+    if out["failure"] is not None:
+        # a run that failed is a result, not unreadable input: the check reports it (critical)
+        out["n_ranks"] = len(out["devices"]) or None
+        out["hosts"] = sorted({d["host"] for d in out["devices"]})
+        if nccl_lines:
+            out["nccl"] = summarize(nccl_lines)
+        if out["rows"]:
+            _summary(out, TOOL, last or None)
+        return out
     if cols is None:
         first = next((s.strip() for _, s in enumerate(text.splitlines()) if s.strip() and not s.startswith("# source")),
                      "")
