@@ -47,15 +47,29 @@ def _msgs(items: Any) -> list[str]:
     return out
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _gpu_id(v: Any) -> int | None:
+    """An entity/GPU id as printed (int or digit string); anything else is no id."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if 0 <= v < 1 << 20 else None
+    m = re.fullmatch(r"\s*(\d{1,6})\s*", str(v))
+    return int(m.group(1)) if m else None
+
+
 def _gpu_ids(r: dict[str, Any]) -> list[int | None]:
     if "entity_id" in r and str(r.get("entity_group", "GPU")).upper() == "GPU":
-        return [int(r["entity_id"])]
+        return [_gpu_id(r["entity_id"])]
     ids = r.get("gpu_ids", r.get("gpu_id"))
     if ids is None:
         return [None]
     if isinstance(ids, list):
-        return [int(i) for i in ids]
-    return [int(i) for i in re.findall(r"\d+", str(ids))] or [None]
+        return [_gpu_id(i) for i in ids] or [None]
+    return [int(i) for i in re.findall(r"\d{1,6}", str(ids))] or [None]
 
 
 def _from_json(doc: Any) -> dict[str, Any]:
@@ -76,12 +90,12 @@ def _from_json(doc: Any) -> dict[str, Any]:
         if not isinstance(cat, dict):
             continue
         cname = cat.get("category")
-        for t in cat.get("tests") or []:
+        for t in _list(cat.get("tests")):
             if not isinstance(t, dict):
                 continue
             tname = t.get("name") or t.get("test_name")
             statuses = []
-            for r in t.get("results") or []:
+            for r in _list(t.get("results")):
                 if not isinstance(r, dict):
                     continue
                 if str(r.get("entity_group", "GPU")).upper() != "GPU":
