@@ -179,3 +179,14 @@ def test_scontrol_old_format_down_not_responding_and_grep_excerpt() -> None:
     assert by(found) == [("slurm_node_state", "adev1")] and "Not responding" in found[0].message
     assert run("scontrol-node/slurmdoc-mcs-1508-idle.txt") == []
     assert run("scontrol-node/slurmdoc-powersave-grep.txt") == []  # no State= in a grep'd excerpt
+
+
+def test_query_fabric_state_and_recovery_action_are_judged() -> None:
+    # the fields as the 590 driver names them (nvidia_gpu_exporter captures query fabric.state/status)
+    checks.load_all()
+    text = ("index, name, fabric.state, fabric.status, gpu_recovery_action\n"
+            "0, NVIDIA H100 80GB HBM3, In Progress, N/A, None\n1, NVIDIA H100 80GB HBM3, Completed, Success, Reset\n")
+    data = registry.parse("nvidia-smi-query", text)
+    found = [f for fn in CHECKS["nvidia-smi-query"] for f in fn("n1", data, build({})).findings]
+    assert by(found, "critical") == [("gpu_fabric", "n1/gpu0")]
+    assert by(found, "warning") == [("gpu_reset", "n1/gpu1")]
