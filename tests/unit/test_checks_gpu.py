@@ -37,7 +37,7 @@ def test_healthy_full_reports_have_no_findings() -> None:
                 "h200-live/nvidia-smi-q-h200-580.159.04.txt"):
         exp_n = 1 if "h200" in rel else 8
         found = run("nvidia-smi-q", rel, gpus_per_node=exp_n).findings
-        # the A100 capture has 'Persistence Mode : Disabled' on all 8 GPUs: a node setting, judged
+        # the A100 capture has 'Persistence Mode : Disabled' on all 8 GPUs: a note (info) per GPU
         assert [f for f in found if f.check != "gpu_persistence"] == [], rel
         want = [("gpu_persistence", f"n1/gpu{i}") for i in range(8)] if "a100" in rel else []
         assert by(found) == want, rel
@@ -106,9 +106,10 @@ def test_lost_gpu_is_critical() -> None:
 
 def test_table_inforom_corrupted_and_count() -> None:
     res = run("nvidia-smi", "nvidia-smi/v100x8-table-inforom-corrupted.txt", gpus_per_node=8)
-    # the fixture's Persistence-M column reads Off on all 8 V100s: warned per GPU, besides the InfoROM
+    # the fixture's Persistence-M column reads Off on all 8 V100s: a note per GPU, besides the InfoROM
     assert by(res.findings, "critical") == [("gpu_inforom", "n1/gpu7")]
-    assert by(res.findings, "warning") == [("gpu_persistence", f"n1/gpu{i}") for i in range(8)]
+    assert by(res.findings, "warning") == []
+    assert by(res.findings, "info") == [("gpu_persistence", f"n1/gpu{i}") for i in range(8)]
     assert run("nvidia-smi", "nvidia-smi/h100x8-550.90.07-table.txt", gpus_per_node=8).findings == []
     missing = run("nvidia-smi", "nvidia-smi/h100x8-550.90.07-table.txt", gpus_per_node=16).findings
     assert [(f.check, f.severity) for f in missing] == [("gpu_count", "critical")]

@@ -80,18 +80,20 @@ def test_dcgm4_all_pass_and_indented_docs_layout() -> None:
 
 
 def test_persistence_off_on_datacenter_gpu_not_on_geforce() -> None:
-    # L40S: table "Off", -q "Persistence Mode : Disabled", --query-gpu persistence_mode Disabled
+    # L40S: table "Off", -q "Persistence Mode : Disabled", --query-gpu persistence_mode Disabled:
+    # a note by default, a warning where the spec requires persistence mode
     for rel in ("nvidia-smi/ne-l40s-595.80.txt", "nvidia-smi-q/ne-l40s-595.80.txt",
                 "nvidia-smi-query/ne-l40s-595.80.txt"):
-        assert by(run(rel), "warning") == [("gpu_persistence", "n1/gpu0")], rel
-    # the desktop GeForce RTX 2080 SUPER also has persistence off: not judged
-    assert run("nvidia-smi/ne-rtx-2080-595.71.05.txt") == []
-    assert run("nvidia-smi-q/ne-rtx-2080-595.71.05.txt") == []
+        assert run(rel) == [], rel
+        assert by(run(rel, gpu_persistence_required=True), "warning") == [("gpu_persistence", "n1/gpu0")], rel
+    # the desktop GeForce RTX 2080 SUPER also has persistence off: not judged even when required
+    assert run("nvidia-smi/ne-rtx-2080-595.71.05.txt", gpu_persistence_required=True) == []
+    assert run("nvidia-smi-q/ne-rtx-2080-595.71.05.txt", gpu_persistence_required=True) == []
 
 
 def test_h100x8_table_persistence_off_names_all_eight() -> None:
     # every GPU row of the 560.35.03 table reads "NVIDIA H100 80GB HBM3  Off"
-    found = run("nvidia-smi/nccltests264-h100x8-560.txt", gpus_per_node=8)
+    found = run("nvidia-smi/nccltests264-h100x8-560.txt", gpus_per_node=8, gpu_persistence_required=True)
     assert by(found) == [("gpu_persistence", f"n1/gpu{i}") for i in range(8)]
 
 

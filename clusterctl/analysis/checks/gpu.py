@@ -61,6 +61,8 @@ DEFAULTS: dict[str, Any] = {
     # NVLink links each GPU should have active; None = not judged (no per-model table: A100 has 12,
     # H100/H200 SXM 18, PCIe cards 0). Set it in the cluster spec to catch a GPU with links down.
     "nvlink_links_per_gpu": None,
+    # persistence mode off is a note unless the cluster requires it (DCGM 3 passes it with an Info)
+    "gpu_persistence_required": False,
 }
 
 
@@ -214,16 +216,18 @@ def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
 _DESKTOP = ("geforce", "titan", "quadro")
 
 
-def _persistence(host: str, g: Mapping[str, Any]) -> list[Finding]:
+def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> list[Finding]:
     """Persistence mode off on a data-center GPU (``Off`` in the table, ``Disabled`` in ``-q`` and
     ``--query-gpu``): the driver tears the GPU down whenever no client holds it, so every job start
-    re-initialises it (seconds per GPU) and DCGM's deployment test flags it. Desktop boards are
-    not judged; ``N/A`` (Windows driver models) is not a state."""
+    re-initialises it. DCGM 3 reports it as Info under a passing 'Persistence Mode' check, so it is
+    a note by default and a warning when the spec sets ``gpu_persistence_required: true``.
+    Desktop boards are not judged; ``N/A`` (Windows driver models) is not a state."""
     mode = g.get("persistence_mode")
     name = str(g.get("name") or "").lower()
     if mode not in ("Off", "Disabled") or any(d in name for d in _DESKTOP):
         return []
-    return [Finding(host, "gpu_persistence", "warning", _subject(host, g),
+    sev: Severity = "warning" if exp.get("gpu_persistence_required") else "info"
+    return [Finding(host, "gpu_persistence", sev, _subject(host, g),
                     f"persistence mode {mode}: enable it (nvidia-persistenced, or nvidia-smi -pm 1){_bus(g)}")]
 
 
@@ -262,7 +266,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
     for g in gpus:
         res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
-                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g))
+                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
@@ -290,7 +294,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         if n:
             res.findings.append(Finding(host, "gpu_ecc", "critical", _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
-        res.findings += _persistence(host, g)
+        res.findings += _persistence(host, g, exp)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
