@@ -30,7 +30,8 @@ REST = sorted(p for p in (str(x.relative_to(PART)) for x in PART.glob("*/*.txt")
 def test_every_capture_has_an_expectation_and_holdout_is_a_fifth() -> None:
     files = sorted(str(x.relative_to(PART)) for x in PART.glob("*/*.txt"))
     assert sorted(EXPECT) == files
-    assert set(files) >= HELD and len(HELD) == round(len(files) / 5)
+    # chosen by the CORPUS.md rule from the 92 files of commit f60b101; files added later are never held out
+    assert set(files) >= HELD and len(HELD) == round(92 / 5)
     for rel in files:
         assert (PART / rel).read_text().startswith("# corpus-source: "), rel
 

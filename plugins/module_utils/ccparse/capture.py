@@ -47,6 +47,8 @@ def lines(text: str) -> list[tuple[int, str]]:
 
 
 def _command_word(tokens: list[str]) -> str | None:
+    if tokens:
+        tokens = [tokens[0].lstrip("$#>%"), *tokens[1:]]  # a prompt glued to the command: '$nvidia-smi'
     for tok in tokens:
         if _ENV.match(tok):
             continue
