@@ -192,3 +192,22 @@ def test_query_fabric_state_and_recovery_action_are_judged() -> None:
     found = [f for fn in CHECKS["nvidia-smi-query"] for f in fn("n1", data, build({})).findings]
     assert by(found, "critical") == [("gpu_fabric", "n1/gpu0")]
     assert by(found, "warning") == [("gpu_reset", "n1/gpu1")]
+
+
+def test_cli_parse_nccl_tests_reads_its_own_json() -> None:
+    """`clusterctl parse nccl-tests FILE` on nccl-tests' -J output: no 'no result header' error."""
+    import json
+
+    from conftest import LOCAL_FIXTURES
+    from typer.testing import CliRunner
+
+    from clusterctl.cli import app
+
+    f = str(LOCAL_FIXTURES / "nccl-tests-json" / "a100x8-all-reduce-J-shape-of-util-cu.txt")
+    r = CliRunner().invoke(app, ["parse", "nccl-tests", f, "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    # the fixture's largest row: out-of-place bus_bw 231.72 GB/s over 8 ranks
+    assert out["format"] == "json" and out["busbw_largest_GBps"] == 231.72 and out["n_ranks"] == 8
+    r2 = CliRunner().invoke(app, ["parse", "nccl-tests-json", f, "--json"])
+    assert r2.exit_code == 0 and json.loads(r2.stdout) == out
