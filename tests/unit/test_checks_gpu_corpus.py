@@ -211,3 +211,18 @@ def test_cli_parse_nccl_tests_reads_its_own_json() -> None:
     assert out["format"] == "json" and out["busbw_largest_GBps"] == 231.72 and out["n_ranks"] == 8
     r2 = CliRunner().invoke(app, ["parse", "nccl-tests-json", f, "--json"])
     assert r2.exit_code == 0 and json.loads(r2.stdout) == out
+
+
+def test_dcgm_gpu_list_wrapped_onto_the_next_row() -> None:
+    """A 16-GPU list does not fit the 48-character Result cell; DCGM wraps it (layout as in the
+    3.3.9 capture 'Targeted Power | Pass - GPUs: 0, 2, 3' / '| Fail - GPU: 1', list made longer)."""
+    checks.load_all()
+    text = ("| Diagnostic                | Result                                         |\n"
+            "+-----  Stress  ------------+------------------------------------------------+\n"
+            "| Targeted Power            | Pass - GPUs: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,  |\n"
+            "|                           | 11, 12, 13                                     |\n"
+            "|                           | Fail - GPUs: 14, 15                            |\n")
+    data = registry.parse("dcgmi-diag", text)
+    assert sorted(r["gpu"] for r in data["results"] if r["status"] == "Pass") == list(range(14))
+    found = [f for fn in CHECKS["dcgmi-diag"] for f in fn("n1", data, build({})).findings]
+    assert by(found) == [("dcgmi_diag", "n1/gpu14"), ("dcgmi_diag", "n1/gpu15")]

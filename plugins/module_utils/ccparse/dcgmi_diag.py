@@ -229,6 +229,16 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 cur_rows.append(row)
                 results.append(row)
             continue
+        if (name == "" and cur_rows and cur_rows[-1]["gpu"] is not None and cur_test is not None
+                and re.fullmatch(r"[\d,\s]+", value) and re.search(r"\d", value)):
+            # a GPU list wrapped onto the next row ("Fail - GPUs: 0, 1, ..., 13," / "14, 15")
+            st_list = cur_rows[-1]["status"]
+            for g in re.findall(r"\d{1,6}", value):
+                row = {"category": cat, "test": cur_test["test"], "gpu": int(g), "status": st_list,
+                       "messages": [], "info": []}
+                cur_rows.append(row)
+                results.append(row)
+            continue
         if name == "" and (cur_test is not None or not results):
             continue  # a wrapped cell we have no row for (the excerpt starts mid-cell)
         if name and not value and cur_test is not None and cur_test is (tests[-1] if tests else None):
