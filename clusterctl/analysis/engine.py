@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ccparse import registry
+from ccparse import preparsed, registry
 from ccparse.common import ParseError
 
 from clusterctl.analysis import checks, schedule, stragglers
@@ -234,7 +234,10 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
             continue
         rep.kinds.append(path.stem)
         try:
-            data = registry.parse(kind, path.read_text(errors="replace"))
+            text = path.read_text(errors="replace")
+            data = _preparsed(path, kind, text)
+            if data is preparsed.MISSING:
+                data = registry.parse(kind, text)
         except ParseError as exc:
             where = f" line {exc.line}" if exc.line is not None else ""
             rep.add(Finding(host, "parse", "warning", host, f"{rel}: {exc.tool}{where}: {exc.reason}"))
@@ -258,6 +261,17 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
                 rep.add(f)
             rep.metrics.extend(res.metrics)
     return rep, pairs
+
+
+def _preparsed(path: Path, kind: str, text: str) -> Any:
+    """The collector's pre-parsed ``<stem>.json`` beside ``path`` when it is valid for this text and
+    this controller's parser (ccparse.preparsed.load), else MISSING: then the raw text is parsed."""
+    doc_path = path.with_suffix(".json")
+    try:
+        doc = json.loads(doc_path.read_bytes())
+    except (OSError, ValueError):
+        return preparsed.MISSING
+    return preparsed.load(doc, kind, text)
 
 
 def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any]]) -> list[tuple[HostReport, list[PairResult]]]:
@@ -294,8 +308,9 @@ def host_dirs(evidence_dir: Path) -> list[tuple[str, Path]]:
 
 
 def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None = None, *,
-                jobs: int = 1) -> Report:
-    """Judge every ``<host>/`` folder of ``evidence_dir``; ``jobs`` > 1 parses in that many processes."""
+                jobs: int | None = None) -> Report:
+    """Judge every ``<host>/`` folder of ``evidence_dir``; ``jobs`` > 1 parses in that many processes
+    (None: :func:`default_jobs`, the cores that are free now)."""
     from clusterctl.analysis.expectations import build
 
     t0 = time.perf_counter()
@@ -306,6 +321,7 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
         raise FileNotFoundError(f"evidence folder {evidence_dir} does not exist")
     items = host_dirs(evidence_dir)
     results: list[tuple[HostReport, list[PairResult]]] = []
+    jobs = default_jobs(len(items)) if jobs is None else jobs
     jobs = max(1, min(jobs, len(items) // 64 or 1))
     if jobs == 1:
         results = [analyze_host(h, d, exp) for h, d in items]
@@ -363,5 +379,15 @@ def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
                                         "retest with a good node"))
 
 
-def default_jobs() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+#: below this many host folders one process is faster than starting a pool (bench/bench_analysis.py)
+PARALLEL_MIN_HOSTS = 256
+
+
+def default_jobs(hosts: int | None = None) -> int:
+    """Parser processes when none is asked for: the cores free now (cores minus the 1-minute load
+    average, rounded), at most 4; 1 for fewer than :data:`PARALLEL_MIN_HOSTS` host folders."""
+    if hosts is not None and hosts < PARALLEL_MIN_HOSTS:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    free = cores - int(os.getloadavg()[0] + 0.5) if hasattr(os, "getloadavg") else cores
+    return max(1, min(4, free))
