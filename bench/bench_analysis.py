@@ -20,8 +20,8 @@ simulated pair run with bad nodes.
     .venv/bin/python bench/bench_analysis.py -n 8 -n 64 --jobs 2
 
 Each N's folder is judged four times in the same process, one after the other: from the raw text
-with 1 process and with ``--jobs`` processes, then with the collectors' pre-parsed ``<KIND>.json``
-beside every file (ccparse.preparsed, what playbooks/verify.yml writes) with 1 and ``--jobs``
+with 1 process and with ``--jobs`` processes, then with the collectors' pre-parsed JSON
+in every host folder (``_parsed.json``, ccparse.preparsed, what playbooks/verify.yml writes) with 1 and ``--jobs``
 processes; the four reports must be identical.
 """
 
@@ -229,23 +229,27 @@ def pairwise(n: int) -> dict[str, Any]:
 
 
 def write_preparsed(evidence: Path) -> int:
-    """Write the collectors' pre-parsed ``<KIND>.json`` beside every ``<KIND>.txt`` (what
-    fabric_evidence returns and playbooks/verify.yml writes); identical texts are parsed once."""
+    """Write the collectors' pre-parsed ``<host>/_parsed.json`` (``{KIND: envelope}``, what
+    fabric_evidence returns and playbooks/verify.yml writes); identical texts are parsed once.
+    Returns the number of envelopes written."""
     from ccparse import preparsed
 
-    cache: dict[tuple[str, str], str | None] = {}
+    from clusterctl.analysis.engine import PARSED_FILE
+
+    cache: dict[tuple[str, str], dict[str, Any] | None] = {}
     count = 0
-    for txt in sorted(evidence.glob("*/*.txt")):
-        text = txt.read_text()
-        kind = preparsed.base_kind(txt.stem)
-        key = (kind, text)
-        if key not in cache:
-            env = preparsed.envelope(kind, text)
-            cache[key] = None if env is None else json.dumps(env, separators=(",", ":"))
-        doc = cache[key]
-        if doc is not None:
-            txt.with_suffix(".json").write_text(doc)
-            count += 1
+    for host in sorted(p for p in evidence.iterdir() if p.is_dir()):
+        docs = {}
+        for txt in sorted(host.glob("*.txt")):
+            text = txt.read_text()
+            kind = preparsed.base_kind(txt.stem)
+            if (kind, text) not in cache:
+                cache[(kind, text)] = preparsed.envelope(kind, text)
+            env = cache[(kind, text)]
+            if env is not None:
+                docs[txt.stem] = env
+        (host / PARSED_FILE).write_text(json.dumps(docs, separators=(",", ":")))
+        count += len(docs)
     return count
 
 
@@ -263,7 +267,7 @@ def run_one(n: int, jobs: int, keep: Path | None) -> dict[str, Any]:
     """Generate, analyse, score one N (called in a fresh process by :func:`main`).
 
     The folder is judged four times: raw text with 1 process and with ``jobs`` processes, then
-    (after writing the pre-parsed JSON beside every file) the same two again. All four reports
+    (after writing every host's pre-parsed ``_parsed.json``) the same two again. All four reports
     must be identical (the bench fails otherwise); the score is the first one's.
     """
     from clusterctl.analysis.engine import analyze_dir, default_jobs

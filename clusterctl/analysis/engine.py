@@ -15,6 +15,10 @@ Layout (what ``playbooks/verify.yml`` writes, and what a user can build by other
 ``<host>/_collect#<KIND>@<peer>.json`` (optional)
     ``{instance: {"status": ...}}`` of one pair test with ``peer`` (``fabric_pairtest``: one entry
     per RDMA device, ``_`` when no device test started), judged like ``_collect.json``.
+``<host>/_parsed.json``, ``<host>/_parsed#<KIND>@<peer>.json`` (optional)
+    the collectors' parse of the same files on the node (:mod:`ccparse.preparsed` envelopes keyed
+    like the two files above); an envelope is used instead of parsing the ``.txt`` only when its
+    schema, parser source hash and raw-text hash match, otherwise the ``.txt`` is parsed.
 
 Every file is parsed with :func:`ccparse.registry.parse` and judged by the checks registered for
 its KIND (:data:`clusterctl.analysis.model.CHECKS`). A parse error becomes a ``parse`` finding
@@ -41,6 +45,8 @@ from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
 
 COLLECT_FILE = "_collect.json"
+#: the collectors' pre-parsed evidence of a host (ccparse.preparsed); see _preparsed_docs
+PARSED_FILE = "_parsed.json"
 #: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
 RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
 GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag"})
@@ -222,6 +228,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
                 rep.add(f)
         except (ValueError, OSError) as exc:
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
+    docs = _preparsed_docs(host_dir)
     for path in sorted(host_dir.iterdir()):
         if path.suffix != ".txt" or not path.is_file() or path.name.startswith("."):
             continue
@@ -235,7 +242,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
         rep.kinds.append(path.stem)
         try:
             text = path.read_text(errors="replace")
-            data = _preparsed(path, kind, text)
+            data = preparsed.load(docs.get(path.stem), kind, text) if docs else preparsed.MISSING
             if data is preparsed.MISSING:
                 data = registry.parse(kind, text)
         except ParseError as exc:
@@ -263,15 +270,19 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
     return rep, pairs
 
 
-def _preparsed(path: Path, kind: str, text: str) -> Any:
-    """The collector's pre-parsed ``<stem>.json`` beside ``path`` when it is valid for this text and
-    this controller's parser (ccparse.preparsed.load), else MISSING: then the raw text is parsed."""
-    doc_path = path.with_suffix(".json")
-    try:
-        doc = json.loads(doc_path.read_bytes())
-    except (OSError, ValueError):
-        return preparsed.MISSING
-    return preparsed.load(doc, kind, text)
+def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
+    """Evidence stem -> the collectors' pre-parsed envelope (ccparse.preparsed), from the host's
+    ``_parsed.json`` (``{KIND or KIND#instance: envelope}``, fabric_evidence) and
+    ``_parsed#KIND@<peer>.json`` (``{instance: envelope}``, a pair test, keyed like its
+    ``_collect#KIND@<peer>.json``). An unreadable file is ignored: the raw text is parsed."""
+    docs: dict[str, Any] = {}
+    for doc_file in sorted(host_dir.glob(f"{PARSED_FILE[:-5]}*.json")):
+        try:
+            doc = json.loads(doc_file.read_bytes())
+        except (OSError, ValueError):
+            continue
+        docs.update(_status_entries(COLLECT_FILE[:-5] + doc_file.name[len(PARSED_FILE) - 5:], doc))
+    return docs
 
 
 def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any]]) -> list[tuple[HostReport, list[PairResult]]]:

@@ -129,12 +129,16 @@ def envelope(kind: str, text: str) -> dict[str, Any] | None:
     return {"schema": SCHEMA, "kind": kind, "parser_version": version, "raw_sha256": raw_hash(text), "data": data}
 
 
-def parse_results(results: dict[str, Any]) -> dict[str, Any]:
-    """``{key: envelope}`` for a collector's ``{key: entry}`` results (status ok, non-empty stdout)."""
+def parse_results(results: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
+    """``{key: envelope}`` for a collector's ``{key: entry}`` results (status ok, non-empty stdout).
+
+    ``kind``: the KIND of every result (a pair test's results are keyed by device or pair);
+    None: each key names its KIND (``mlnx_qos#eth2``).
+    """
     out: dict[str, Any] = {}
     for key, ent in results.items():
         if isinstance(ent, dict) and ent.get("status") == "ok" and ent.get("stdout"):
-            env = envelope(base_kind(key), ent["stdout"])
+            env = envelope(kind or base_kind(key), ent["stdout"])
             if env is not None:
                 out[key] = env
     return out
