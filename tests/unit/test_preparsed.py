@@ -183,3 +183,21 @@ def test_collector_returns_the_envelopes_the_engine_uses(tmp_path: Path, monkeyp
     parse_calls.clear()
     assert comparable(evidence, SPEC) == raw
     assert parse_calls == []
+
+
+def test_pair_test_envelopes_keyed_like_their_status_file(tmp_path: Path, parse_calls: list[str]) -> None:
+    """``_parsed#ib_write_bw@<peer>.json`` maps devices (``_`` for none) like ``_collect#...``."""
+    ev = tmp_path / "ev"
+    text = next(iter(sorted((FIXTURES / "ib_write_bw").glob("*.txt")))).read_text()
+    for a, b in (("node1", "node2"), ("node2", "node1")):
+        (ev / a).mkdir(parents=True)
+        (ev / a / f"ib_write_bw#mlx5_0@{b}.txt").write_text(text)
+    raw = comparable(ev)
+    assert len(parse_calls) == 2
+    env = preparsed.envelope("ib_write_bw", text)
+    assert env is not None
+    for a, b in (("node1", "node2"), ("node2", "node1")):
+        (ev / a / f"_parsed#ib_write_bw@{b}.json").write_text(json.dumps({"mlx5_0": env}))
+    parse_calls.clear()
+    assert comparable(ev) == raw
+    assert parse_calls == []
