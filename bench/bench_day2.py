@@ -167,7 +167,7 @@ def _children_cpu() -> float:
 
 
 def run(inv: Path, root: Path, config: str, check: bool,
-        lab: sshd_lab.SshLab | None = None) -> tuple[float, int, float]:
+        lab: sshd_lab.SshLab | None = None, profile: list[str] | None = None) -> tuple[float, int, float]:
     """Wall seconds, number of changed tasks, CPU seconds of ansible-playbook and its children.
 
     On the SSH path every run starts without master connections (those of the run before are
@@ -182,13 +182,19 @@ def run(inv: Path, root: Path, config: str, check: bool,
         lab.close_masters()
     c0 = _children_cpu()
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, env=env_for(config, root, "ssh" if lab else "local"), capture_output=True, text=True,
-                          check=False)
+    env = env_for(config, root, "ssh" if lab else "local")
+    if profile is not None:
+        env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks,clusterctl_failures"
+        env["PROFILE_TASKS_TASK_OUTPUT_LIMIT"] = "all"
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     dt = time.monotonic() - t0
     cpu = _children_cpu() - c0
     if proc.returncode != 0:
         raise SystemExit(f"{config} run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     changed = sum(int(m) for m in re.findall(r"changed=(\d+)", proc.stdout))
+    if profile is not None:
+        # profile_tasks' summary: "<task name> ---- 1.23s", slowest first
+        profile += [ln.strip() for ln in proc.stdout.splitlines() if re.search(r" -{3,} +\d+\.\d+s$", ln)]
     return dt, changed, cpu
 
 
@@ -201,6 +207,8 @@ def main() -> int:
     ap.add_argument("--configs", default="project,defaults",
                     help=f"comma-separated, timed in this order per host count: {', '.join(CONFIGS)}")
     ap.add_argument("--no-plan", action="store_true", help="time the no-change run only (no --check --diff run)")
+    ap.add_argument("--profile", action="store_true",
+                    help="one more project no-change run per host count with ansible.posix.profile_tasks (untimed)")
     args = ap.parse_args()
     configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in configs if c not in CONFIGS]
@@ -234,6 +242,14 @@ def _bench(args: argparse.Namespace, configs: list[str], root: Path, lab: sshd_l
     for n in [int(x) for x in args.hosts.split(",")]:
         inv = make_inventory(root, n, lab)
         run(inv, root, "project", check=False, lab=lab)  # warm-up: bring every host to steady state
+        if args.profile:
+            prof: list[str] = []
+            pdt, _, pcpu = run(inv, root, "project", check=False, lab=lab, profile=prof)
+            print(f"{n:>6} project no-change with profile_tasks: {pdt:.1f} s, {pcpu:.1f} CPU s; per task "
+                  "(wall s summed over the hosts' forks):", flush=True)
+            for ln in prof:
+                print(f"         {ln}", flush=True)
+            (root / f"profile-{args.connection}-{n}.txt").write_text("\n".join(prof) + "\n")
         result: dict[str, dict[str, float]] = {}
         for config in configs:
             load0 = os.getloadavg()[0]

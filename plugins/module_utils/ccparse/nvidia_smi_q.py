@@ -84,8 +84,13 @@ Tree = dict[str, Any]
 
 def _num(value: Any) -> float | None:
     """``"71.97 W"`` -> 71.97, ``"16x"`` -> 16, ``"N/A"`` -> None."""
-    if not isinstance(value, str):
-        return None
+    return _num_text(value) if isinstance(value, str) else None
+
+
+# The value texts repeat across GPUs and nodes ("0", "N/A", "No", "16x"): the conversions of a
+# text are cached (pure functions of the string).
+@lru_cache(maxsize=8192)
+def _num_text(value: str) -> float | None:
     v = value.strip()
     if v.endswith("x") and v[:-1].isdigit():
         return float(v[:-1])
@@ -99,8 +104,11 @@ def _int(value: Any) -> int | None:
 
 
 def _bool(value: Any) -> bool | None:
-    if not isinstance(value, str):
-        return None
+    return _bool_text(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=1024)
+def _bool_text(value: str) -> bool | None:
     v = value.strip().lower()
     if v in ("yes", "active", "enabled", "true"):
         return True
