@@ -18,6 +18,11 @@ simulated pair run with bad nodes.
 
     .venv/bin/python bench/bench_analysis.py                 # N = 8 64 512 4096
     .venv/bin/python bench/bench_analysis.py -n 8 -n 64 --jobs 2
+
+Each N's folder is judged four times in the same process, one after the other: from the raw text
+with 1 process and with ``--jobs`` processes, then with the collectors' pre-parsed JSON
+in every host folder (``_parsed.json``, ccparse.preparsed, what playbooks/verify.yml writes) with 1 and ``--jobs``
+processes; the four reports must be identical.
 """
 
 from __future__ import annotations
@@ -223,9 +228,49 @@ def pairwise(n: int) -> dict[str, Any]:
             "followup_tests": ft, "bad_injected": sorted(bad), "bad_confirmed": sorted(v2.confirmed())}
 
 
+def write_preparsed(evidence: Path) -> int:
+    """Write the collectors' pre-parsed ``<host>/_parsed.json`` (``{KIND: envelope}``, what
+    fabric_evidence returns and playbooks/verify.yml writes); identical texts are parsed once.
+    Returns the number of envelopes written."""
+    from ccparse import preparsed
+
+    from clusterctl.analysis.engine import PARSED_FILE
+
+    cache: dict[tuple[str, str], dict[str, Any] | None] = {}
+    count = 0
+    for host in sorted(p for p in evidence.iterdir() if p.is_dir()):
+        docs = {}
+        for txt in sorted(host.glob("*.txt")):
+            text = txt.read_text()
+            kind = preparsed.base_kind(txt.stem)
+            if (kind, text) not in cache:
+                cache[(kind, text)] = preparsed.envelope(kind, text)
+            env = cache[(kind, text)]
+            if env is not None:
+                docs[txt.stem] = env
+        (host / PARSED_FILE).write_text(json.dumps(docs, separators=(",", ":")))
+        count += len(docs)
+    return count
+
+
+def _comparable(report: Any) -> dict[str, Any]:
+    d = report.to_dict()
+    d["summary"].pop("seconds", None)
+    return d
+
+
+#: the four configurations timed on the same folder, one after the other: (label, pre-parsed, jobs)
+MODES = (("raw_j1", False, 1), ("raw_jN", False, None), ("pre_j1", True, 1), ("pre_jN", True, None))
+
+
 def run_one(n: int, jobs: int, keep: Path | None) -> dict[str, Any]:
-    """Generate, analyse, score one N (called in a fresh process by :func:`main`)."""
-    from clusterctl.analysis.engine import analyze_dir
+    """Generate, analyse, score one N (called in a fresh process by :func:`main`).
+
+    The folder is judged four times: raw text with 1 process and with ``jobs`` processes, then
+    (after writing every host's pre-parsed ``_parsed.json``) the same two again. All four reports
+    must be identical (the bench fails otherwise); the score is the first one's.
+    """
+    from clusterctl.analysis.engine import analyze_dir, default_jobs
 
     tmp = Path(tempfile.mkdtemp(prefix=f"clusterctl-bench-{n}-"))
     try:
@@ -234,20 +279,49 @@ def run_one(n: int, jobs: int, keep: Path | None) -> dict[str, Any]:
         faults = generate(n, tmp / "evidence", kinds=kinds)
         gen_s = time.perf_counter() - t0
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        t1 = time.perf_counter()
-        report = analyze_dir(tmp / "evidence", EXPECTATIONS, jobs=jobs)
-        wall = time.perf_counter() - t1
+        walls: dict[str, float] = {}
+        reports: dict[str, Any] = {}
+        pre_files = 0
+        for label, pre, j in MODES:
+            if pre and not pre_files:
+                t2 = time.perf_counter()
+                pre_files = write_preparsed(tmp / "evidence")
+                gen_s += time.perf_counter() - t2
+            t1 = time.perf_counter()
+            reports[label] = analyze_dir(tmp / "evidence", EXPECTATIONS, jobs=jobs if j is None else j)
+            walls[label] = time.perf_counter() - t1
+        base = _comparable(reports["raw_j1"])
+        differ = [k for k, r in reports.items() if _comparable(r) != base]
+        if differ:
+            raise SystemExit(f"N={n}: reports of {differ} differ from the raw 1-process report")
         children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, children)
-        out = {"n": n, "jobs": jobs, "generate_s": round(gen_s, 2), "analyze_s": round(wall, 2),
+        out = {"n": n, "jobs": jobs, "default_jobs_now": default_jobs(n), "load1": round(os.getloadavg()[0], 2),
+               "generate_s": round(gen_s, 2), "analyze_s": round(walls["raw_j1"], 2),
+               **{f"{k}_s": round(v, 2) for k, v in walls.items()},
                "peak_rss_mib": round(peak / 1024, 1), "rss_before_mib": round(rss_before / 1024, 1),
-               "files": sum(1 for _ in (tmp / "evidence").glob("*/*.txt")),
-               "kinds_skipped": sorted(set(BASE) - kinds), **score(report, faults), "pairwise": pairwise(n)}
+               "files": sum(1 for _ in (tmp / "evidence").glob("*/*.txt")), "preparsed_files": pre_files,
+               "kinds_skipped": sorted(set(BASE) - kinds), **score(reports["raw_j1"], faults),
+               "pairwise": pairwise(n)}
         if keep is not None:
             shutil.copytree(tmp / "evidence", keep / f"n{n}", dirs_exist_ok=True)
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def speed_table(rows: list[dict[str, Any]]) -> str:
+    """Raw vs pre-parsed, 1 vs ``jobs`` processes: wall seconds and the ratios, same run."""
+    head = ("| N | load | raw 1 proc (s) | raw {j} procs (s) | pre-parsed 1 proc (s) | pre-parsed {j} procs (s) | "
+            "raw/pre-parsed (1 proc) | raw 1 / pre-parsed {j} |")
+    j = rows[0]["jobs"] if rows else 2
+    lines = [head.format(j=j), "|" + "---|" * 8]
+    for r in rows:
+        lines.append(
+            f"| {r['n']} | {r['load1']:.1f} | {r['raw_j1_s']:.2f} | {r['raw_jN_s']:.2f} | {r['pre_j1_s']:.2f} | "
+            f"{r['pre_jN_s']:.2f} | {r['raw_j1_s'] / max(r['pre_j1_s'], 1e-3):.1f}x | "
+            f"{r['raw_j1_s'] / max(r['pre_jN_s'], 1e-3):.1f}x |")
+    return "\n".join(lines)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -267,7 +341,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, action="append", help="node count (repeatable; default 8 64 512 4096)")
-    ap.add_argument("--jobs", type=int, default=1, help="parser processes used by the analysis")
+    ap.add_argument("--jobs", type=int, default=2, help="parser processes of the parallel runs (1-process runs too)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--keep", type=Path, help="copy each generated evidence folder here")
     ap.add_argument("--json", type=Path, help="write the raw results here")
@@ -286,12 +360,15 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
         r = rows[-1]
-        print(f"N={n}: analyze {r['analyze_s']}s, peak {r['peak_rss_mib']} MiB, found {r['found']}/{r['faults']}, "
+        print(f"N={n}: raw {r['raw_j1_s']}s / {r['raw_jN_s']}s ({a.jobs} procs), pre-parsed {r['pre_j1_s']}s / "
+              f"{r['pre_jN_s']}s, load {r['load1']}, peak {r['peak_rss_mib']} MiB, found {r['found']}/{r['faults']}, "
               f"invented {r['invented_count']}, precision {r['precision']:.2f} recall {r['recall']:.2f}",
               file=sys.stderr)
         if r["missed"] or r["invented_count"]:
             print(json.dumps({"missed": r["missed"], "invented": r["invented_examples"]}, indent=1), file=sys.stderr)
     print(table(rows))
+    print()
+    print(speed_table(rows))
     skipped = sorted({k for r in rows for k in r["kinds_skipped"]})
     if skipped:
         print(f"\nnot scored (no parser or check registered yet): {', '.join(skipped)}")

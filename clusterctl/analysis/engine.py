@@ -15,6 +15,10 @@ Layout (what ``playbooks/verify.yml`` writes, and what a user can build by other
 ``<host>/_collect#<KIND>@<peer>.json`` (optional)
     ``{instance: {"status": ...}}`` of one pair test with ``peer`` (``fabric_pairtest``: one entry
     per RDMA device, ``_`` when no device test started), judged like ``_collect.json``.
+``<host>/_parsed.json``, ``<host>/_parsed#<KIND>@<peer>.json`` (optional)
+    the collectors' parse of the same files on the node (:mod:`ccparse.preparsed` envelopes keyed
+    like the two files above); an envelope is used instead of parsing the ``.txt`` only when its
+    schema, parser source hash and raw-text hash match, otherwise the ``.txt`` is parsed.
 
 Every file is parsed with :func:`ccparse.registry.parse` and judged by the checks registered for
 its KIND (:data:`clusterctl.analysis.model.CHECKS`). A parse error becomes a ``parse`` finding
@@ -34,13 +38,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ccparse import registry
+from ccparse import preparsed, registry
 from ccparse.common import ParseError
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
 
 COLLECT_FILE = "_collect.json"
+#: the collectors' pre-parsed evidence of a host (ccparse.preparsed); see _preparsed_docs
+PARSED_FILE = "_parsed.json"
 #: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
 RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
 GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag"})
@@ -222,6 +228,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
                 rep.add(f)
         except (ValueError, OSError) as exc:
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
+    docs = _preparsed_docs(host_dir)
     for path in sorted(host_dir.iterdir()):
         if path.suffix != ".txt" or not path.is_file() or path.name.startswith("."):
             continue
@@ -234,7 +241,10 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
             continue
         rep.kinds.append(path.stem)
         try:
-            data = registry.parse(kind, path.read_text(errors="replace"))
+            text = path.read_text(errors="replace")
+            data = preparsed.load(docs.get(path.stem), kind, text) if docs else preparsed.MISSING
+            if data is preparsed.MISSING:
+                data = registry.parse(kind, text)
         except ParseError as exc:
             where = f" line {exc.line}" if exc.line is not None else ""
             rep.add(Finding(host, "parse", "warning", host, f"{rel}: {exc.tool}{where}: {exc.reason}"))
@@ -258,6 +268,21 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
                 rep.add(f)
             rep.metrics.extend(res.metrics)
     return rep, pairs
+
+
+def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
+    """Evidence stem -> the collectors' pre-parsed envelope (ccparse.preparsed), from the host's
+    ``_parsed.json`` (``{KIND or KIND#instance: envelope}``, fabric_evidence) and
+    ``_parsed#KIND@<peer>.json`` (``{instance: envelope}``, a pair test, keyed like its
+    ``_collect#KIND@<peer>.json``). An unreadable file is ignored: the raw text is parsed."""
+    docs: dict[str, Any] = {}
+    for doc_file in sorted(host_dir.glob(f"{PARSED_FILE[:-5]}*.json")):
+        try:
+            doc = json.loads(doc_file.read_bytes())
+        except (OSError, ValueError):
+            continue
+        docs.update(_status_entries(COLLECT_FILE[:-5] + doc_file.name[len(PARSED_FILE) - 5:], doc))
+    return docs
 
 
 def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any]]) -> list[tuple[HostReport, list[PairResult]]]:
@@ -294,8 +319,9 @@ def host_dirs(evidence_dir: Path) -> list[tuple[str, Path]]:
 
 
 def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None = None, *,
-                jobs: int = 1) -> Report:
-    """Judge every ``<host>/`` folder of ``evidence_dir``; ``jobs`` > 1 parses in that many processes."""
+                jobs: int | None = None) -> Report:
+    """Judge every ``<host>/`` folder of ``evidence_dir``; ``jobs`` > 1 parses in that many processes
+    (None: :func:`default_jobs`, the cores that are free now)."""
     from clusterctl.analysis.expectations import build
 
     t0 = time.perf_counter()
@@ -306,6 +332,7 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
         raise FileNotFoundError(f"evidence folder {evidence_dir} does not exist")
     items = host_dirs(evidence_dir)
     results: list[tuple[HostReport, list[PairResult]]] = []
+    jobs = default_jobs(len(items)) if jobs is None else jobs
     jobs = max(1, min(jobs, len(items) // 64 or 1))
     if jobs == 1:
         results = [analyze_host(h, d, exp) for h, d in items]
@@ -363,5 +390,15 @@ def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
                                         "retest with a good node"))
 
 
-def default_jobs() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+#: below this many host folders one process is faster than starting a pool (bench/bench_analysis.py)
+PARALLEL_MIN_HOSTS = 256
+
+
+def default_jobs(hosts: int | None = None) -> int:
+    """Parser processes when none is asked for: the cores free now (cores minus the 1-minute load
+    average, rounded), at most 4; 1 for fewer than :data:`PARALLEL_MIN_HOSTS` host folders."""
+    if hosts is not None and hosts < PARALLEL_MIN_HOSTS:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    free = cores - int(os.getloadavg()[0] + 0.5) if hasattr(os, "getloadavg") else cores
+    return max(1, min(4, free))

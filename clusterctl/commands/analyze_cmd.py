@@ -20,7 +20,8 @@ def analyze_command(
         "--inventory", "-i", help="Inventory whose cluster spec gives the expected values")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of a table")] = False,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report here")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Parser processes (large evidence folders)")] = 1,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Parser processes (default: the free cores, from 256 host folders)")] = None,
     all_hosts: Annotated[bool, typer.Option("--all", help="List healthy hosts too on large clusters")] = False,
 ) -> None:
     """Judge EVIDENCE_DIR/<host>/<KIND>.txt. Exit 0 when no host failed, 3 when any did, 2 on bad input."""

@@ -128,6 +128,16 @@ running_jobs:
   description: Number of Slurm job steps (slurmstepd processes) found running on the node.
   returned: always
   type: int
+parsed:
+  description:
+    - The same keys (successful captures only) -> the capture parsed on the node by the
+      controller's ccparse parser, as a ccparse.preparsed envelope (C(schema), C(kind),
+      C(parser_version), C(raw_sha256), C(data)). The verify playbook writes it as
+      C(<host>/_parsed.json); C(clusterctl analyze) uses an envelope only when its schema, parser
+      source hash and raw-text hash match its own, and parses the raw text otherwise.
+    - A capture that does not parse, or whose parse JSON does not carry unchanged, has no entry.
+  returned: always
+  type: dict
 """
 
 import json  # noqa: E402
@@ -143,6 +153,7 @@ from ansible.module_utils.ccparse.node import (  # noqa: E402
     summarise,
 )
 from ansible.module_utils.ccparse.perftest_run import loopback  # noqa: E402
+from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
            "proc-limits"]
@@ -391,7 +402,8 @@ def main():
     except Exception as exc:
         module.fail_json(msg=f"fabric_evidence failed: {type(exc).__name__}: {exc}", evidence=c.result,
                          running_jobs=jobs, changed=False)
-    module.exit_json(changed=False, evidence=c.result, summary=summarise(c.result), running_jobs=jobs)
+    module.exit_json(changed=False, evidence=c.result, summary=summarise(c.result), running_jobs=jobs,
+                     parsed=parse_results(c.result))
 
 
 if __name__ == "__main__":

@@ -122,6 +122,12 @@ running_jobs:
   description: Number of Slurm job steps found running on the node.
   returned: always
   type: int
+parsed:
+  description:
+    - The same keys (successful tests only) -> the report parsed on the node as KIND C(ib_write_bw),
+      a ccparse.preparsed envelope; pairtest.yml writes it as C(_parsed#ib_write_bw@<peer>.json).
+  returned: always
+  type: dict
 """
 
 import os  # noqa: E402
@@ -131,6 +137,7 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
 from ansible.module_utils.ccparse.node import entry, running_job_steps, summarise  # noqa: E402
 from ansible.module_utils.ccparse.perftest_run import run_client, run_server  # noqa: E402
+from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
 from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
 
 
@@ -171,7 +178,8 @@ def main():
     jobs = running_job_steps(p["proc_root"])
 
     def finish(results):
-        module.exit_json(changed=False, tests=results, summary=summarise(results), running_jobs=jobs)
+        module.exit_json(changed=False, tests=results, summary=summarise(results), running_jobs=jobs,
+                         parsed=parse_results(results, "ib_write_bw"))
 
     if jobs:
         finish({"_": entry("skipped", stderr=f"{jobs} Slurm job step(s) running on the node; pair test skipped")})

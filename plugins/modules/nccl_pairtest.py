@@ -97,12 +97,19 @@ summary:
   description: The same keys with C(status), C(rc) and the first line of C(stderr) only.
   returned: always
   type: dict
+parsed:
+  description:
+    - The same keys (successful pairs only) -> the output parsed as KIND C(nccl-tests), a
+      ccparse.preparsed envelope; pairtest.yml writes it as C(<b>/_parsed#nccl-tests@<a>.json).
+  returned: always
+  type: dict
 """
 
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.ccparse.node import communicate, entry, summarise  # noqa: E402
+from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
 
 #: srun's words when the program is not on the node (slurmstepd's execve failure)
 MISSING = ("execve(): ", "No such file or directory")
@@ -170,7 +177,8 @@ def main():
             t.start()
         for t in threads:
             t.join()
-    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summarise(results))
+    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summarise(results),
+                     parsed=parse_results(results, "nccl-tests"))
 
 
 if __name__ == "__main__":

@@ -39,3 +39,11 @@ def test_pairwise_schedule_blames_injected_nodes() -> None:
     p = bench.pairwise(64)
     assert (p["rounds"], p["tests"], p["naive_tests"]) == (2, 64, 2016)
     assert p["bad_confirmed"] == p["bad_injected"]
+
+
+def test_all_four_analysis_paths_agree_at_n8() -> None:
+    """raw / pre-parsed x 1 / 2 processes (run_one fails when their reports differ)."""
+    r = bench.run_one(8, 2, None)
+    assert r["found"] == r["faults"] and r["invented_count"] == 0
+    assert r["preparsed_files"] == r["files"] == 24
+    assert all(r[f"{m}_s"] >= 0 for m, _, _ in bench.MODES)

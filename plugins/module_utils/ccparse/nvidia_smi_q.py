@@ -59,6 +59,7 @@ than ``Attached GPUs`` is a truncated report and raises :class:`ParseError`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from . import capture
@@ -71,6 +72,8 @@ _GPU_HEADER = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\
 _KV = re.compile(r"^(\S(?:.*?\S)?)\s*:\s?(.*?)\s*$")
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
 _ELIDED = {"[...]", "...", "[…]"}
+#: first characters of the lines that are not tree lines (banner, elision, warnings)
+_RARE_FIRST = frozenset("=[.…WU")
 _SECTION_NAME = re.compile(r"^[A-Za-z][\w .()/+-]*$")
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 #: sections whose presence makes an indented header-less slice a recognisable excerpt
@@ -82,8 +85,13 @@ Tree = dict[str, Any]
 
 def _num(value: Any) -> float | None:
     """``"71.97 W"`` -> 71.97, ``"16x"`` -> 16, ``"N/A"`` -> None."""
-    if not isinstance(value, str):
-        return None
+    return _num_text(value) if isinstance(value, str) else None
+
+
+# The value texts repeat across GPUs and nodes ("0", "N/A", "No", "16x"): the conversions of a
+# text are cached (pure functions of the string).
+@lru_cache(maxsize=8192)
+def _num_text(value: str) -> float | None:
     v = value.strip()
     if v.endswith("x") and v[:-1].isdigit():
         return float(v[:-1])
@@ -97,8 +105,11 @@ def _int(value: Any) -> int | None:
 
 
 def _bool(value: Any) -> bool | None:
-    if not isinstance(value, str):
-        return None
+    return _bool_text(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=1024)
+def _bool_text(value: str) -> bool | None:
     v = value.strip().lower()
     if v in ("yes", "active", "enabled", "true"):
         return True
@@ -107,6 +118,7 @@ def _bool(value: Any) -> bool | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def _snake(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
@@ -135,39 +147,23 @@ def _first(tree: Tree, *paths: tuple[str, ...]) -> Any:
 
 
 class _TreeBuilder:
-    """Indented ``Key : Value`` lines -> nested dicts. A key with a value and deeper lines under
-    it (``HW Slowdown : Not Active`` then ``HW Thermal Slowdown``) keeps its value; the deeper
-    lines join the same section as siblings."""
+    """One GPU block's indented ``Key : Value`` tree (nested dicts) and the open sections.
+
+    ``indents``/``dicts`` are the stack of open sections (the root at indent -1); a line pops
+    every section at its indent or deeper and lands in the one left on top. A section line
+    (no value) opens a child section; a ``Key : Value`` line is stored in the top section (the
+    first value wins), and deeper lines under a valued key (``HW Slowdown : Not Active`` then
+    ``HW Thermal Slowdown``) join that same section as siblings. ``Key : Value`` is split at the
+    first colon (keys never hold one; values may: bus ids, times). The loop that fills it is
+    inlined in :func:`parse_nvidia_smi_q`, which runs it for every line of every node's report.
+    """
+
+    __slots__ = ("dicts", "indents", "root")
 
     def __init__(self) -> None:
         self.root: Tree = {}
-        self.stack: list[tuple[int, Tree]] = [(-1, self.root)]
-        self.last_section: tuple[int, str, Tree] | None = None
-
-    def add(self, indent: int, line: str, lineno: int) -> None:
-        while self.stack and indent <= self.stack[-1][0]:
-            self.stack.pop()
-        if not self.stack:
-            self.stack = [(-1, self.root)]
-        parent = self.stack[-1][1]
-        line = line.strip()
-        # ``Key : Value`` split at the first colon (keys never hold one; values may: bus ids, times).
-        # str.partition instead of the _KV regex: this runs for every line of every node's report.
-        key, colon, value = line.partition(":")
-        key = key.rstrip()
-        if colon and key and not line.endswith(":"):
-            parent.setdefault(key, value.strip())
-            # deeper lines under a valued key stay in this section
-            self.stack.append((indent, parent))
-        else:
-            key = line.strip().rstrip(":").strip()
-            child: Tree = {}
-            existing = parent.get(key)
-            if isinstance(existing, dict):
-                child = existing
-            else:
-                parent[key] = child
-            self.stack.append((indent, child))
+        self.indents: list[int] = [-1]
+        self.dicts: list[Tree] = [self.root]
 
 
 def _ecc_counts(section: Any) -> dict[str, int | None]:
@@ -335,28 +331,39 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     current: _TreeBuilder | None = None
     excerpt = False
     last = 0
+    # The hot path at fleet scale (about 1,300 lines per 8-GPU report, one report per node): each
+    # line is stripped once, the rare cases (banner, elision, warnings) are gated on the first
+    # character, and the tree is built inline on the current block's stack (see _TreeBuilder).
+    indents: list[int] = []
+    dicts: list[Tree] = []
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        line = raw.rstrip()
-        stripped = line.strip()
-        if not stripped or (stripped[0] == "=" and _BANNER.match(stripped)):
+        stripped = raw.strip()
+        if not stripped:
             continue
+        first = stripped[0]
+        if first in _RARE_FIRST:
+            if first == "=" and _BANNER.match(stripped):
+                continue
+            if stripped in _ELIDED:
+                last = lineno
+                excerpt = True
+                continue
+            if stripped.startswith(("WARNING:", "Unable to determine", "Unable to detect")):
+                last = lineno
+                warnings.append(stripped)
+                if (gone := lost_gpu(stripped)) is not None:
+                    lost.append(gone)
+                continue
         last = lineno
-        if stripped in _ELIDED:
-            excerpt = True
-            continue
-        if stripped.startswith("WARNING:") or stripped.startswith(("Unable to determine", "Unable to detect")):
-            warnings.append(stripped)
-            if (gone := lost_gpu(stripped)) is not None:
-                lost.append(gone)
-            continue
-        indent = len(line) - len(line.lstrip())
-        h = _GPU_HEADER.match(line) if line.startswith("GPU ") else None
-        if h:
-            current = _TreeBuilder()
-            blocks.append((h.group(1), lineno, current))
-            continue
+        indent = len(raw) - len(raw.lstrip())
         if indent == 0:
-            m = _KV.match(line) if ":" in line else None
+            h = _GPU_HEADER.match(stripped) if stripped.startswith("GPU ") else None
+            if h:
+                current = _TreeBuilder()
+                blocks.append((h.group(1), lineno, current))
+                indents, dicts = current.indents, current.dicts
+                continue
+            m = _KV.match(stripped) if ":" in stripped else None
             if not m and capture.is_command(stripped, ("nvidia-smi",)):
                 continue  # the pasted command line ('$ nvidia-smi -q | grep UUID')
             if not m:
@@ -368,16 +375,33 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                 and "GPU UUID" in current.root):
             current = _TreeBuilder()  # grep'd excerpt: each 'GPU UUID' line is the next GPU
             blocks.append((None, lineno, current))
+            indents, dicts = current.indents, current.dicts
         if current is None:
             if blocks:
                 raise ParseError(TOOL, f"indented line outside a GPU block: {stripped[:80]!r}", lineno)
             # a header-less excerpt (documentation slice): one GPU of unknown bus id
             current = _TreeBuilder()
             blocks.append((None, lineno, current))
+            indents, dicts = current.indents, current.dicts
             excerpt = True
-        if ":" not in line and not _SECTION_NAME.match(stripped):
+        key, colon, value = stripped.partition(":")
+        if not colon and not _SECTION_NAME.match(stripped):
             raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
-        current.add(indent, line, lineno)
+        while indent <= indents[-1]:
+            indents.pop()
+            dicts.pop()
+        parent = dicts[-1]
+        key = key.rstrip()
+        if colon and key and stripped[-1] != ":":
+            if key not in parent:
+                parent[key] = value.strip()
+        else:
+            key = stripped.rstrip(":").strip()
+            child = parent.get(key)
+            if not isinstance(child, dict):
+                child = parent[key] = {}
+            indents.append(indent)
+            dicts.append(child)
     if not blocks and not top and lost:
         return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
                 "excerpt": False, "warnings": warnings, "lost_gpus": lost, "gpus": []}

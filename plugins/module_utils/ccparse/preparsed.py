@@ -1,0 +1,153 @@
+"""Pre-parsed evidence: the collectors parse on the node, the controller only judges.
+
+The collector modules (``fabric_evidence``, ``fabric_pairtest``, ``nccl_pairtest``) run on every
+node in parallel; each successful capture is parsed there with the same ccparse parser the
+controller would use, and returned beside the raw text as an envelope that the verify/pairtest
+playbooks write as ``<host>/<KIND>.json`` next to ``<host>/<KIND>.txt``::
+
+    {"schema": "clusterctl-preparsed/1", "kind": "nvidia-smi-q",
+     "parser_version": "<sha256 of the parser's source and its ccparse imports>",
+     "raw_sha256": "<sha256 of the raw text, trailing white space stripped>",
+     "data": <what ccparse.registry.parse(kind, raw) returns>}
+
+:func:`load` gives the data back only when every field matches what this controller would
+produce: the schema, the KIND, the parser version (its source hash, computed the same way on
+both sides, so a node running an older or newer parser falls back to raw) and the raw text's
+hash (a ``.txt`` edited or replaced after collection falls back to raw). Anything else returns
+:data:`MISSING` and the caller parses the raw text. Only JSON-faithful results are wrapped:
+a parse whose data does not survive ``json.dumps``/``json.loads`` unchanged (tuples, integer
+keys, NaN) and a parse that raises give no envelope, so the controller parses and reports
+those itself, exactly as before.
+
+Stdlib only (runs inside the modules on the nodes). The parser modules are imported here by
+name so that Ansible ships them with a collector that imports this file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from typing import Any
+
+from . import (  # noqa: F401  imported to register their KINDs (and to be shipped to the nodes)
+    dcgmi_diag,
+    ib_write_bw,
+    ibstat,
+    ibstatus,
+    mlnx_qos,
+    nccl_tests,
+    nvidia_smi_q,
+    nvidia_smi_query,
+    nvidia_smi_topo,
+    proc_limits,
+    sysfs_ib,
+)
+from .common import PARSERS
+
+SCHEMA = "clusterctl-preparsed/1"
+#: returned by :func:`load` when the envelope cannot be used (parse the raw text instead)
+MISSING: Any = object()
+
+_REL_IMPORT = re.compile(r"^from \.(\w+) import|^from \. import \(?([\w, ]+)", re.M)
+_versions: dict[str, str | None] = {}
+
+
+def _source(modname: str) -> str | None:
+    mod = sys.modules.get(modname)
+    if mod is None:
+        return None
+    loader = getattr(mod, "__loader__", None)
+    try:
+        src = loader.get_source(modname) if loader is not None and hasattr(loader, "get_source") else None
+        path = getattr(mod, "__file__", None)
+        if src is None and path:
+            with open(path, encoding="utf-8") as f:
+                src = f.read()
+    except (OSError, ImportError):
+        return None
+    return src
+
+
+def parser_version(kind: str) -> str | None:
+    """sha256 over the source of ``kind``'s parser module and the ccparse modules it imports
+    (recursively); None when a source cannot be read (then nothing is pre-parsed)."""
+    if kind in _versions:
+        return _versions[kind]
+    fn = PARSERS.get(kind)
+    version: str | None = None
+    if fn is not None:
+        pkg = fn.__module__.rpartition(".")[0]
+        seen: list[str] = []
+        todo = [fn.__module__]
+        h = hashlib.sha256()
+        readable = True
+        while todo and readable:
+            name = todo.pop(0)
+            if name in seen:
+                continue
+            seen.append(name)
+            src = _source(name)
+            if src is None:
+                readable = False
+                break
+            h.update(name.rpartition(".")[2].encode() + b"\0" + src.encode("utf-8", "replace") + b"\0")
+            for m in _REL_IMPORT.finditer(src):
+                for dep in (m.group(1) or m.group(2) or "").split(","):
+                    dep = dep.strip()
+                    if dep and f"{pkg}.{dep}" in sys.modules:
+                        todo.append(f"{pkg}.{dep}")
+        version = h.hexdigest() if readable else None
+    _versions[kind] = version
+    return version
+
+
+def raw_hash(text: str) -> str:
+    return hashlib.sha256(text.rstrip().encode("utf-8", "replace")).hexdigest()
+
+
+def base_kind(key: str) -> str:
+    """``mlnx_qos#eth2`` / ``ib_write_bw#mlx5_0@node2`` -> the KIND (``mlnx_qos``, ``ib_write_bw``)."""
+    return key.partition("@")[0].partition("#")[0]
+
+
+def envelope(kind: str, text: str) -> dict[str, Any] | None:
+    """The pre-parsed envelope of ``text`` as ``kind``, or None (unknown KIND, parse error,
+    data that JSON does not carry unchanged, parser source unreadable)."""
+    fn = PARSERS.get(kind)
+    version = parser_version(kind)
+    if fn is None or version is None:
+        return None
+    try:
+        data = fn(text)
+        faithful = json.loads(json.dumps(data, allow_nan=False)) == data
+    except Exception:  # the controller parses the raw text and reports the error itself
+        return None
+    if not faithful:
+        return None
+    return {"schema": SCHEMA, "kind": kind, "parser_version": version, "raw_sha256": raw_hash(text), "data": data}
+
+
+def parse_results(results: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
+    """``{key: envelope}`` for a collector's ``{key: entry}`` results (status ok, non-empty stdout).
+
+    ``kind``: the KIND of every result (a pair test's results are keyed by device or pair);
+    None: each key names its KIND (``mlnx_qos#eth2``).
+    """
+    out: dict[str, Any] = {}
+    for key, ent in results.items():
+        if isinstance(ent, dict) and ent.get("status") == "ok" and ent.get("stdout"):
+            env = envelope(kind or base_kind(key), ent["stdout"])
+            if env is not None:
+                out[key] = env
+    return out
+
+
+def load(doc: Any, kind: str, text: str) -> Any:
+    """The data of envelope ``doc`` when it is valid for ``text`` as ``kind`` here, else :data:`MISSING`."""
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("kind") != kind or "data" not in doc:
+        return MISSING
+    if doc.get("parser_version") != parser_version(kind) or doc.get("raw_sha256") != raw_hash(text):
+        return MISSING
+    return doc["data"]

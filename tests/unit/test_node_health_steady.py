@@ -1,0 +1,65 @@
+"""node_health steady state (issue 19): one find per host, the three write tasks skipped when nothing
+differs, and drift (content, mode, a deleted file) rewritten and reported, in check mode too."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+PLAY = """---
+- name: node_health steady state
+  hosts: all
+  gather_facts: false
+  roles:
+    - role: node_health
+"""
+
+
+def run(tmp: Path, *extra: str) -> tuple[int, str]:
+    inv = tmp / "hosts.yml"
+    inv.write_text(
+        "all:\n  hosts:\n    n1:\n      ansible_connection: local\n"
+        f"      ansible_python_interpreter: {sys.executable}\n"
+        f"      node_health_config_path: {tmp}/etc/clusterctl/node-check.conf\n"
+        f"      node_health_program_path: {tmp}/sbin/clusterctl-node-check\n")
+    (tmp / "play.yml").write_text(PLAY)
+    (tmp / "sbin").mkdir(exist_ok=True)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(REPO / "roles"),
+               ANSIBLE_LIBRARY=str(REPO / "plugins" / "modules"),
+               ANSIBLE_MODULE_UTILS=str(REPO / "plugins" / "module_utils"),
+               ANSIBLE_FILTER_PLUGINS=str(REPO / "plugins" / "filter"),
+               ANSIBLE_CALLBACK_PLUGINS=str(REPO / "plugins" / "callback"), ANSIBLE_GATHERING="explicit",
+               PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    p = subprocess.run(["ansible-playbook", "-i", str(inv), str(tmp / "play.yml"), *extra], env=env,
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    m = re.search(r"n1\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=0\s+skipped=(\d+)", p.stdout)
+    assert m, p.stdout[-2000:]
+    return int(m.group(2)), p.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the role writes root-owned files")
+def test_steady_state_skips_and_drift_is_rewritten(tmp_path: Path) -> None:
+    conf = tmp_path / "etc" / "clusterctl" / "node-check.conf"
+    prog = tmp_path / "sbin" / "clusterctl-node-check"
+    changed, _ = run(tmp_path)
+    assert changed == 3 and conf.is_file() and prog.is_file()
+    assert prog.read_bytes() == (REPO / "roles" / "node_health" / "files" / "clusterctl-node-check").read_bytes()
+    changed, out = run(tmp_path)
+    assert changed == 0
+    for task in ("Create the settings folder", "Install the check settings", "Install clusterctl-node-check"):
+        assert re.search(rf"TASK \[node_health : {task}\][^\n]*\n(skipping: \[n1\]|\s*$)", out), out[-3000:]
+    # drift: a deleted settings file and a program that lost its execute bit
+    conf.unlink()
+    prog.chmod(0o644)
+    changed, _ = run(tmp_path, "--check", "--diff")
+    assert changed == 2 and not conf.exists() and prog.stat().st_mode & 0o777 == 0o644
+    changed, _ = run(tmp_path)
+    assert changed == 2 and conf.is_file() and prog.stat().st_mode & 0o777 == 0o755
