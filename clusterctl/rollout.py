@@ -3,10 +3,11 @@
 Pure functions; the reconfigure command does the Slurm calls and Ansible runs around them.
 
 A change is *disruptive* on a host when the plan (check mode + diff) of that component shows a
-changed task or handler whose name matches the component's ``disruptive`` pattern below. Those
-hosts are drained in batches, waited on, changed, verified and resumed. Hosts whose changes are
-all non-disruptive (nccl.conf, slurm.conf options `scontrol reconfigure` takes) are changed in
-place, all at once, without draining.
+changed task or handler that declares a change kind (a ``clusterctl_*`` tag, see
+:mod:`clusterctl.change_kinds`); names are never matched. Those hosts are drained in batches,
+waited on, changed, verified and resumed. Hosts whose changes declare no kind (nccl.conf,
+slurm.conf options `scontrol reconfigure` takes) are changed in place, all at once, without
+draining.
 """
 
 from __future__ import annotations
@@ -17,29 +18,39 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from clusterctl.change_kinds import kinds_at
+from clusterctl.runner import Change
+
 
 @dataclass(frozen=True)
 class Component:
     name: str
-    tags: str
-    disruptive: re.Pattern[str]  # task/handler names (from the plan) that disturb running work
+    tags: str  # the site.yml tag that selects the component's roles
     why: str
 
 
 COMPONENTS: dict[str, Component] = {
     c.name: c
     for c in (
-        Component("nccl", "nccl", re.compile(r"(?!)"), "NCCL settings are read when a job starts: never drains"),
-        Component("slurm", "slurm", re.compile(r"(?i)\brestart\b.*\bslurmd\b|\bslurmd\b.*\brestart"),
+        Component("nccl", "nccl", "NCCL settings are read when a job starts: never drains"),
+        Component("slurm", "slurm",
                   "slurm.conf options are applied by `scontrol reconfigure`; a slurmd restart drains"),
-        Component("roce", "roce", re.compile(r"(?i)\b(qos|pfc|trust|ecn|mtu|tos|traffic class)\b"),
-                  "QoS and MTU changes flap traffic on the port: drains"),
-        Component("storage", "storage", re.compile(r"(?i)\b(mount|remount|unit|lnet)\b"),
-                  "a remount breaks open files: drains"),
-        Component("rdma", "rdma", re.compile(r"(?i)\b(install|reload|modules?|driver|ofed|doca)\b"),
-                  "driver or module changes need the RDMA stack idle: drains"),
+        Component("roce", "roce", "QoS and MTU changes flap traffic on the port: drains"),
+        Component("storage", "storage", "a remount breaks open files: drains"),
+        Component("rdma", "rdma", "driver or package changes need the RDMA stack idle: drains"),
     )
 }
+
+
+@dataclass(frozen=True)
+class Disruption:
+    """A planned change that disturbs running work, with the kinds its task or handler declares."""
+
+    task: str
+    kinds: frozenset[str]
+
+    def __str__(self) -> str:
+        return f"{self.task} ({', '.join(sorted(self.kinds))})"
 
 
 class BatchSpecError(ValueError):
@@ -66,11 +77,11 @@ def batches(hosts: list[str], spec: str | None) -> list[list[str]]:
     return [hosts[i : i + size] for i in range(0, len(hosts), size)] if size else []
 
 
-def disruptive_hosts(component: Component, changes: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Host -> the planned changes on it that disturb running work."""
-    out: dict[str, list[str]] = {}
+def disruptive_hosts(changes: dict[str, list[Change]]) -> dict[str, list[Disruption]]:
+    """Host -> the planned changes on it whose task or handler declares a change kind."""
+    out: dict[str, list[Disruption]] = {}
     for host, tasks in changes.items():
-        hits = [t for t in tasks if component.disruptive.search(t)]
+        hits = [Disruption(c.task, k) for c in tasks if (k := kinds_at(c.path))]
         if hits:
             out[host] = hits
     return out

@@ -42,6 +42,14 @@ class HostStats:
         return "ok"
 
 
+@dataclass(frozen=True)
+class Change:
+    """One changed task or handler on a host: its name and where it is declared (``FILE:LINE``)."""
+
+    task: str
+    path: str = ""
+
+
 @dataclass
 class RunResult:
     rc: int
@@ -51,6 +59,7 @@ class RunResult:
     failed_hosts: dict[str, str] = field(default_factory=dict)  # host -> "task: message"
     unreachable_hosts: dict[str, str] = field(default_factory=dict)
     changes: dict[str, list[str]] = field(default_factory=dict)  # host -> tasks that changed
+    changed_at: dict[str, list[Change]] = field(default_factory=dict)  # host -> the same, with task_path
     diffs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # host -> (task, diff text)
     seconds: float = 0.0
 
@@ -126,6 +135,7 @@ def _summarise(event: dict[str, Any], result: RunResult) -> None:
         if res.get("changed"):
             stats.changed += 1
             result.changes.setdefault(host, []).append(task)
+            result.changed_at.setdefault(host, []).append(Change(task, str(data.get("task_path") or "")))
     elif kind == "runner_on_failed" and not data.get("ignore_errors"):
         stats.failed += 1
         msg = res.get("msg") or res.get("stderr") or res.get("reason") or "failed"

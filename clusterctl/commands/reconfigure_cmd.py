@@ -95,7 +95,7 @@ def reconfigure(
         console.print(f"reconfigure {component}: nothing to change")
         raise typer.Exit(EXIT_OK)
     compute = set(inv.groups.get("slurm_compute", []))
-    disruptive = {h: t for h, t in disruptive_hosts(comp, plan.changes).items() if h in compute}
+    disruptive = {h: t for h, t in disruptive_hosts(plan.changed_at).items() if h in compute}
     in_place = sorted(h for h in plan.changes if h not in disruptive)
     order = [h for h in inv.groups.get("slurm_compute", []) if h in disruptive]
     rollout = batches(order, batch)
@@ -103,6 +103,8 @@ def reconfigure(
     console.print(f"  in place (no drain): {', '.join(in_place) or '-'}")
     for i, b in enumerate(rollout, 1):
         console.print(f"  batch {i}/{len(rollout)} (drain): {', '.join(b)}")
+        for h in b:
+            console.print(f"    {h}: {'; '.join(map(str, disruptive[h]))}", markup=False)
     if dry_run:
         raise typer.Exit(EXIT_OK)
     if in_place:
