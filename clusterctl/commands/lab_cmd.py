@@ -9,15 +9,25 @@ import typer
 from rich.table import Table
 
 from clusterctl import lab
-from clusterctl.app import EXIT_FAILED, app
+from clusterctl.app import EXIT_FAILED, app, examples
+from clusterctl.commands.common import JsonOpt, print_json
 from clusterctl.display import console, err_console
 from clusterctl.inventory import InventoryError
 
-lab_app = typer.Typer(help="Create, remove or show the local podman lab (inventories/lab).", no_args_is_help=True)
+LAB_EXAMPLES = """Examples:
+
+  clusterctl lab up
+
+  clusterctl lab status --json
+
+  clusterctl lab down
+"""
+
+lab_app = typer.Typer(help="Create, remove or show the local podman lab (inventories/lab).", no_args_is_help=True,
+                      epilog=examples(LAB_EXAMPLES))
 app.add_typer(lab_app, name="lab")
 
 InvOpt = Annotated[Path | None, typer.Option("--inventory", "-i", help="Lab inventory (default: inventories/lab)")]
-
 
 
 @lab_app.command("up")
@@ -44,13 +54,18 @@ def lab_down(inventory: InvOpt = None) -> None:
 
 
 @lab_app.command("status")
-def lab_status(inventory: InvOpt = None) -> None:
+def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False) -> None:
     """Show each lab container and its state."""
     try:
         rows = lab.status(inventory)
     except (lab.LabError, InventoryError) as exc:
         err_console.print(f"clusterctl lab status: {exc}")
+        if as_json:
+            print_json({"error": str(exc), "exit_code": EXIT_FAILED})
         raise typer.Exit(EXIT_FAILED) from None
+    if as_json:
+        print_json({"hosts": rows})
+        return
     t = Table(title="lab")
     for col in ("host", "container", "address", "state"):
         t.add_column(col)
