@@ -90,7 +90,9 @@ class Slurm:
     def run(self, argv: list[str]) -> str:
         """stdout of ``argv`` on the controller; :class:`Unreachable` or :class:`SlurmError` otherwise."""
         log.info("slurm on %s: %s", self.controller, argv)
-        results = self._run_module(self.inventory, self.controller, "ansible.builtin.command", {"argv": argv})
+        # expand_argument_vars off: the command module would otherwise expand $VARS inside a reason
+        results = self._run_module(self.inventory, self.controller, "ansible.builtin.command",
+                                   {"argv": argv, "expand_argument_vars": False})
         if not results:
             raise SlurmError(f"{' '.join(argv[:2])}: no host matched {self.controller} (is the slurm_controller "
                              "group empty?)")

@@ -75,12 +75,12 @@ def _human_text_to_stderr(on: bool) -> Iterator[None]:
     if not on:
         yield
         return
-    saved = console.file
+    saved = console._file  # None: "whatever sys.stdout is" (rich resolves it on each write)
     console.file = sys.stderr
     try:
         yield
     finally:
-        console.file = saved
+        console._file = saved
 
 
 def print_json(data: Any) -> None:

@@ -30,7 +30,7 @@ app.add_typer(lab_app, name="lab")
 InvOpt = Annotated[Path | None, typer.Option("--inventory", "-i", help="Lab inventory (default: inventories/lab)")]
 
 
-@lab_app.command("up")
+@lab_app.command("up", epilog=examples("Examples:\n\n  clusterctl lab up\n  clusterctl provision inventories/lab\n"))
 def lab_up(inventory: InvOpt = None) -> None:
     """Create the lab network and containers (idempotent) and wait until they accept SSH."""
     try:
@@ -42,7 +42,7 @@ def lab_up(inventory: InvOpt = None) -> None:
     console.print(f"lab up: {', '.join(h.name for h in hosts)}; next: clusterctl provision {inv}")
 
 
-@lab_app.command("down")
+@lab_app.command("down", epilog=examples("Examples:\n\n  clusterctl lab down\n"))
 def lab_down(inventory: InvOpt = None) -> None:
     """Remove the lab containers and network (idempotent)."""
     try:
@@ -53,7 +53,7 @@ def lab_down(inventory: InvOpt = None) -> None:
     console.print(f"lab down: removed {len(removed)} container(s)")
 
 
-@lab_app.command("status")
+@lab_app.command("status", epilog=examples("Examples:\n\n  clusterctl lab status\n  clusterctl lab status --json\n"))
 def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False) -> None:
     """Show each lab container and its state."""
     try:

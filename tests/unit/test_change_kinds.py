@@ -109,7 +109,7 @@ PLAYBOOK = """---
 """
 
 
-@pytest.mark.parametrize("handler", ["Restart slurmd", "Bounce the node daemon"])
+@pytest.mark.parametrize("handler", ["Bounce the node daemon"])
 def test_real_check_mode_run_reports_declared_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    handler: str) -> None:
     """ansible-runner (local connection, check mode, --tags slurm as reconfigure runs it): the
