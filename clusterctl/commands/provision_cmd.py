@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_BAD_INPUT, app
+from clusterctl.commands.inventory_check import load_and_validate
 from clusterctl.display import RunProgress, console, err_console, print_summary
-from clusterctl.inventory import load_and_validate
 from clusterctl.runner import RunResult, read_last_failed, run_playbook
 
 InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)")]

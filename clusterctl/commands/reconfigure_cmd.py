@@ -10,9 +10,10 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app
+from clusterctl.commands.inventory_check import load_and_validate
 from clusterctl.commands.provision_cmd import InventoryArg, print_plan, run_site
 from clusterctl.display import console, err_console
-from clusterctl.inventory import Inventory, load_and_validate
+from clusterctl.inventory import Inventory
 from clusterctl.rollout import COMPONENTS, BatchSpecError, batches, disruptive_hosts, held_by_others, wait_fit
 from clusterctl.runner import run_module
 

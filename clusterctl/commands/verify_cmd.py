@@ -30,8 +30,8 @@ def verify_command(
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed."""
     from clusterctl.analysis.engine import analyze_dir
     from clusterctl.analysis.expectations import build
+    from clusterctl.commands.inventory_check import load_and_validate
     from clusterctl.display import RunProgress, print_summary
-    from clusterctl.inventory import load_and_validate
     from clusterctl.report_table import findings_table, summary_line, write_outputs
     from clusterctl.runner import run_playbook
 
@@ -94,7 +94,7 @@ def resume_command(
 
     from ccparse import registry
 
-    from clusterctl.inventory import load_and_validate
+    from clusterctl.commands.inventory_check import load_and_validate
     from clusterctl.runner import run_playbook
     from clusterctl.slurm_drain import nodes_from_parsed, select_resumable
 
