@@ -55,7 +55,12 @@ class Problem:
         return text if len(text) <= 200 else text[:200] + "...(cut)"
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.key}: {self.message} (value: {self.shown_value()})"
+        return f"{_printable(self.file)}: {_printable(self.key)}: {self.message} (value: {self.shown_value()})"
+
+
+def _printable(text: str) -> str:
+    """Control characters shown escaped (a key with a newline stays on one line)."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group(0))[1:-1], str(text))
 
 
 class InventoryError(Exception):
