@@ -52,4 +52,12 @@ def read_spec(path: Path) -> dict[str, Any]:
     Files the pre-checks refuse are left out (the spec of what could be read); vaulted values stay
     opaque.
     """
-    return load(path).spec()
+    inv = load(path)
+    if inv.group_spec:
+        return inv.spec()
+    # no usable inventory source: group all's variables from the files the pre-checks accepted
+    spec: dict[str, Any] = {}
+    for d in inv.definitions:
+        if d.owner == "group:all":
+            spec[d.key] = d.value
+    return spec
