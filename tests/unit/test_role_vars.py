@@ -1,4 +1,4 @@
-"""clusterctl.role_vars: inventory role variables against the roles' meta/argument_specs.yml."""
+"""clusterctl.inventory.role_vars: inventory role variables against the roles' meta/argument_specs.yml."""
 
 from __future__ import annotations
 
