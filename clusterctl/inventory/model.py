@@ -6,6 +6,7 @@ Nothing here reads a file or imports Ansible; :mod:`clusterctl.inventory.loading
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,18 @@ SECRET_KEY = re.compile(
 def secret_looking(key: str) -> bool:
     """True for a key whose value must never be shown (``munge_key``, ``*_password``, ...)."""
     parts = [p for p in re.split(r"[.\[\]]", key) if p]
-    return any(SECRET_KEY.search(p) and not p.endswith(_NOT_SECRET_SUFFIXES) for p in parts)
+    for p in parts:
+        if p.endswith(_NOT_SECRET_SUFFIXES):
+            continue
+        if SECRET_KEY.search(p):
+            return True
+        # a mistyped secret key (slurm_dbd_pasword) is still a secret: its value is never shown
+        if any(difflib.get_close_matches(t.lower(), _SECRET_WORDS, n=1, cutoff=0.75) for t in p.split("_") if len(t) > 3):
+            return True
+    return False
+
+
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "metaurl", "credential", "credentials")
 
 
 _NOT_SECRET_SUFFIXES = ("_file", "_path", "_dir")  # where a secret is, not the secret

@@ -101,6 +101,7 @@ def test_symlink_target_is_never_printed(tmp_path: Path) -> None:
     ("juicefs-metaurl-plaintext", "hunter2metapw"), ("ssh-pass-plaintext", "hunter2sshpw"),
     ("become-pass-plaintext", "hunter2becomepw"), ("vault-default-plain", "plainmungefallback"),
     ("vault-garbage", "plaintextdbpw"), ("private-key-inline", "keymaterial"),
+    ("mistyped-password-key", "hunter2typo"),
 ])
 def test_secrets_never_printed(case: str, secret: str) -> None:
     res = runner.invoke(app, ["validate", str(BAD / case)])
