@@ -30,7 +30,8 @@ def secret_looking(key: str) -> bool:
         if SECRET_KEY.search(p):
             return True
         # a mistyped secret key (slurm_dbd_pasword) is still a secret: its value is never shown
-        if any(difflib.get_close_matches(t.lower(), _SECRET_WORDS, n=1, cutoff=0.75) for t in p.split("_") if len(t) > 3):
+        tokens = [t.lower() for t in p.split("_") if len(t) > 3]
+        if any(difflib.get_close_matches(t, _SECRET_WORDS, n=1, cutoff=0.75) for t in tokens):
             return True
     return False
 
