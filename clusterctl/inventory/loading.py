@@ -10,6 +10,7 @@ combined once per distinct set of groups, so reading is linear in the number of 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,7 +96,21 @@ def _data_loader(s: Scan) -> Any:
 
 
 def load(path: Path) -> Inventory:
-    """Read the inventory at ``path``. Problems (pre-checks, Ansible's failures) land in ``inv.problems``."""
+    """Read the inventory at ``path``. Problems (pre-checks, Ansible's failures) land in ``inv.problems``.
+
+    The cyclic garbage collector is paused while reading: the objects made are all kept, and its
+    passes over a growing heap would make reading 100,000 hosts grow faster than linearly.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(path)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(path: Path) -> Inventory:
     s = scan(path)
     inv = Inventory(path=path, problems=list(s.problems))
     inv.vaulted_files = list(s.vaulted)
