@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from clusterctl.analysis import stragglers
 
 #: Knobs of the cross-host analysis (engine, stragglers, pairwise blame).
@@ -47,34 +45,13 @@ def defaults() -> dict[str, Any]:
 
 
 def load_spec(inventory: Path) -> dict[str, Any]:
-    """The cluster spec: ``group_vars/all.yml`` or every ``group_vars/all/*.yml`` merged in name order.
+    """The cluster spec of an inventory, read by :mod:`clusterctl.inventory` (Ansible's precedence).
 
-    Plain PyYAML (tags such as ``!vault`` are read as opaque strings); the full validator lives
-    in :mod:`clusterctl.inventory`, which a command runs first.
+    Not validated here: a command runs the validator first.
     """
-    gv = inventory / "group_vars"
-    files: list[Path] = []
-    for single in (gv / "all.yml", gv / "all.yaml"):
-        if single.is_file():
-            files.append(single)
-    if (gv / "all").is_dir():
-        files += sorted(p for p in (gv / "all").iterdir() if p.suffix in (".yml", ".yaml"))
-    spec: dict[str, Any] = {}
-    for f in files:
-        text = f.read_text()
-        if text.startswith("$ANSIBLE_VAULT"):
-            continue
-        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
-        if isinstance(data, dict):
-            spec.update(data)
-    return spec
+    from clusterctl.inventory import read_spec
 
-
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-_Loader.add_multi_constructor("!", lambda loader, suffix, node: f"<{suffix}>")
+    return read_spec(inventory)
 
 
 def build(spec: Mapping[str, Any] | None = None) -> dict[str, Any]:

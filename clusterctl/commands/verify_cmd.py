@@ -50,14 +50,14 @@ def verify_command(
     from clusterctl.analysis.engine import analyze_dir
     from clusterctl.analysis.expectations import build
     from clusterctl.display import RunProgress, print_summary
-    from clusterctl.inventory import load_and_validate
+    from clusterctl.inventory import load_checked
     from clusterctl.report_table import findings_table, summary_line, write_outputs
     from clusterctl.runner import run_playbook
 
     if level not in ("quick", "full"):
         sys.stderr.write(f"clusterctl verify: --level {level!r} must be quick or full\n")
         raise typer.Exit(EXIT_BAD_INPUT)
-    inv = load_and_validate(inventory)
+    inv = load_checked(inventory)
     from clusterctl.runner import state_dir
 
     evidence = state_dir(inventory) / "evidence" / _stamp()
@@ -111,11 +111,11 @@ def resume_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Return to service nodes drained by clusterctl (reason 'clusterctl: ...'), never admin-drained ones."""
-    from clusterctl.inventory import load_and_validate
+    from clusterctl.inventory import load_checked
     from clusterctl.slurm import Slurm
     from clusterctl.slurm_drain import resume_ours
 
-    load_and_validate(inventory)
+    load_checked(inventory)
     plan = resume_ours(Slurm(inventory), nodes or None)
     for name, why in sorted(plan.refused.items()):
         console.print(f"left alone {name}: {why}", markup=False)

@@ -97,10 +97,16 @@ def test_analyze_inventory_expectations(tmp_path: Path) -> None:
 
     inv = tmp_path / "inv"
     (inv / "group_vars" / "all").mkdir(parents=True)
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    from clusterctl.inventory import VaultValue
+
+    payload = VaultLib([("default", VaultSecret(b"pw"))]).encrypt("s3cret").decode()
+    vault = "".join(f"  {line}\n" for line in payload.splitlines())
     (inv / "group_vars" / "all" / "cluster.yml").write_text(
-        "fabric: roce\nrdma_devices_per_node: 8\nib_rate_gbps: 400\nsecret: !vault |\n  $ANSIBLE_VAULT;1.1\n")
+        f"fabric: roce\nrdma_devices_per_node: 8\nib_rate_gbps: 400\nsecret: !vault |\n{vault}")
     (inv / "group_vars" / "all" / "z.yml").write_text("ib_rate_gbps: 200\n")
     exp = from_inventory(inv)
     assert exp["fabric"] == "roce" and exp["ib_rate_gbps"] == 200  # later file wins
     assert exp["straggler_threshold"] == 0.25  # analysis default
-    assert exp["secret"] == "<vault>"
+    assert isinstance(exp["secret"], VaultValue)  # opaque, never decrypted

@@ -1,9 +1,8 @@
-"""clusterctl.role_vars: inventory role variables against the roles' meta/argument_specs.yml."""
+"""clusterctl.inventory.role_vars: inventory role variables against the roles' meta/argument_specs.yml."""
 
 from __future__ import annotations
 
-from clusterctl import role_vars
-from clusterctl.inventory import VaultValue
+from clusterctl.inventory import VaultValue, role_vars
 
 
 def messages(key: str, value: object) -> list[str]:
@@ -32,11 +31,18 @@ def test_not_a_role_variable() -> None:
 
 def test_types_and_choices() -> None:
     (msg,) = messages("rdma_allow_driver_reload", "sometimes")
-    assert msg.startswith("must be true or false")
-    (msg,) = messages("juicefs_volumes", {"name": "x"})
-    assert msg.startswith("must be a list")
+    assert "not a valid boolean" in msg
+    assert any("cannot be converted to a list" in m for m in messages("juicefs_volumes", {"name": "x"}))
     (msg,) = messages("roce_qos_backend", "lldpad")
-    assert msg == "must be one of auto, mlnx_qos, dcb (role roce_qos)"
+    assert "must be one of: auto, mlnx_qos, dcb, got: lldpad (role roce_qos" in msg
+
+
+def test_nested_options_are_checked_where_declared() -> None:
+    """juicefs_volumes entries: suboption typo (with a did-you-mean) and a missing required name."""
+    (msg,) = messages("juicefs_volumes", [{"name": "data", "mountpoint": "/mnt/d", "cache_sise": 3}])
+    assert "unknown option" in msg and "cache_sise" in msg and "did you mean 'cache_size_mib'" in msg
+    (msg,) = messages("juicefs_volumes", [{"mountpoint": "/mnt/d"}])
+    assert "missing required arguments: name" in msg
 
 
 def test_longest_role_prefix_wins() -> None:

@@ -17,7 +17,7 @@ runner = CliRunner()
 
 
 def _expect(case: Path) -> dict[str, str]:
-    return dict(line.split(": ", 1) for line in (case / "EXPECT").read_text().splitlines())
+    return dict(line.split(": ", 1) for line in (case / "EXPECT.txt").read_text().splitlines())
 
 
 def test_at_least_twenty_distinct_bad_inventories() -> None:

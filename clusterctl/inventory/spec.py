@@ -1,19 +1,17 @@
-"""Rules for the cluster spec (group_vars/all) and the host layout of an inventory.
+"""Rules for the values of the cluster spec, wherever they are set (group_vars, host_vars, inline).
 
-Every rule returns :class:`~clusterctl.inventory.Problem` objects naming file, key and value.
-Nothing here contacts a host.
+Every rule returns :class:`~clusterctl.inventory.model.Problem` objects naming file, key and value.
+Cross-references (partition nodes, topology members) are checked against the inventory's hosts
+in :mod:`clusterctl.inventory.validation`. Nothing here contacts a host.
 """
 
 from __future__ import annotations
 
-import difflib
-import ipaddress
 import re
 from collections.abc import Callable
 from typing import Any
 
-from clusterctl import role_vars
-from clusterctl.inventory import NODE_GROUPS, Inventory, Problem, VaultValue
+from clusterctl.inventory.model import Problem
 
 FABRICS = ("infiniband", "roce", "ethernet")
 IB_MTUS = (256, 512, 1024, 2048, 4096)  # IB MTU (ibv_mtu enum values)
@@ -22,15 +20,10 @@ STORAGE_TYPES = ("juicefs", "lustre")
 # Slurm NodeName: a short hostname (no dots: Slurm matches NodeName to `hostname -s`).
 SLURM_HOSTNAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]{0,62}$")
 SLURM_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")  # ClusterName / partition names
-# Keys holding secrets: must be vaulted (!vault, an encrypted file) or a Jinja reference to one.
-SECRET_KEYS = re.compile(r"(^|_)(password|passwd|secret|token|munge_key|access_key|secret_key|metaurl)($|_)")
-# Role-prefixed variables are checked against the roles' meta/argument_specs.yml (clusterctl.role_vars:
-# known name, type, choices); the roles validate their values in depth when they run.
-ROLE_PREFIXES = (
-    "munge_", "slurm_common_", "slurm_controller_", "slurm_compute_", "slurm_dbd_", "rdma_", "roce_qos_",
-    "nccl_", "juicefs_", "lustre_client_", "node_health_", "ansible_", "clusterctl_", "vault_",
-)
-
+# A value that ends up in a shell, Slurm or systemd file must be one such token (shlex's safe
+# characters, plus '^' for NCCL's exclusion lists such as NCCL_SOCKET_IFNAME=^docker0,lo).
+SAFE_TOKEN = re.compile(r"[A-Za-z0-9_@%+=:,./^-]{1,512}")
+HOSTLIST = re.compile(r"[A-Za-z0-9_.,\[\]-]{1,4096}")  # a Slurm hostlist: gpu[001-016],login01
 Validator = Callable[[str, str, Any], list[Problem]]
 
 
@@ -66,11 +59,19 @@ def _str_list(file: str, key: str, v: Any) -> list[Problem]:
     return []
 
 
+def _bool(file: str, key: str, v: Any) -> list[Problem]:
+    return [] if isinstance(v, bool) else [Problem(file, key, v, "must be true or false")]
+
+
 def _cluster_name(file: str, key: str, v: Any) -> list[Problem]:
-    if not isinstance(v, str) or not SLURM_NAME.match(v):
+    if not isinstance(v, str) or not SLURM_NAME.fullmatch(v):
         return [Problem(file, key, v, "must be lower-case letters, digits, '-' or '_', starting with a letter, "
                                       "at most 40 characters (Slurm ClusterName)")]
     return []
+
+
+def _hostname(v: Any) -> bool:
+    return isinstance(v, str) and SLURM_HOSTNAME.fullmatch(v) is not None
 
 
 def _nccl_overrides(file: str, key: str, v: Any) -> list[Problem]:
@@ -80,8 +81,14 @@ def _nccl_overrides(file: str, key: str, v: Any) -> list[Problem]:
     for k, val in v.items():
         if not isinstance(k, str) or not re.match(r"^NCCL_[A-Z0-9_]+$", k):
             out.append(Problem(file, f"{key}.{k}", k, "keys must be NCCL environment variables (NCCL_[A-Z0-9_]+)"))
+        elif val is None:
+            continue  # removes the derived setting
         elif not isinstance(val, str | int | float) or isinstance(val, bool):
             out.append(Problem(file, f"{key}.{k}", val, "value must be a string or a number"))
+        elif not SAFE_TOKEN.fullmatch(str(val)):
+            out.append(Problem(file, f"{key}.{k}", val,
+                               "value must be one token of letters, digits and _@%+=:,./^- (it is written "
+                               "to nccl.conf and exported in every Slurm task)"))
     return out
 
 
@@ -100,7 +107,7 @@ def _partitions(file: str, key: str, v: Any) -> list[Problem]:
             out.append(Problem(file, f"{k}.{extra}", p[extra],
                                "unknown partition key (expected name, nodes, default, max_time, options)"))
         name = p.get("name")
-        if not isinstance(name, str) or not SLURM_NAME.match(name):
+        if not isinstance(name, str) or not SLURM_NAME.fullmatch(name):
             out.append(Problem(file, f"{k}.name", name, "partition name must be lower-case letters, digits, '-', '_'"))
         elif name in names:
             out.append(Problem(file, f"{k}.name", name, "duplicate partition name"))
@@ -110,7 +117,7 @@ def _partitions(file: str, key: str, v: Any) -> list[Problem]:
             defaults += 1
         mt = p.get("max_time")
         if mt is not None and not (
-            mt == "UNLIMITED" or (isinstance(mt, str) and re.match(r"^(\d+-)?\d+(:\d{2}){0,2}$", mt))
+            mt == "UNLIMITED" or (isinstance(mt, str) and re.fullmatch(r"(\d+-)?\d+(:\d{2}){0,2}", mt))
         ):
             out.append(Problem(file, f"{k}.max_time", mt, "must be UNLIMITED or a Slurm time like 2-00:00:00"))
     if defaults > 1:
@@ -136,14 +143,15 @@ def _storage(file: str, key: str, v: Any) -> list[Problem]:
         mp = m.get("mountpoint")
         if not isinstance(mp, str) or not mp.startswith("/") or mp == "/":
             out.append(Problem(file, f"{k}.mountpoint", mp, "must be an absolute path other than /"))
+        elif any(part in ("..", ".") for part in mp.split("/")) or not SAFE_TOKEN.fullmatch(mp):
+            out.append(Problem(file, f"{k}.mountpoint", mp,
+                               "must be a plain absolute path: no '..' or '.' parts, no spaces or control characters"))
         elif mp in points:
             out.append(Problem(file, f"{k}.mountpoint", mp, "two mounts on the same mountpoint"))
         else:
             points.add(mp)
         if m.get("type") == "lustre" and not (isinstance(m.get("mgs"), str) and m.get("mgs")):
             out.append(Problem(file, f"{k}.mgs", m.get("mgs"), "a lustre mount needs its MGS NID (e.g. 10.0.0.1@o2ib)"))
-        for sk, sv in m.items():
-            out.extend(_secret(file, f"{k}.{sk}", sk, sv))
     return out
 
 
@@ -151,12 +159,23 @@ def _topology(file: str, key: str, v: Any) -> list[Problem]:
     if not isinstance(v, dict) or not isinstance(v.get("switches"), list):
         return [Problem(file, key, v, "must be a mapping with a list 'switches' of {name, nodes|switches}")]
     out: list[Problem] = []
+    names: set[str] = set()
     for i, s in enumerate(v["switches"]):
         k = f"{key}.switches[{i}]"
         if not isinstance(s, dict) or not isinstance(s.get("name"), str):
             out.append(Problem(file, k, s, "a switch needs a name"))
-        elif ("nodes" in s) == ("switches" in s):
+            continue
+        if not SLURM_HOSTNAME.fullmatch(s["name"]):
+            out.append(Problem(file, f"{k}.name", s["name"], "switch name: letters, digits and '-'"))
+        elif s["name"] in names:
+            out.append(Problem(file, f"{k}.name", s["name"], "two switches with the same name"))
+        names.add(s["name"])
+        if ("nodes" in s) == ("switches" in s):
             out.append(Problem(file, k, s.get("name"), "a switch lists either nodes (leaf) or switches (spine)"))
+        for member in ("nodes", "switches"):
+            if member in s and not ((isinstance(s[member], str) and HOSTLIST.fullmatch(s[member]))
+                                    or (isinstance(s[member], list) and all(isinstance(x, str) for x in s[member]))):
+                out.append(Problem(file, f"{k}.{member}", s[member], "must be a Slurm hostlist or a list of names"))
     return out
 
 
@@ -167,10 +186,12 @@ SPEC: dict[str, Validator] = {
     "ib_rate_gbps": _positive_number,
     "pfc_priority": _int_range(0, 7),
     "roce_dscp": _int_range(0, 63),
-    "mtu": _int_range(256, 9216),  # refined by fabric in _cross_checks
+    "mtu": _int_range(256, 9216),  # refined by fabric in cross_checks
     "frontend_nics": _str_list,
     "gpus_per_node": _int_range(0, 16),
-    "gpu_model": lambda f, k, v: [] if isinstance(v, str) and v else [Problem(f, k, v, "must be a string")],
+    "gpu_model": lambda f, k, v: [] if isinstance(v, str) and v and "\n" not in v else [
+        Problem(f, k, v, "must be a one-line string")],
+    "gpu_persistence_required": _bool,
     "nccl_busbw_floor_GBps": _positive_number,
     "nccl_overrides": _nccl_overrides,
     "slurm_partitions": _partitions,
@@ -178,70 +199,12 @@ SPEC: dict[str, Validator] = {
     "storage_mounts": _storage,
 }
 REQUIRED = ("cluster_name", "fabric")
+# Keys that describe the whole cluster: Ansible would let a group or a host override them, which
+# would give nodes different views of one cluster. They belong to group all only.
+CLUSTER_WIDE = ("cluster_name", "fabric", "slurm_partitions", "slurm_topology")
 
 
-def _is_vaulted_ref(v: Any) -> bool:
-    return isinstance(v, VaultValue) or (isinstance(v, str) and "{{" in v and "vault" in v)
-
-
-def _secret(file: str, keypath: str, name: str, v: Any) -> list[Problem]:
-    if not isinstance(name, str) or not SECRET_KEYS.search(name) or v in (None, ""):
-        return []
-    if name.endswith("_secret") and isinstance(v, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v):
-        return []  # the *name* of a vaulted variable, not the secret itself
-    if _is_vaulted_ref(v):
-        return []
-    return [Problem(file, keypath, "<redacted>",
-                    "secret given in plain text: use ansible-vault (!vault or an encrypted file) or a "
-                    "'{{ vault_... }}' reference")]
-
-
-def validate(inv: Inventory) -> list[Problem]:
-    """All problems of ``inv``: what loading found plus the schema and layout rules."""
-    problems = list(inv.problems)
-    problems += _validate_spec(inv)
-    problems += _validate_layout(inv)
-    return problems
-
-
-def _validate_spec(inv: Inventory) -> list[Problem]:
-    out: list[Problem] = []
-    sources = inv.group_vars.get("all", [])
-    for src in sources:
-        for key, value in src.data.items():
-            if key in SPEC:
-                out += SPEC[key](src.file, key, value)
-            elif isinstance(key, str) and key.startswith(ROLE_PREFIXES):
-                out += role_vars.check(src.file, key, value)
-            else:
-                near = difflib.get_close_matches(str(key), list(SPEC), n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else ""
-                out.append(Problem(src.file, str(key), value, f"unknown key in the cluster spec{hint}"))
-            out += _secret(src.file, str(key), str(key), value)
-    spec, where = inv.spec(), inv.spec_sources()
-    default_file = "group_vars/all/cluster.yml"
-    for key in REQUIRED:
-        if key not in spec:
-            out.append(Problem(default_file, key, None, "required key missing from the cluster spec"))
-    out += _cross_checks(spec, where, default_file)
-    for group, srcs in inv.group_vars.items():
-        if group == "all":
-            continue
-        for src in srcs:
-            for key, value in src.data.items():
-                out += _secret(src.file, str(key), str(key), value)
-                if key not in SPEC:
-                    out += role_vars.check(src.file, str(key), value)
-    for host, hv in inv.host_vars.items():
-        for key, value in hv.items():
-            hfile = inv.host_var_files.get(host, inv.hosts_file)
-            out += _secret(hfile, f"{host}.{key}", str(key), value)
-            if key not in SPEC:
-                out += role_vars.check(hfile, str(key), value, f"{host}.{key}")
-    return out
-
-
-def _cross_checks(spec: dict[str, Any], where: dict[str, str], default_file: str) -> list[Problem]:
+def cross_checks(spec: dict[str, Any], where: dict[str, str], default_file: str) -> list[Problem]:
     out: list[Problem] = []
     fabric, mtu = spec.get("fabric"), spec.get("mtu")
     if isinstance(mtu, int) and not isinstance(mtu, bool):
@@ -258,42 +221,4 @@ def _cross_checks(spec: dict[str, Any], where: dict[str, str], default_file: str
     if fabric == "ethernet" and spec.get("rdma_devices_per_node"):
         out.append(Problem(where.get("rdma_devices_per_node", default_file), "rdma_devices_per_node",
                            spec["rdma_devices_per_node"], "must be 0 when fabric is ethernet"))
-    return out
-
-
-def _validate_layout(inv: Inventory) -> list[Problem]:
-    out: list[Problem] = []
-    hf = inv.hosts_file
-    if not inv.groups.get("slurm_controller"):
-        out.append(Problem(hf, "all.children.slurm_controller", None, "the inventory needs one controller host"))
-    elif len(inv.groups["slurm_controller"]) > 2:
-        out.append(Problem(hf, "all.children.slurm_controller", inv.groups["slurm_controller"],
-                           "at most two controllers (primary and backup)"))
-    if not inv.groups.get("slurm_compute"):
-        out.append(Problem(hf, "all.children.slurm_compute", None, "the inventory needs at least one compute host"))
-    owner: dict[str, str] = {}
-    for group in NODE_GROUPS:
-        for h in inv.groups.get(group, []):
-            if h in owner:
-                out.append(Problem(hf, f"all.children.{group}.hosts.{h}", h,
-                                   f"host is in two node groups ({owner[h]} and {group})"))
-            else:
-                owner[h] = group
-    addresses: dict[str, str] = {}
-    for h in inv.hosts:
-        if not SLURM_HOSTNAME.match(h):
-            out.append(Problem(hf, f"hosts.{h}", h, "hostname not valid for Slurm: letters, digits and '-', "
-                                                    "starting with a letter, no dots, at most 63 characters"))
-        addr = inv.address(h)
-        if addr in addresses:
-            out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", addr,
-                               f"duplicate address: also used by {addresses[addr]}"))
-        else:
-            addresses[addr] = h
-        raw = inv.host_vars.get(h, {}).get("ansible_host")
-        if isinstance(raw, str) and re.match(r"^[0-9.]+$", raw):
-            try:
-                ipaddress.IPv4Address(raw)
-            except ValueError:
-                out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", raw, "not a valid IPv4 address"))
     return out

@@ -1,0 +1,63 @@
+"""The inventory layer: read an inventory the way Ansible does and refuse bad input before anything runs.
+
+Modules, each importing only those above it:
+
+* :mod:`~clusterctl.inventory.model` - Problem, InventoryError, Inventory, VaultValue (no I/O)
+* :mod:`~clusterctl.inventory.safeyaml` - one file read with limits (size, encoding, aliases, depth)
+* :mod:`~clusterctl.inventory.scan` - the files of an inventory, pre-checked, and where each key is set
+* :mod:`~clusterctl.inventory.loading` - ansible-core's InventoryManager and variable precedence
+* :mod:`~clusterctl.inventory.spec`, :mod:`~clusterctl.inventory.role_vars`,
+  :mod:`~clusterctl.inventory.secrets` - the rules
+* :mod:`~clusterctl.inventory.validation` - every rule over a loaded inventory
+
+Nothing here exits the process: :func:`load_checked` raises :class:`InventoryError` with the list of
+problems, and the commands print them and exit 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from clusterctl.inventory.loading import load
+from clusterctl.inventory.model import (
+    KNOWN_GROUPS,
+    NODE_GROUPS,
+    Inventory,
+    InventoryError,
+    Problem,
+    VaultValue,
+)
+from clusterctl.inventory.scan import expand_host_pattern
+from clusterctl.inventory.validation import validate
+
+__all__ = [
+    "KNOWN_GROUPS", "NODE_GROUPS", "Inventory", "InventoryError", "Problem", "VaultValue",
+    "expand_host_pattern", "load", "load_checked", "read_spec", "validate",
+]
+
+
+def load_checked(path: Path) -> Inventory:
+    """Load and validate; raise :class:`InventoryError` listing every problem."""
+    inv = load(path)
+    problems = validate(inv)
+    if problems:
+        raise InventoryError(path, problems)
+    return inv
+
+
+def read_spec(path: Path) -> dict[str, Any]:
+    """The cluster spec (group ``all``'s variables, Ansible's precedence) without validating.
+
+    Files the pre-checks refuse are left out (the spec of what could be read); vaulted values stay
+    opaque.
+    """
+    inv = load(path)
+    if inv.group_spec:
+        return inv.spec()
+    # no usable inventory source: group all's variables from the files the pre-checks accepted
+    spec: dict[str, Any] = {}
+    for d in inv.definitions:
+        if d.owner == "group:all":
+            spec[d.key] = d.value
+    return spec

@@ -1,0 +1,223 @@
+"""Validate a loaded inventory: every variable where it is set, then what Ansible combines.
+
+* Each definition (group_vars, host_vars, inline vars, other sources) is checked: cluster-spec keys
+  by :mod:`clusterctl.inventory.spec` (and refused outside group ``all`` when they describe the whole
+  cluster), role variables by :mod:`clusterctl.inventory.role_vars`, secrets by
+  :mod:`clusterctl.inventory.secrets`; no value may carry a line break or control character (every
+  value can end up in a configuration file, a unit or a script).
+* The combined view: required keys, fabric cross-checks, node groups, host names and addresses,
+  partition nodes and topology members naming inventory hosts, topology loops.
+
+Sets and dicts throughout: linear in the number of hosts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+from typing import Any
+
+from clusterctl.inventory import role_vars, secrets, spec
+from clusterctl.inventory.model import NODE_GROUPS, Definition, Inventory, Problem, VaultValue
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab allowed (ssh args), newline not
+DEFAULT_FILE = "group_vars/all/cluster.yml"
+
+
+def validate(inv: Inventory) -> list[Problem]:
+    """All problems of ``inv``: what loading found plus the rules."""
+    problems = list(inv.problems)
+    if problems or not inv.host_order:
+        if not problems:
+            problems.append(Problem(inv.hosts_file, "all", None, "the inventory has no hosts"))
+        return problems
+    problems += _definitions(inv)
+    problems += _combined(inv)
+    return problems
+
+
+def _control_chars(d: Definition) -> list[Problem]:
+    out = []
+    stack: list[tuple[str, Any]] = [(d.shown_key, d.value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, str):
+            if _CONTROL.search(v):
+                out.append(Problem(d.file, path, v, "line break or control character in a value (it would be "
+                                                    "written into a configuration file, unit or script)"))
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(k, str) and _CONTROL.search(k):
+                    out.append(Problem(d.file, f"{path}.{k}", k, "line break or control character in a key"))
+                stack.append((f"{path}.{k}", x))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+    return out
+
+
+def _definitions(inv: Inventory) -> list[Problem]:
+    out: list[Problem] = []
+    plain = secrets.plain_names(inv.definitions)
+    for d in inv.definitions:
+        key, value, where = d.key, d.value, d.shown_key
+        out += _control_chars(d)
+        if key in spec.SPEC:
+            if key in spec.CLUSTER_WIDE and d.owner != "group:all":
+                out.append(Problem(d.file, where, value, f"{key} describes the whole cluster: set it for group "
+                                                         "all (group_vars/all), not for one group or host"))
+            else:
+                out += spec.SPEC[key](d.file, where, value)
+        elif role_vars.owner(key):
+            out += role_vars.check(d.file, key, value, where)
+        elif d.owner == "group:all" and not role_vars.is_known_prefix(key):
+            near = difflib.get_close_matches(key, list(spec.SPEC), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            out.append(Problem(d.file, key, value, f"unknown key in the cluster spec{hint}"))
+        elif key == "ansible_host":
+            out += _ansible_host(d)
+        out += secrets.check(d, plain)
+    return out
+
+
+def _ansible_host(d: Definition) -> list[Problem]:
+    v = d.value
+    if isinstance(v, VaultValue):
+        return []
+    if not isinstance(v, str) or not v.strip() or v != v.strip() or any(c.isspace() for c in v):
+        return [Problem(d.file, d.shown_key, v, "ansible_host must be one address or host name")]
+    if re.fullmatch(r"[0-9.]+", v):
+        try:
+            ipaddress.IPv4Address(v)
+        except ValueError:
+            return [Problem(d.file, d.shown_key, v, "not a valid IPv4 address")]
+    return []
+
+
+def _combined(inv: Inventory) -> list[Problem]:
+    out: list[Problem] = []
+    spec_now, where = inv.spec(), inv.spec_sources()
+    for key in spec.REQUIRED:
+        if key not in spec_now:
+            out.append(Problem(DEFAULT_FILE, key, None, "required key missing from the cluster spec"))
+    out += spec.cross_checks(spec_now, where, DEFAULT_FILE)
+    out += _layout(inv)
+    hosts = set(inv.host_order)
+    out += _partition_nodes(spec_now, where.get("slurm_partitions", DEFAULT_FILE), hosts)
+    out += _topology(spec_now, where.get("slurm_topology", DEFAULT_FILE), hosts)
+    return out
+
+
+def _expand(expr: Any) -> list[str]:
+    from ccparse import hostlist
+
+    names = expr if isinstance(expr, list) else hostlist.split_hostlist(str(expr))
+    out: list[str] = []
+    for n in names:
+        out.extend(hostlist.expand_one(str(n)))
+    return out
+
+
+def _partition_nodes(s: dict[str, Any], file: str, hosts: set[str]) -> list[Problem]:
+    out: list[Problem] = []
+    parts = s.get("slurm_partitions")
+    if not isinstance(parts, list):
+        return out
+    for i, p in enumerate(parts):
+        if not isinstance(p, dict) or p.get("nodes") in (None, "ALL"):
+            continue
+        try:
+            names = _expand(p["nodes"])
+        except ValueError as exc:
+            out.append(Problem(file, f"slurm_partitions[{i}].nodes", p["nodes"], f"not a Slurm hostlist: {exc}"))
+            continue
+        missing = [n for n in names if n not in hosts]
+        if missing:
+            out.append(Problem(file, f"slurm_partitions[{i}].nodes", p["nodes"],
+                               f"names hosts not in the inventory: {', '.join(missing[:5])}"
+                               f"{' ...' if len(missing) > 5 else ''}"))
+    return out
+
+
+def _topology(s: dict[str, Any], file: str, hosts: set[str]) -> list[Problem]:
+    out: list[Problem] = []
+    topo = s.get("slurm_topology")
+    if not isinstance(topo, dict) or not isinstance(topo.get("switches"), list):
+        return out
+    switches = [sw for sw in topo["switches"] if isinstance(sw, dict) and isinstance(sw.get("name"), str)]
+    names = {sw["name"] for sw in switches}
+    below: dict[str, list[str]] = {}
+    for i, sw in enumerate(topo["switches"]):
+        if not isinstance(sw, dict) or not isinstance(sw.get("name"), str):
+            continue
+        k = f"slurm_topology.switches[{i}]"
+        for member, known, what in (("nodes", hosts, "hosts not in the inventory"),
+                                    ("switches", names, "switches not defined in slurm_topology")):
+            if member not in sw:
+                continue
+            try:
+                listed = _expand(sw[member])
+            except ValueError as exc:
+                out.append(Problem(file, f"{k}.{member}", sw[member], f"not a Slurm hostlist: {exc}"))
+                continue
+            missing = [n for n in listed if n not in known]
+            if missing:
+                out.append(Problem(file, f"{k}.{member}", sw[member], f"names {what}: {', '.join(missing[:5])}"))
+            if member == "switches":
+                if sw["name"] in listed:
+                    out.append(Problem(file, f"{k}.switches", sw[member], "a switch cannot contain itself"))
+                below[sw["name"]] = [n for n in listed if n in names and n != sw["name"]]
+    # loops: a switch reachable from itself through its children (iterative DFS, colours)
+    state: dict[str, int] = {}
+    for start in below:
+        if state.get(start):
+            continue
+        stack = [(start, iter(below.get(start, [])))]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                loop = [n for n, _ in stack] + [nxt]
+                out.append(Problem(file, "slurm_topology.switches", " -> ".join(loop[loop.index(nxt):]),
+                                   "switches form a loop"))
+                state[nxt] = 2
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(below.get(nxt, []))))
+    return out
+
+
+def _layout(inv: Inventory) -> list[Problem]:
+    out: list[Problem] = []
+    hf = inv.hosts_file
+    if not inv.groups.get("slurm_controller"):
+        out.append(Problem(hf, "all.children.slurm_controller", None, "the inventory needs one controller host"))
+    elif len(inv.groups["slurm_controller"]) > 2:
+        out.append(Problem(hf, "all.children.slurm_controller", inv.groups["slurm_controller"],
+                           "at most two controllers (primary and backup)"))
+    if not inv.groups.get("slurm_compute"):
+        out.append(Problem(hf, "all.children.slurm_compute", None, "the inventory needs at least one compute host"))
+    owner: dict[str, str] = {}
+    for group in NODE_GROUPS:
+        for h in inv.groups.get(group, []):
+            if h in owner:
+                out.append(Problem(hf, f"all.children.{group}.hosts.{h}", h,
+                                   f"host is in two node groups ({owner[h]} and {group})"))
+            else:
+                owner[h] = group
+    addresses: dict[str, str] = {}
+    for h in inv.host_order:
+        if not spec.SLURM_HOSTNAME.fullmatch(h):
+            out.append(Problem(hf, f"hosts.{h}", h, "hostname not valid for Slurm: letters, digits and '-', "
+                                                    "starting with a letter, no dots, at most 63 characters"))
+        addr = inv.address(h)
+        if addr in addresses:
+            out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", addr,
+                               f"duplicate address: also used by {addresses[addr]}"))
+        else:
+            addresses[addr] = h
+    return out
