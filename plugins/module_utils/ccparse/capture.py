@@ -184,7 +184,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     stripped = _strip_prefix([ln for _, ln in numbered])
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)
-    numbered = [(n, ln) for (n, _), ln in zip(numbered, stripped)]
+    numbered = [(n, ln) for (n, _), ln in zip(numbered, stripped, strict=True)]
 
     # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
     segments: list[tuple[str | None, bool, list[tuple[int, str]]]] = [(None, False, [])]
