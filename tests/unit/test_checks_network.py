@@ -99,6 +99,9 @@ def test_fabric_mismatch_and_excluded_devices() -> None:
     res = judge("ibstat", text, {"fabric": "infiniband"})
     mism = {f.subject for f in res.findings if f.check == "ib_link_layer"}
     assert mism == {f"{H}/{n}/1" for n in eth}
+    # the host has IB rails: its Ethernet (front-end) ports are noted, not judged
+    assert {f.severity for f in res.findings if f.check == "ib_link_layer"} == {"info"}
+    assert not [f for f in res.findings if f.subject in mism and f.severity != "info"]
     ib_active = [p for p in rows if p["Link layer"] == "InfiniBand" and p["State"] == "Active"]
     exp = {"fabric": "infiniband", "exclude_devices": eth, "rdma_devices_per_node": len(ib_active)}
     assert judge("ibstat", text, exp).findings == []

@@ -19,9 +19,11 @@ Expectations (all optional, from the inventory):
     how many HCAs must have an ACTIVE/LinkUp port (of the ``fabric`` link layer when given);
     default :data:`DEFAULT_RDMA_DEVICES` (not checked).
 
-Findings: port not ACTIVE or phys_state not LinkUp (critical; a source that does not show
-phys_state, plain ``ibv_devinfo``, is judged on state alone), rate below expected (critical
-when under half, else warning), link layer mismatch (critical), too few active HCAs (critical),
+Findings: port not ACTIVE or phys_state not LinkUp (critical: a Down/Polling/Disabled/Init rail;
+a source that does not show phys_state, plain ``ibv_devinfo``, is judged on state alone), rate
+below expected (critical when under half, else warning), link layer mismatch (critical when the
+host has no port of the fabric's link layer; an info note for the other ports of a host that has
+fabric ports, e.g. its front-end Ethernet NIC), too few active HCAs (critical),
 and tool errors such as ibstat's ``ibpanic`` naming a device it could not read (critical).
 Subjects are ``host/<device>/<port>`` (``host/<device>`` for device errors, ``host`` for counts).
 """
@@ -89,6 +91,10 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
                 key = (d.get("ca_type"), p.get("link_layer"))
                 sibling[key] = max(sibling.get(key, 0.0), float(p["rate_gbps"]))
 
+    # ports of another link layer than the fabric's are front-end/storage NICs when the host also
+    # has ports of the fabric's link layer (an H100 node: 8 IB rails + an Ethernet ConnectX-6 Dx):
+    # noted, not judged. With no port of the fabric's link layer at all, every port is a mismatch.
+    has_fabric_port = any(p.get("link_layer") in (want_ll, None) for d in devices for p in d.get("ports") or ())
     active_devices = 0
     for d in devices:
         dev_active = False
@@ -96,6 +102,10 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
             subject = f"{host}/{d['name']}/{p['port']}"
             ll = p.get("link_layer")
             if want_ll and ll and ll != want_ll:
+                if has_fabric_port:
+                    add("ib_link_layer", "info", subject,
+                        f"link layer {ll}, not a {fabric} fabric port: not judged ({p.get('state')})")
+                    continue
                 add("ib_link_layer", "critical", subject,
                     f"link layer {ll}, expected {want_ll} for fabric {fabric}")
             if not _is_up(p):
@@ -129,3 +139,29 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
 
 for _kind in ("ibstat", "ibstatus", "sysfs-ib", "ibv_devinfo"):
     check(_kind)(judge_ports)
+
+
+@check("ibdev2netdev")
+def judge_ibdev2netdev(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
+    """``ibdev2netdev`` shows each RDMA port's netdev and that netdev's link (Up/Down).
+
+    On a RoCE or Ethernet fabric, or when the fabric is not given, the netdev is the data path:
+    a Down one is a down rail (critical, ``host/<device>/<port>``). On an InfiniBand fabric the
+    netdev is IPoIB, whose state does not gate RDMA: a Down one is an info note (the IB port
+    state comes from ibstat/ibv_devinfo/sysfs).
+    """
+    res = CheckResult()
+    exclude = {str(x) for x in [*(expectations.get("exclude_devices") or []),
+                                *(expectations.get("frontend_nics") or [])]}
+    ib = str(expectations.get("fabric") or "").lower() in ("infiniband", "ib")
+    for m in data.get("mappings") or ():
+        if m.get("device") in exclude or m.get("netdev") in exclude:
+            continue
+        link = str(m.get("link") or "")
+        if link.lower().startswith("up"):
+            continue
+        sev: Severity = "info" if ib else "critical"
+        res.findings.append(Finding(host, "rdma_netdev_link", sev, f"{host}/{m.get('device')}/{m.get('port')}",
+                                    f"{m.get('netdev')} ({link}) of {m.get('device')} port {m.get('port')}"
+                                    + (" (IPoIB, not judged on an InfiniBand fabric)" if ib else ", expected Up")))
+    return res

@@ -1,4 +1,6 @@
-"""Judge RoCE QoS readback from ``mlnx_qos`` (KIND ``mlnx_qos``) against the lossless profile.
+"""Judge RoCE QoS readback from ``mlnx_qos`` (KIND ``mlnx_qos``) and the upstream ``dcb`` tool
+(KIND ``dcb``) against the lossless profile. A trust state or PFC table the capture does not
+show (an excerpt, a cut paste) is not judged.
 
 Expectations:
 
@@ -34,19 +36,36 @@ def judge_mlnx_qos(host: str, data: Mapping[str, Any], expectations: Mapping[str
     want_trust = str(expectations.get("qos_trust", DEFAULT_TRUST)).lower()
     want_prio = int(expectations.get("pfc_priority", DEFAULT_PFC_PRIORITY))
     for reading in data.get("interfaces") or ():
-        iface = reading.get("interface")
-        subject = f"{host}/{iface}" if iface else host
-        trust = reading.get("trust")
-        if trust != want_trust:
-            res.findings.append(Finding(host, "qos_trust", "critical", subject,
-                                        f"priority trust {trust or 'not shown'}, expected {want_trust}"))
-        enabled = list(reading.get("pfc_enabled_priorities") or ())
-        if want_prio not in enabled:
-            res.findings.append(Finding(host, "qos_pfc", "critical", subject,
-                                        f"PFC off on priority {want_prio} (enabled on "
-                                        f"{enabled or 'none'})"))
-        extra = [p for p in enabled if p != want_prio]
-        if extra:
-            res.findings.append(Finding(host, "qos_pfc", "warning", subject,
-                                        f"PFC also enabled on priorities {extra}, expected only {want_prio}"))
+        _judge_reading(host, reading, want_trust, want_prio, res)
+    return res
+
+
+def _judge_reading(host: str, reading: Mapping[str, Any], want_trust: str, want_prio: int,
+                   res: CheckResult) -> None:
+    """Trust and PFC of one reading; what the capture does not show (an excerpt) is not judged."""
+    iface = reading.get("interface")
+    subject = f"{host}/{iface}" if iface else host
+    trust = reading.get("trust")
+    if trust is not None and trust != want_trust:
+        res.findings.append(Finding(host, "qos_trust", "critical", subject,
+                                    f"priority trust {trust}, expected {want_trust}"))
+    if reading.get("pfc_enabled_priorities") is None:
+        return
+    enabled = list(reading.get("pfc_enabled_priorities") or ())
+    if want_prio not in enabled:
+        res.findings.append(Finding(host, "qos_pfc", "critical", subject,
+                                    f"PFC off on priority {want_prio} (enabled on "
+                                    f"{enabled or 'none'})"))
+    extra = [p for p in enabled if p != want_prio]
+    if extra:
+        res.findings.append(Finding(host, "qos_pfc", "warning", subject,
+                                    f"PFC also enabled on priorities {extra}, expected only {want_prio}"))
+
+
+@check("dcb")
+def judge_dcb(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
+    """The same lossless-profile judgement for the upstream ``dcb`` tool's readback."""
+    res = CheckResult()
+    _judge_reading(host, data, str(expectations.get("qos_trust", DEFAULT_TRUST)).lower(),
+                   int(expectations.get("pfc_priority", DEFAULT_PFC_PRIORITY)), res)
     return res

@@ -68,6 +68,18 @@ def sysfs_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding
     return out
 
 
+def _routable_v2(g: Mapping[str, Any]) -> bool:
+    """A RoCE v2 GID NCCL can use across subnets: IPv4-mapped with its address, or a global IPv6
+    (not link-local fe80::/10; an IPv6-only fabric uses those with NCCL_IB_ADDR_FAMILY=AF_INET6)."""
+    if g.get("roce_version") != 2:
+        return False
+    if g.get("ipv4"):
+        return True
+    gid = str(g.get("gid") or "").lower()
+    return bool(gid) and not gid.startswith("fe8") and not gid.startswith("0000:0000:0000:0000:0000:ffff") \
+        and gid.strip("0:") != ""
+
+
 @check("show_gids")
 def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
     if exp.get("fabric") != "roce":
@@ -77,14 +89,20 @@ def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Fin
     for g in data.get("gids", []):
         key = (g["device"], g["port"])
         p = ports.setdefault(key, {"netdev": g.get("netdev"), "v2": False})
-        if g.get("roce_version") == 2 and g.get("ipv4"):
+        p["netdev"] = p["netdev"] or g.get("netdev")
+        if _routable_v2(g):
             p["v2"] = True
     out: list[Finding] = []
+    if not ports and not data.get("truncated"):
+        out.append(Finding(host, "roce_v2_gid", "critical", host,
+                           "show_gids lists no GID at all (n_gids_found=0): no RDMA netdev has an address"))
+    # the last device of a paste cut inside the table may have lost its v2 rows: not judged
+    cut = set(data.get("cut_devices") or []) | ({list(ports)[-1][0]} if ports and data.get("truncated") else set())
     for (dev, port), p in sorted(ports.items()):
-        if dev in skip or (p["netdev"] and p["netdev"] in skip) or p["v2"]:
+        if dev in skip or (p["netdev"] and p["netdev"] in skip) or p["v2"] or dev in cut:
             continue
         out.append(Finding(host, "roce_v2_gid", "critical", f"{host}/{dev}/{port}",
-                           f"show_gids lists no RoCE v2 GID with an IPv4 address on {p['netdev'] or dev}"))
+                           f"show_gids lists no routable RoCE v2 GID (IPv4 or global IPv6) on {p['netdev'] or dev}"))
     return out
 
 

@@ -1,30 +1,243 @@
-"""What people paste, made readable for the GPU/NCCL/Slurm parsers (issue 14).
+"""One clean-up of a pasted capture, applied by the registry before every parser (issue 14).
 
-Captures arrive with a fixture's ``# source:`` line, CRLF line ends, ANSI colour/underline codes
-(``nvidia-smi topo -m`` underlines its header on a tty) and the shell command that made them on
-the first line (``$ nvidia-smi -q``, ``[root@n1 ~]# dcgmi diag -r 3``, ``adev0: sinfo``,
-``NCCL_DEBUG=INFO ./build/all_reduce_perf ...``). :func:`lines` returns the text's lines with
-their original 1-based numbers, CR and ANSI removed; :func:`is_command` tells a prompt/command
-line from output so a parser can skip it. Nothing here guesses at content: a line the parser
-does not understand still raises its ``ParseError`` naming that line.
+Operators paste what their terminal showed, not what the tool printed. :func:`clean_capture`
+takes that back to the tool's own output, for every KIND alike:
 
-(i14-gpu's helper; branch i14-net's shared clean-up in ``common.py`` covers the same ground for
-the network parsers, the lead unifies them.)
+* ``\\r\\n`` and lone ``\\r`` become ``\\n``; NUL bytes and ANSI/VT100 escape sequences (colour,
+  cursor, OSC titles) are dropped;
+* a provenance line (``# source: ...``) first is kept as it is (the parsers skip it);
+* Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
+* a prefix every non-blank line carries (``> `` of a quoted reply, `` * `` of a C comment) is
+  removed, and for :data:`DEDENT_KINDS` the common leading whitespace too (relative indentation
+  stays);
+* shell prompt and command lines (``$ ibstat``, ``[root@x ~]# ibv_devinfo -v``,
+  ``user@host:~$ ...``, ``+ mlnx_qos -i eth4`` of ``set -x``, a bare ``ip link | grep mtu``) are
+  removed; when the paste holds several commands, only the output of the KIND's own commands is
+  kept (``ibdev2netdev`` followed by ``ifconfig`` keeps the first); for :data:`KEEP_COMMAND_KINDS`
+  the KIND's command line stays as ``$ <command>`` because it names the interface read.
+
+Nothing else is rewritten, so a capture without any of this reaches the parser unchanged
+(byte for byte). Every pattern is bounded, so a long line costs
+linear time. :class:`Cleaned` carries the original line number of every kept line, so a
+``ParseError`` can name the line of the file the user gave.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+#: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
+KIND_COMMANDS: dict[str, frozenset[str]] = {
+    "ibstat": frozenset({"ibstat"}),
+    "ibstatus": frozenset({"ibstatus"}),
+    "ibv_devinfo": frozenset({"ibv_devinfo"}),
+    "ibdev2netdev": frozenset({"ibdev2netdev"}),
+    "show_gids": frozenset({"show_gids", "show_gid"}),
+    "sysfs-ib": frozenset({"cat", "grep", "head", "tail", "find", "for", "ls"}),
+    "ip-link": frozenset({"ip"}),
+    "mlnx_qos": frozenset({"mlnx_qos"}),
+    "dcb": frozenset({"dcb", "lldptool"}),
+    "ib_write_bw": frozenset({"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw", "raw_ethernet_bw"}),
+    "lspci": frozenset({"lspci"}),
+    "nvidia-smi": frozenset({"nvidia-smi"}),
+    "nvidia-smi-q": frozenset({"nvidia-smi"}),
+    "nvidia-smi-query": frozenset({"nvidia-smi"}),
+    "nvidia-smi-topo": frozenset({"nvidia-smi"}),
+    "nvidia-smi-nvlink": frozenset({"nvidia-smi"}),
+    "dcgmi-diag": frozenset({"dcgmi"}),
+    "sinfo": frozenset({"sinfo"}),
+    "scontrol-node": frozenset({"scontrol"}),
+    "proc-limits": frozenset({"cat", "prlimit"}),
+    "syslog-linkflap": frozenset({"dmesg", "journalctl", "grep", "cat", "tail"}),
+}
+#: KINDs whose parsers do not depend on absolute indentation: their captures are dedented
+#: (``nvidia-smi -q`` excerpts keep their indentation: that parser reads the nesting from it)
+DEDENT_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids", "sysfs-ib",
+                          "ip-link", "mlnx_qos", "dcb", "ib_write_bw", "lspci"})
+#: KINDs whose parser reads the interface from the command line (``mlnx_qos -i eth4``)
+KEEP_COMMAND_KINDS = frozenset({"mlnx_qos", "dcb"})
+#: first words that are commands on any line that looks like a prompt line
+_KNOWN = frozenset().union(*KIND_COMMANDS.values()) | frozenset({
+    "ifconfig", "ethtool", "ofed_info", "ibv_devices", "rdma", "ibportstate", "ibnetdiscover", "perfquery",
+    "mst", "mlxconfig", "mlxlink", "kubectl", "mpirun", "srun", "sysctl", "cma_roce_tos", "modprobe",
+    "lsmod", "echo", "sh", "bash", "export", "systemctl", "ping", "rping", "ib_write_lat", "ib_read_lat",
+    "ib_send_lat", "all_reduce_perf", "all_gather_perf", "sleep", "which", "ibdev2lid", "iblinkinfo",
+    "sminfo", "ibswitches", "ibhosts", "uname", "hostname", "dcbtool", "tc", "nvidia-bug-report.sh",
+})
+#: wrappers skipped to find the command word
+_WRAPPERS = frozenset({"sudo", "time", "nice", "nohup", "watch", "env", "command", "exec", "stdbuf"})
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|[@-Z\\-_])")
+_FENCE = re.compile(r"^[ \t]{0,16}(?:`{3,}|~{3,})[\w+.-]{0,32}[ \t]*$")
+#: prompts that are prompts whatever follows: ``[user@host dir]#``, ``user@host:~$``, ``host:~#``, ``$``
+_PROMPT_SURE = re.compile(
+    r"^[ \t]{0,40}(?:\([\w.-]{1,64}\)[ \t])?"
+    r"(?:\[[^\]\n]{1,160}\][ \t]?[#$%]"
+    r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?)?[ \t]?[#$%]"
+    r"|[\w.-]{1,64}:[~/][^\s]{0,256}?[#$]"
+    r"|\$)"
+    r"[ \t]{0,8}(?P<cmd>\S.{0,4000})?$")
+#: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``
+_PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:#|\+{1,3}|>|%)[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
+_PREFIXES = ("> ", " * ", "* ", "// ")
+
+
+@dataclass
+class Cleaned:
+    """The cleaned text and, for each of its lines, the 1-based line of the original."""
+
+    text: str
+    lines: list[int] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def original_line(self, line: int | None) -> int | None:
+        if line is None or not self.lines:
+            return line
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return self.lines[-1] if line > len(self.lines) else line
+
+
+def command_word(cmd: str) -> str | None:
+    """The command's first word after wrappers (``sudo``, ``taskset -c 3``, paths), or None."""
+    words = cmd.split()[:24]
+    i = 0
+    while i < len(words):
+        w = words[i]
+        base = w.rsplit("/", 1)[-1]
+        if base in _WRAPPERS or _ASSIGN.match(w):
+            i += 1
+        elif base == "taskset":
+            i += 2 if i + 1 < len(words) and words[i + 1].startswith("-") else 1
+            i += 1  # the cpu list
+        elif base == "numactl":
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 1
+        elif base == "ip" and words[i + 1:i + 2] == ["netns"]:
+            i += 4  # ip netns exec <ns> <cmd>
+        else:
+            return base or None
+    return None
+
+
+def _command(line: str, kind: str) -> tuple[bool, str | None]:
+    """(is a prompt/command line, the command or None) for one line."""
+    m = _PROMPT_SURE.match(line)
+    if m:
+        return True, (m.group("cmd") or "").strip() or None
+    m = _PROMPT_MAYBE.match(line)
+    if m and command_word(m.group("cmd")) in _KNOWN:
+        return True, m.group("cmd").strip()
+    if line[:1] not in ("", "#", " ", "\t") or line.lstrip(" \t")[:1].isalpha():
+        word = command_word(line)
+        if word is not None and word in KIND_COMMANDS.get(kind, frozenset()):
+            return True, line.strip()
+    return False, None
+
+
+def _strip_prefix(lines: list[str]) -> list[str]:
+    body = [ln for ln in lines if ln.strip()]
+    if len(body) < 2:
+        return lines
+    for pre in _PREFIXES:
+        bare = pre.rstrip()
+        if all(ln.startswith(pre) or ln.rstrip() == bare for ln in body):
+            return [ln[len(pre):] if ln.startswith(pre) else ("" if ln.rstrip() == bare else ln) for ln in lines]
+    return lines
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    body = [ln for ln in lines if ln.strip()]
+    if not body:
+        return lines
+    common = body[0][: len(body[0]) - len(body[0].lstrip(" \t"))]
+    for ln in body[1:]:
+        n = 0
+        while n < len(common) and n < len(ln) and ln[n] == common[n]:
+            n += 1
+        common = common[:n]
+        if not common:
+            return lines
+    return [ln[len(common):] if ln.startswith(common) else ln.lstrip(" \t") for ln in lines]
+
+
+def clean_capture(text: str, kind: str) -> Cleaned:
+    """The tool's output inside a pasted capture; see the module docstring."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    raw = text.split("\n")
+    trailing_newline = text.endswith("\n")
+    if trailing_newline:
+        raw = raw[:-1]
+    numbered = list(enumerate(raw, start=1))
+    source: list[tuple[int, str]] = []
+    if numbered and numbered[0][1].startswith(("# source:", "#source:")):
+        source, numbered = numbered[:1], numbered[1:]
+    numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
+    stripped = _strip_prefix([ln for _, ln in numbered])
+    if kind in DEDENT_KINDS:
+        stripped = _dedent(stripped)
+    numbered = [(n, ln) for (n, _), ln in zip(numbered, stripped, strict=True)]
+
+    # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
+    segments: list[tuple[str | None, bool, list[tuple[int, str]]]] = [(None, False, [])]
+    for n, ln in numbered:
+        is_cmd, cmd = _command(ln, kind)
+        if is_cmd:
+            segments.append((cmd, True, [(n, ln)]))
+        else:
+            segments[-1][2].append((n, ln))
+    own = KIND_COMMANDS.get(kind, frozenset())
+    mine = [s for s in segments[1:] if s[0] and command_word(s[0]) in own]
+    keep_cmd = kind in KEEP_COMMAND_KINDS
+    out: list[tuple[int, str]] = []
+    commands: list[str] = []
+    if mine:
+        for cmd, _, body in mine:
+            commands.append(cmd or "")
+            if keep_cmd:
+                out.append((body[0][0], f"$ {cmd}"))
+            out.extend(body[1:])
+    else:
+        out.extend(segments[0][2])
+        for cmd, _, body in segments[1:]:
+            if cmd:
+                commands.append(cmd)
+            out.extend(body[1:])
+    if len(segments) == 1:  # nothing was a command: keep the text as it was (after the clean-up)
+        out = segments[0][2]
+    out = source + out
+    if kind not in DEDENT_KINDS and out:
+        # the GPU/NCCL/Slurm parsers report line numbers inside their results (a failed
+        # nccl-tests line, a DCGM row): a removed line stays as a blank one, so those numbers
+        # are the file's own
+        kept = dict(out)
+        out = [(n, kept.get(n, "")) for n in range(1, out[-1][0] + 1)]
+    result = "\n".join(ln for _, ln in out)
+    if out and trailing_newline:
+        result += "\n"
+    return Cleaned(result, [n for n, _ in out], commands)
+
+
+# --- line-level helpers of the GPU/NCCL/Slurm parsers -------------------------------------------
+# Those parsers run after clean_capture() and still meet prompt/command lines inside a capture
+# (several pasted runs, ``adev0: sinfo`` of the Slurm docs, launchers such as srun/mpirun before
+# the tool): lines() numbers the lines as in the file, is_command() tells such a line from output.
 #: a shell prompt before a command: ``user@host:~$``, ``[root@n1 dir]#``, ``$``, ``#``, ``>``, ``sh-5.1#``,
 #: ``(venv) $``, ``PS C:\>``, ``hii$``
-_PROMPT = re.compile(r"^(?:\([^)]{1,40}\)\s*)?(?:\S{0,80}@\S{0,80}?[$#%>]|\[[^\]]{1,80}\][$#%>]|PS [^>]{0,80}>|"
+_GPU_PROMPT = re.compile(r"^(?:\([^)]{1,40}\)\s*)?(?:\S{0,80}@\S{0,80}?[$#%>]|\[[^\]]{1,80}\][$#%>]|PS [^>]{0,80}>|"
                      r"[\w.~/:-]{0,40}[$#%>])\s+\S")
 #: ``host: command`` (the Slurm docs' ``adev0: sinfo``)
-_HOST_PROMPT = re.compile(r"^[\w.-]{1,64}:\s+(\S+)")
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
-_LAUNCHERS = {"sudo", "srun", "mpirun", "mpiexec", "kubectl", "docker", "podman", "watch", "timeout", "time",
+_HOST_GPU_PROMPT = re.compile(r"^[\w.-]{1,64}:\s+(\S+)")
+_GPU_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+_GPU_LAUNCHERS = {"sudo", "srun", "mpirun", "mpiexec", "kubectl", "docker", "podman", "watch", "timeout", "time",
               "env", "bash", "sh", "ssh", "exec", "nice", "numactl", "stdbuf", "oc", "enroot"}
 
 
@@ -50,10 +263,10 @@ def _command_word(tokens: list[str]) -> str | None:
     if tokens:
         tokens = [tokens[0].lstrip("$#>%"), *tokens[1:]]  # a prompt glued to the command: '$nvidia-smi'
     for tok in tokens:
-        if _ENV.match(tok):
+        if _GPU_ENV.match(tok):
             continue
         base = tok.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower()
-        if base in _LAUNCHERS or base.startswith("-"):
+        if base in _GPU_LAUNCHERS or base.startswith("-"):
             continue
         return base
     return None
@@ -66,9 +279,9 @@ def is_command(line: str, words: tuple[str, ...]) -> bool:
     s = line.strip()
     if not s or len(s) > 2000:
         return False
-    if _PROMPT.match(s):
+    if _GPU_PROMPT.match(s):
         return True
-    m = _HOST_PROMPT.match(s)
+    m = _HOST_GPU_PROMPT.match(s)
     if m and any(m.group(1).lower().startswith(w) for w in words):
         return True
     word = _command_word(s.split()[:12])

@@ -95,5 +95,17 @@ def new_port(number: int) -> dict[str, Any]:
     }
 
 
-def new_device(name: str) -> dict[str, Any]:
+def new_device(name: str | None) -> dict[str, Any]:
     return {"name": name, "ca_type": None, "fw_version": None, "ports": []}
+
+
+def link_layer_value(value: str) -> str | None:
+    """The normalised link layer, the raw word for one this module does not know (Thunderbolt),
+    or None for a word cut short by a truncated paste (``InfiniBa``)."""
+    ll = norm_link_layer(value)
+    if ll is not None:
+        return ll
+    v = value.strip()[:32]
+    if not v or any(known.lower().startswith(v.lower()) for known in ("InfiniBand", "Ethernet")):
+        return None
+    return v

@@ -11,8 +11,8 @@ Output shape (the shared port shape, see ``ccparse.ibport``)::
 
 ``errors`` holds the ``ibpanic:``/``ibwarn:`` lines ibstat prints when it cannot read a device
 (it then exits non-zero after printing the devices it could read); the checks report them.
-Every port must show State, Physical state, Rate and Link layer, and every CA as many ports as
-its "Number of ports" says, otherwise the input is taken as truncated (ParseError).
+A port missing Physical state, Rate or Link layer, or a CA with fewer ports than its "Number of
+ports", sets ``truncated``; the ports shown are still judged.
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ import re
 from typing import Any
 
 from .common import ParseError, parser, strip_source_line
-from .ibport import new_device, new_port, norm_link_layer, norm_phys_state, norm_state
+from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibstat"
 
-_CA = re.compile(r"^CA '([^']+)'\s*$")
-_PORT = re.compile(r"^Port (\d+):\s*$")
-_KV = re.compile(r"^([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
+_CA = re.compile(r"^CA '([^'\n]{1,64})'")
+_PORT = re.compile(r"^Port (\d{1,4}):\s*$")
+_KV = re.compile(r"^([A-Za-z][A-Za-z ]{0,40}?):\s*(.{0,400}?)\s*$")
+_NUM = re.compile(r"^(\d{1,6}(?:\.\d{1,6})?)")
+_INT = re.compile(r"^(0x[0-9a-fA-F]{1,16}|\d{1,12})\b")
 _DIAG = re.compile(r"^(ibpanic|ibwarn|iberror):\s*(.*)$")
 _DIAG_DEV = re.compile(r"device '([^']+)'")
 
@@ -53,120 +55,119 @@ _PORT_KEYS = {
 _REQUIRED_PORT_KEYS = ("state", "phys_state", "rate_gbps", "link_layer")
 
 
-def _port_value(key: str, value: str, lineno: int) -> Any:
+def _port_value(key: str, value: str) -> Any:
+    """A port field from its text; elided ("...") or unreadable values are None, never an error."""
+    if value in ("", "...") or value.startswith("..."):
+        return None
     if key == "state":
-        state = norm_state(value)
-        if state is None:
-            raise ParseError(TOOL, f"unknown port state {value!r}", lineno)
-        return state
+        return norm_state(value) or value.upper()[:32]
     if key == "phys_state":
-        phys = norm_phys_state(value)
-        if phys is None:
-            raise ParseError(TOOL, f"unknown physical state {value!r}", lineno)
-        return phys
+        return norm_phys_state(value) or value[:32]
     if key == "link_layer":
-        ll = norm_link_layer(value)
-        if ll is None:
-            raise ParseError(TOOL, f"unknown link layer {value!r}", lineno)
-        return ll
+        return link_layer_value(value)
     if key == "rate_gbps":
-        try:
-            return float(value)
-        except ValueError:
-            raise ParseError(TOOL, f"rate is not a number: {value!r}", lineno) from None
+        m = _NUM.match(value)
+        return float(m.group(1)) if m else None
     if key in ("base_lid", "sm_lid", "lmc"):
-        try:
-            return int(value, 0)
-        except ValueError:
-            raise ParseError(TOOL, f"{key} is not a number: {value!r}", lineno) from None
+        m = _INT.match(value)
+        return int(m.group(1), 0) if m else None
     return value
 
 
-def _finish_port(port: dict[str, Any] | None, dev: dict[str, Any], lineno: int) -> None:
+def _finish_port(port: dict[str, Any] | None, dev: dict[str, Any], truncated: list[bool]) -> None:
+    """A port cut before its State line is dropped (nothing to judge); the input is marked truncated."""
     if port is None:
         return
-    missing = [k for k in _REQUIRED_PORT_KEYS if port.get(k) is None]
-    if missing:
-        raise ParseError(
-            TOOL, f"{dev['name']} port {port['port']} lacks {', '.join(missing)} (truncated?)", lineno
-        )
+    if port.get("state") is None:
+        dev["ports"].remove(port)
+        truncated[0] = True
+    elif any(port.get(k) is None for k in _REQUIRED_PORT_KEYS):
+        truncated[0] = True
 
 
-def _finish_device(dev: dict[str, Any] | None, lineno: int) -> None:
+def _finish_device(dev: dict[str, Any] | None, truncated: list[bool]) -> None:
     if dev is None:
         return
-    if not dev["ports"]:
-        raise ParseError(TOOL, f"CA {dev['name']} has no ports (truncated?)", lineno)
     n = dev.get("num_ports")
-    if isinstance(n, int) and n != len(dev["ports"]):
-        raise ParseError(
-            TOOL, f"CA {dev['name']} says {n} ports but shows {len(dev['ports'])} (truncated?)", lineno
-        )
+    if not dev["ports"] or (isinstance(n, int) and n != len(dev["ports"])):
+        truncated[0] = True
 
 
 @parser("ibstat")
 def parse_ibstat(text: str) -> dict[str, Any]:
-    """Parse ``ibstat`` output into the shared port shape."""
+    """Parse ``ibstat`` output into the shared port shape.
+
+    Takes what people paste: indentation lost or changed, values elided with ``...``, ``ibwarn``
+    debug lines, a port block without its CA line (device name None), a paste cut anywhere
+    (``truncated`` is then True and the last incomplete port is kept if its State is shown).
+    Raises ParseError only when no CA or port section is found at all.
+    """
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
     devices: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     dev: dict[str, Any] | None = None
     port: dict[str, Any] | None = None
+    truncated = [False]
+    other = 0
     lineno = offset
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        line = raw.rstrip()
-        if not line.strip():
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("..."):
             continue
-        stripped = line.strip()
         diag = _DIAG.match(stripped)
         if diag:
-            m = _DIAG_DEV.search(diag.group(2))
-            errors.append({"line": lineno, "device": m.group(1) if m else None, "message": stripped})
+            m = _DIAG_DEV.search(diag.group(2)[:400])
+            if diag.group(1) != "ibwarn":
+                errors.append({"line": lineno, "device": m.group(1) if m else None, "message": stripped[:400]})
             continue
-        ca = _CA.match(line)
+        ca = _CA.match(stripped)
         if ca:
             if dev is not None:
-                _finish_port(port, dev, lineno)
-                _finish_device(dev, lineno)
+                _finish_port(port, dev, truncated)
+            _finish_device(dev, truncated)
             dev = new_device(ca.group(1))
             dev.update({"hw_version": None, "node_guid": None, "sys_image_guid": None, "num_ports": None})
             devices.append(dev)
             port = None
             continue
-        if dev is None or line[0] not in " \t":
-            raise ParseError(TOOL, f"expected \"CA '<name>'\", got {stripped[:60]!r}", lineno)
         pm = _PORT.match(stripped)
         if pm:
-            _finish_port(port, dev, lineno)
+            if dev is None:  # a port block pasted without its CA line
+                dev = new_device(None)
+                dev.update({"hw_version": None, "node_guid": None, "sys_image_guid": None, "num_ports": None})
+                devices.append(dev)
+                truncated[0] = True
+            _finish_port(port, dev, truncated)
             port = new_port(int(pm.group(1)))
             port.update({"base_lid": None, "sm_lid": None, "lmc": None,
                          "capability_mask": None, "port_guid": None})
             dev["ports"].append(port)
             continue
         kv = _KV.match(stripped)
-        if not kv:
-            raise ParseError(TOOL, f"expected 'Key: value', got {stripped[:60]!r}", lineno)
+        if not kv or dev is None:
+            other += 1
+            continue
         key, value = kv.group(1), kv.group(2)
-        if port is not None and key in _PORT_KEYS:
-            port[_PORT_KEYS[key]] = _port_value(_PORT_KEYS[key], value, lineno)
-        elif port is None and key in _DEVICE_KEYS:
+        if key in _PORT_KEYS and port is not None:
+            port[_PORT_KEYS[key]] = _port_value(_PORT_KEYS[key], value)
+        elif key in _DEVICE_KEYS:
             field = _DEVICE_KEYS[key]
             if field == "num_ports":
-                if not value.isdigit():
-                    raise ParseError(TOOL, f"Number of ports is not a number: {value!r}", lineno)
-                dev[field] = int(value)
+                m = _INT.match(value)
+                dev[field] = int(m.group(1)) if m and len(m.group(1)) < 6 else None
             else:
-                dev[field] = value
+                dev[field] = None if value.startswith("...") else value
         else:
             # Keys added by later ibstat versions are kept, not fatal.
             target = port if port is not None else dev
             target.setdefault("extra", {})[key] = value
     if dev is not None:
-        _finish_port(port, dev, lineno)
-    _finish_device(dev, lineno)
+        _finish_port(port, dev, truncated)
+    _finish_device(dev, truncated)
+    devices = [d for d in devices if d["ports"] or d["name"] is not None]
     if not devices:
         if errors:
-            raise ParseError(TOOL, f"no CA listed, only: {errors[0]['message']}", errors[0]["line"])
-        raise ParseError(TOOL, "no \"CA '<name>'\" section found (empty input?)", lineno or None)
-    return {"devices": devices, "errors": errors}
+            raise ParseError(TOOL, f"no CA listed, only: {errors[0]['message'][:200]}", errors[0]["line"])
+        raise ParseError(TOOL, "no \"CA '<name>'\" or 'Port <n>:' section found", lineno or None)
+    return {"devices": devices, "errors": errors, "truncated": truncated[0]}

@@ -12,13 +12,13 @@ import re
 from typing import Any
 
 from .common import ParseError, parser, strip_source_line
-from .ibport import new_device, new_port, norm_link_layer, norm_phys_state, norm_state
+from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibstatus"
 
-_HEAD = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
-_KV = re.compile(r"^([a-z_ ]+?):\s*(.*?)\s*$")
-_RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\((\d+X)\s*([A-Za-z0-9]+)?\))?")
+_HEAD = re.compile(r"^Infiniband device '([^'\n]{1,64})' port (\d{1,4}) status:\s*$")
+_KV = re.compile(r"^([a-z_ ]{1,30}?):\s*(.{0,300}?)\s*$")
+_RATE = re.compile(r"^(\d{1,5}(?:\.\d{1,4})?)\s*Gb/sec(?:\s*\((\d{1,2}X)\s*([A-Za-z0-9]{1,8})?\))?")
 _REQUIRED = ("state", "phys_state", "rate_gbps", "link_layer")
 
 
@@ -32,65 +32,58 @@ def _check_port(dev: str, port: dict[str, Any] | None, lineno: int) -> None:
 
 @parser("ibstatus")
 def parse_ibstatus(text: str) -> dict[str, Any]:
-    """Parse ``ibstatus`` output into the shared port shape."""
+    """Parse ``ibstatus`` output into the shared port shape.
+
+    A block cut short keeps what it shows (``truncated``; a port without its state line is
+    dropped); lines that are not ``key: value`` are skipped. ParseError when no
+    ``Infiniband device '<name>' port N status:`` block is found.
+    """
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
     devices: dict[str, dict[str, Any]] = {}
     port: dict[str, Any] | None = None
-    dev_name = ""
+    truncated = False
     lineno = offset
-    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        line = raw.rstrip()
-        if not line.strip():
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):  # noqa: B007
+        stripped = raw.strip()
+        if not stripped:
             continue
-        head = _HEAD.match(line)
+        head = _HEAD.match(stripped[:300])
         if head:
-            _check_port(dev_name, port, lineno)
-            dev_name = head.group(1)
-            dev = devices.setdefault(dev_name, new_device(dev_name))
+            dev = devices.setdefault(head.group(1), new_device(head.group(1)))
             port = new_port(int(head.group(2)))
             port.update({"default_gid": None, "base_lid": None, "sm_lid": None,
                          "rate_text": None, "width": None, "speed": None})
             dev["ports"].append(port)
             continue
-        stripped = line.strip()
-        if port is None or line[0] not in " \t":
-            raise ParseError(TOOL, f"expected \"Infiniband device '<name>' port N status:\", got "
-                             f"{stripped[:60]!r}", lineno)
-        kv = _KV.match(stripped)
-        if not kv:
-            raise ParseError(TOOL, f"expected 'key: value', got {stripped[:60]!r}", lineno)
+        kv = _KV.match(stripped[:400])
+        if port is None or not kv:
+            continue
         key, value = kv.group(1), kv.group(2)
         if key == "state":
-            port["state"] = norm_state(value)
-            if port["state"] is None:
-                raise ParseError(TOOL, f"unknown port state {value!r}", lineno)
+            port["state"] = norm_state(value) or (value.upper()[:32] or None)
         elif key == "phys state":
-            port["phys_state"] = norm_phys_state(value)
-            if port["phys_state"] is None:
-                raise ParseError(TOOL, f"unknown phys state {value!r}", lineno)
+            port["phys_state"] = norm_phys_state(value) or (value[:32] or None)
         elif key == "rate":
             m = _RATE.match(value)
-            if not m:
-                raise ParseError(TOOL, f"rate not in Gb/sec: {value!r}", lineno)
-            port["rate_gbps"] = float(m.group(1))
-            port["rate_text"] = value
-            port["width"], port["speed"] = m.group(2), m.group(3)
+            if m:
+                port["rate_gbps"] = float(m.group(1))
+                port["rate_text"] = value
+                port["width"], port["speed"] = m.group(2), m.group(3)
         elif key in ("link_layer", "link layer"):
-            port["link_layer"] = norm_link_layer(value)
-            if port["link_layer"] is None:
-                raise ParseError(TOOL, f"unknown link layer {value!r}", lineno)
+            port["link_layer"] = link_layer_value(value)
         elif key == "default gid":
             port["default_gid"] = None if value == "unknown" else value
         elif key in ("base lid", "sm lid"):
-            try:
-                port[key.replace(" ", "_")] = int(value, 0)
-            except ValueError:
-                raise ParseError(TOOL, f"{key} is not a number: {value!r}", lineno) from None
+            m = re.match(r"^(0x[0-9a-fA-F]{1,8}|\d{1,9})\b", value)
+            port[key.replace(" ", "_")] = int(m.group(1), 0) if m else None
         else:
             port.setdefault("extra", {})[key] = value
-    _check_port(dev_name, port, lineno)
+    for dev in devices.values():
+        kept = [p for p in dev["ports"] if p.get("state") is not None]
+        truncated = truncated or len(kept) != len(dev["ports"]) or any(
+            p.get(k) is None for p in kept for k in _REQUIRED)
+        dev["ports"] = kept
     if not devices:
-        raise ParseError(TOOL, "no \"Infiniband device '<name>' port N status:\" block (empty input?)",
-                         lineno or None)
-    return {"devices": list(devices.values()), "errors": []}
+        raise ParseError(TOOL, "no \"Infiniband device '<name>' port N status:\" block", lineno or None)
+    return {"devices": [d for d in devices.values() if d["ports"]], "errors": [], "truncated": truncated}

@@ -15,158 +15,179 @@ import re
 from typing import Any
 
 from .common import ParseError, parser, strip_source_line
-from .ibport import new_device, new_port, norm_link_layer, norm_phys_state, norm_state
+from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibv_devinfo"
 
-_HCA = re.compile(r"^hca_id:\s*(\S+)\s*$")
-_PORT = re.compile(r"^port:\s*(\d+)\s*$")
-_GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)(?:,\s*(.+?))?\s*$")
-_KV = re.compile(r"^([A-Za-z_][A-Za-z0-9_ ]*?):\s*(.*?)\s*$")
-_MTU = re.compile(r"^(\d+)\s*\(\d+\)$")
-_WIDTH = re.compile(r"^(\d+)X\b")
-_SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*Gbps\b")
+_HCA = re.compile(r"^hca_id:\s*(\S{1,64})")
+_PORT = re.compile(r"^port:\s*(\d{1,4})\s*$")
+_GID = re.compile(r"^\**GID\[\s*(\d{1,5})\]:\s*([0-9A-Fa-f:.]{2,64})(?:,\s*(.{1,40}?))?\s*$")
+_KV = re.compile(r"^([A-Za-z_][A-Za-z0-9_ ]{0,60}?):\s*(.{0,400}?)\s*$")
+_MTU = re.compile(r"^(\d{1,6})\s*\(\d{1,3}\)")
+_WIDTH = re.compile(r"^(\d{1,2})X\b")
+_SPEED = re.compile(r"^(\d{1,4}(?:\.\d{1,4})?)\s*Gbps\b")
 _NO_DEVICES = re.compile(r"^No IB devices found", re.IGNORECASE)
+_INT = re.compile(r"^(0x[0-9a-fA-F]{1,16}|\d{1,12})\b")
+#: keys that belong to a port section (a grep'd excerpt may show them without the 'port:' line)
+_PORT_KEYS = frozenset({"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer",
+                        "max_msg_sz", "port_cap_flags", "port_cap_flags2", "max_vl_num", "bad_pkey_cntr",
+                        "qkey_viol_cntr", "sm_sl", "pkey_tbl_len", "gid_tbl_len", "subnet_timeout",
+                        "init_type_reply", "active_width", "active_speed", "phys_state"})
 
 
 def _num(value: str) -> int | None:
-    try:
-        return int(value, 0)
-    except ValueError:
-        return None
+    m = _INT.match(value)
+    return int(m.group(1), 0) if m else None
 
 
-def _set_port_key(port: dict[str, Any], key: str, value: str, lineno: int) -> None:
+def _set_port_key(port: dict[str, Any], key: str, value: str) -> None:
+    """Set one port field; a value that cannot be read is None (never an error)."""
     if key == "state":
-        port["state"] = norm_state(value)
-        if port["state"] is None:
-            raise ParseError(TOOL, f"unknown port state {value!r}", lineno)
+        port["state"] = norm_state(value) or (value.upper()[:32] or None)
     elif key == "phys_state":
-        port["phys_state"] = norm_phys_state(value)
-        if port["phys_state"] is None:
-            raise ParseError(TOOL, f"unknown phys_state {value!r}", lineno)
+        port["phys_state"] = norm_phys_state(value) or (value[:32] or None)
     elif key == "link_layer":
-        port["link_layer"] = norm_link_layer(value)
-        if port["link_layer"] is None:
-            raise ParseError(TOOL, f"unknown link_layer {value!r}", lineno)
+        port["link_layer"] = link_layer_value(value)
     elif key in ("max_mtu", "active_mtu"):
         m = _MTU.match(value)
-        if not m:
-            raise ParseError(TOOL, f"{key} not '<bytes> (<enum>)': {value!r}", lineno)
-        port[key] = int(m.group(1))
+        port[key] = int(m.group(1)) if m else None
     elif key in ("sm_lid", "port_lid"):
         port[key] = _num(value)
     elif key == "active_width":
         m = _WIDTH.match(value)
-        if not m:
-            raise ParseError(TOOL, f"active_width not '<n>X (<enum>)': {value!r}", lineno)
-        port["active_width"] = int(m.group(1))
+        port["active_width"] = int(m.group(1)) if m else None
     elif key == "active_speed":
         m = _SPEED.match(value)
-        if not m:
-            raise ParseError(TOOL, f"active_speed not '<n> Gbps (<enum>)': {value!r}", lineno)
-        port["active_speed"] = float(m.group(1))
+        port["active_speed"] = float(m.group(1)) if m else None
     else:
         port.setdefault("extra", {})[key] = value
 
 
-def _finish_port(dev: dict[str, Any], port: dict[str, Any] | None, lineno: int) -> None:
-    if port is None:
-        return
-    for key in ("state", "link_layer"):
-        if port.get(key) is None:
-            raise ParseError(TOOL, f"{dev['name']} port {port['port']} lacks {key} (truncated?)", lineno)
-    if port.get("active_width") is not None and port.get("active_speed") is not None:
-        port["rate_gbps"] = float(port["active_width"] * port["active_speed"])
-    if dev["_verbose"] and (port["rate_gbps"] is None or port["phys_state"] is None):
-        raise ParseError(TOOL, f"{dev['name']} port {port['port']} lacks active_width/active_speed/"
-                         "phys_state shown by -v (truncated?)", lineno)
+def _new_port(n: int) -> dict[str, Any]:
+    port = new_port(n)
+    port.update({"max_mtu": None, "active_mtu": None, "port_lid": None, "sm_lid": None,
+                 "active_width": None, "active_speed": None, "gids": []})
+    return port
 
 
-def _finish_device(dev: dict[str, Any] | None, lineno: int) -> None:
+def _new_device(name: str | None) -> dict[str, Any]:
+    dev = new_device(name)
+    dev.update({"transport": None, "node_guid": None, "sys_image_guid": None, "vendor_id": None,
+                "vendor_part_id": None, "hw_ver": None, "board_id": None, "_port_cnt": None})
+    return dev
+
+
+def _finish(dev: dict[str, Any] | None, truncated: list[bool]) -> None:
+    """Close a device: ports cut before their state line are dropped, the input marked truncated."""
     if dev is None:
         return
-    n = dev.pop("_port_cnt")
-    dev.pop("_verbose")
-    if not dev["ports"] or (n is not None and n != len(dev["ports"])):
-        raise ParseError(TOOL, f"{dev['name']} phys_port_cnt {n} but {len(dev['ports'])} port sections "
-                         "(truncated?)", lineno)
+    kept = []
+    for port in dev["ports"]:
+        if port.get("active_width") is not None and port.get("active_speed") is not None:
+            port["rate_gbps"] = float(port["active_width"] * port["active_speed"])
+        if port.get("state") is None:
+            truncated[0] = True
+            continue
+        if port.get("link_layer") is None or (dev.get("_verbose") and (
+                port.get("active_width") is None or port.get("phys_state") is None)):
+            truncated[0] = True  # -v prints width, speed and phys_state for every port
+        kept.append(port)
+    dev["ports"] = kept
+    dev.pop("_verbose", None)
+    n = dev.pop("_port_cnt", None)
+    if n is not None and n != len(kept):
+        truncated[0] = True
 
 
 @parser("ibv_devinfo")
 def parse_ibv_devinfo(text: str) -> dict[str, Any]:
-    """Parse ``ibv_devinfo [-v]`` output into the shared port shape."""
+    """Parse ``ibv_devinfo`` (plain, ``-v``, ``-vv``) into the shared port shape.
+
+    Takes verbose capability lists and other lines that are not ``key: value`` (skipped), tabs or
+    spaces or no indentation at all, grep'd excerpts whose port lines come without ``port:``
+    (an implicit port is opened), a paste that starts inside a device (the port lines before the
+    first ``hca_id`` belong to a device named None) or is cut anywhere (``truncated``). A port
+    is reported only when its ``state`` line is shown. Raises ParseError when no ibv_devinfo line
+    is found at all.
+    """
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
     devices: list[dict[str, Any]] = []
     dev: dict[str, Any] | None = None
     port: dict[str, Any] | None = None
+    truncated = [False]
+    known = 0
     lineno = offset
-    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        line = raw.rstrip()
-        stripped = line.strip()
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):  # noqa: B007
+        stripped = raw.strip()
         if not stripped:
             continue
         if not devices and _NO_DEVICES.match(stripped):
-            return {"devices": [], "errors": [], "message": stripped}
-        hca = _HCA.match(line)
+            return {"devices": [], "errors": [], "message": stripped[:200], "truncated": False}
+        hca = _HCA.match(stripped)
         if hca:
-            if dev is not None:
-                _finish_port(dev, port, lineno)
-                _finish_device(dev, lineno)
-            dev = new_device(hca.group(1))
-            dev.update({"transport": None, "node_guid": None, "sys_image_guid": None, "vendor_id": None,
-                        "vendor_part_id": None, "hw_ver": None, "board_id": None,
-                        "_port_cnt": None, "_verbose": False})
+            _finish(dev, truncated)
+            dev = _new_device(hca.group(1))
             devices.append(dev)
             port = None
+            known += 1
             continue
-        if dev is None or line[0] not in " \t":
-            raise ParseError(TOOL, f"expected 'hca_id: <name>', got {stripped[:60]!r}", lineno)
         pm = _PORT.match(stripped)
+        gm = _GID.match(stripped) if pm is None else None
+        kv = _KV.match(stripped) if pm is None and gm is None else None
+        key = kv.group(1) if kv else None
+        if pm is None and gm is None and key not in _PORT_KEYS and (
+                key is None or dev is None):
+            if key is not None and dev is None and key in ("transport", "fw_ver", "node_guid", "sys_image_guid",
+                                                           "vendor_id", "vendor_part_id", "hw_ver",
+                                                           "phys_port_cnt", "board_id", "max_qp"):
+                dev = _new_device(None)  # a paste that starts inside a device section
+                devices.append(dev)
+                truncated[0] = True
+            else:
+                if dev is not None and key is None:
+                    dev["_verbose"] = True  # -v capability flag lists
+                continue  # capability flags, NO SUPPORT, banners, prose: not key/value data
+        if dev is None:
+            dev = _new_device(None)
+            devices.append(dev)
+            truncated[0] = True
+        known += 1
         if pm:
-            _finish_port(dev, port, lineno)
-            port = new_port(int(pm.group(1)))
-            port.update({"max_mtu": None, "active_mtu": None, "port_lid": None, "sm_lid": None,
-                         "active_width": None, "active_speed": None, "gids": []})
+            port = _new_port(int(pm.group(1)))
             dev["ports"].append(port)
             continue
-        if port is not None:
-            gm = _GID.match(stripped)
-            if gm:
-                port["gids"].append({"index": int(gm.group(1)), "gid": gm.group(2), "type": gm.group(3)})
-                continue
-            kv = _KV.match(stripped)
-            if not kv:
-                raise ParseError(TOOL, f"expected 'key: value' in port section, got {stripped[:60]!r}", lineno)
-            _set_port_key(port, kv.group(1), kv.group(2), lineno)
+        if gm:
+            if port is None:
+                port = _new_port(len(dev["ports"]) + 1)
+                dev["ports"].append(port)
+            port["gids"].append({"index": int(gm.group(1)), "gid": gm.group(2), "type": gm.group(3)})
             continue
-        kv = _KV.match(stripped)
-        if not kv:
-            # -v lists capability flag names, one per line, under the key they belong to.
-            if re.fullmatch(r"[A-Z0-9_]+", stripped) or stripped.endswith("not supported"):
-                dev["_verbose"] = True
-                continue
-            raise ParseError(TOOL, f"expected 'key: value', got {stripped[:60]!r}", lineno)
-        key, value = kv.group(1), kv.group(2)
+        assert kv is not None and key is not None
+        value = kv.group(2)
+        if key in _PORT_KEYS:
+            if port is None or (key == "state" and port.get("state") is not None):
+                port = _new_port(len(dev["ports"]) + 1)  # grep'd excerpt without 'port:' lines
+                dev["ports"].append(port)
+            _set_port_key(port, key, value)
+            continue
+        port = None if key in ("hca_id",) else port
         if key == "fw_ver":
             dev["fw_version"] = value
         elif key == "phys_port_cnt":
-            dev["_port_cnt"] = _num(value)
+            n = _num(value)
+            dev["_port_cnt"] = n if n is not None and n < 1024 else None
         elif key in ("transport", "node_guid", "sys_image_guid", "vendor_id", "hw_ver", "board_id"):
             dev[key] = value
         elif key == "vendor_part_id":
             dev["vendor_part_id"] = _num(value)
-        elif key == "Device ports":
-            continue
-        else:
-            dev["_verbose"] = True
-    if dev is not None:
-        _finish_port(dev, port, lineno)
-    _finish_device(dev, lineno)
-    if not devices:
-        raise ParseError(TOOL, "no 'hca_id:' section found (empty input?)", lineno or None)
+        elif key.startswith("max_"):
+            dev["_verbose"] = True  # device limits are printed by -v only
+    _finish(dev, truncated)
+    if not known:
+        raise ParseError(TOOL, "no ibv_devinfo line found ('hca_id:', 'port:', 'state:' ...)", lineno or None)
+    devices = [d for d in devices if d["ports"] or d["name"] is not None]
     for d in devices:
         if d["vendor_id"] in ("0x02c9", "0x15b3") and d["vendor_part_id"] is not None:
             d["ca_type"] = f"MT{d['vendor_part_id']}"
-    return {"devices": devices, "errors": []}
+    return {"devices": devices, "errors": [], "truncated": truncated[0]}

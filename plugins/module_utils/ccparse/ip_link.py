@@ -25,7 +25,7 @@ from .common import ParseError, parser, strip_source_line
 
 TOOL = "ip-link"
 
-_HEAD = re.compile(r"^(\d+):\s+([^\s:@]+)(?:@([^\s:]+))?:\s+<([^>]*)>\s*(.*)$")
+_HEAD = re.compile(r"^(\d{1,9}):\s+([^\s:@]{1,64})(?:@([^\s:]{1,64}))?:\s+<([^>]{0,400})>\s*(.*)$")
 _INT_KEYS = {"mtu", "qlen", "minmtu", "maxmtu", "link_failure_count", "id", "miimon", "numtxqueues",
              "numrxqueues", "ad_aggregator_id", "min_links"}
 #: first generic attribute that iproute2 prints after the kind-specific ones
@@ -63,9 +63,10 @@ def _pairs(tokens: list[str]) -> dict[str, Any]:
     return out
 
 
-def _finish(link: dict[str, Any] | None, lineno: int) -> None:
+def _finish(link: dict[str, Any] | None, truncated: list[bool]) -> None:
+    """A link without its ``link/<type>`` line (``ip a | grep mtu``, a cut paste) is kept as shown."""
     if link is not None and link["link_type"] is None:
-        raise ParseError(TOOL, f"{link['ifname']} has no 'link/<type>' line (truncated?)", lineno)
+        truncated[0] = True
 
 
 @parser("ip-link")
@@ -74,13 +75,14 @@ def parse_ip_link(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     links: list[dict[str, Any]] = []
     link: dict[str, Any] | None = None
+    truncated = [False]
     lineno = offset
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         if not raw.strip():
             continue
-        head = _HEAD.match(raw)
+        head = _HEAD.match(raw[:4000])
         if head:
-            _finish(link, lineno)
+            _finish(link, truncated)
             attrs = _pairs(head.group(5).split())
             flags = [f for f in head.group(4).split(",") if f]
             link = {
@@ -97,9 +99,9 @@ def parse_ip_link(text: str) -> dict[str, Any]:
             links.append(link)
             continue
         if link is None or raw[0] not in " \t":
-            raise ParseError(TOOL, f"expected '<index>: <ifname>: <FLAGS> mtu N ...', got {raw.strip()[:60]!r}",
-                             lineno)
-        tokens = raw.split()
+            truncated[0] = truncated[0] or bool(re.match(r"^\d{1,6}:", raw))  # a header cut mid-line
+            continue  # prose or another command's output between the links
+        tokens = raw.split()[:400]
         first = tokens[0]
         if first.startswith("link/"):
             link["link_type"] = first[5:]
@@ -121,7 +123,7 @@ def parse_ip_link(text: str) -> dict[str, Any]:
             i = tokens.index("parentdev")
             if i + 1 < len(tokens):
                 link["parentdev"] = tokens[i + 1]
-    _finish(link, lineno)
+    _finish(link, truncated)
     if not links:
-        raise ParseError(TOOL, "no '<index>: <ifname>: <FLAGS>' line found (empty input?)", lineno or None)
-    return {"links": links}
+        raise ParseError(TOOL, "no '<index>: <ifname>: <FLAGS> mtu N' line found", lineno or None)
+    return {"links": links, "truncated": truncated[0]}

@@ -26,9 +26,9 @@ from .common import ParseError, parser, strip_source_line
 
 TOOL = "lspci -vv"
 
-_HEAD = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:]+):\s*(.*)$")
-_SPEED = re.compile(r"Speed\s+(\d+(?:\.\d+)?)GT/s(?:\s*\((ok|downgraded)\))?")
-_WIDTH = re.compile(r"Width\s+x(\d+)(?:\s*\((ok|downgraded)\))?")
+_HEAD = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\n]{1,80}):\s*(.*)$")
+_SPEED = re.compile(r"Speed\s+(\d{1,3}(?:\.\d{1,3})?)GT/s(?:\s*\((ok|downgraded)\))?")
+_WIDTH = re.compile(r"Width\s+x(\d{1,2})(?:\s*\((ok|downgraded)\))?")
 GEN_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 
@@ -54,9 +54,10 @@ def parse_lspci(text: str) -> dict[str, Any]:
             continue
         last = lineno
         if not raw[0].isspace():
-            h = _HEAD.match(raw.strip())
+            h = _HEAD.match(raw.strip()[:600])
             if not h:
-                raise ParseError(TOOL, f"device line without a slot address: {raw.strip()[:80]!r}", lineno)
+                cur = None  # a title, prose or another command's output: not a device
+                continue
             slot = h.group(1) if h.group(1).count(":") == 2 else f"0000:{h.group(1)}"
             desc = h.group(3).strip()
             low = desc.lower()
@@ -69,8 +70,8 @@ def parse_lspci(text: str) -> dict[str, Any]:
             devices.append(cur)
             continue
         if cur is None:
-            raise ParseError(TOOL, f"indented line before any device: {raw.strip()[:80]!r}", lineno)
-        s = raw.strip()
+            continue  # indented text outside a device block
+        s = raw.strip()[:600]
         if s.startswith("LnkCap:"):
             cur["lnkcap"] = _link(s)
         elif s.startswith("LnkSta:"):

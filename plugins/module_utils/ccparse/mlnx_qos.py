@@ -28,17 +28,18 @@ from .common import ParseError, parser, strip_source_line
 
 TOOL = "mlnx_qos"
 
-_CMD_IFACE = re.compile(r"^(?:[$#+]\s*)?(?:sudo\s+)?(?:\S*/)?mlnx_qos\b.*?(?:-i\s*|--interface[= ])(\S+)")
+_CMD_IFACE = re.compile(r"^(?:[$#+]\s*)?(?:sudo\s+)?(?:\S{0,200}/)?mlnx_qos\b[^\n]{0,300}?"
+                        r"(?:-i\s*|--interface[= ])(\S{1,64})")
 _HDR_IFACE = re.compile(r"^#\s*interface:\s*(\S+)\s*$")
 _DCBX = re.compile(r"^DCBX mode:\s*(.*?)\s*$")
 _TRUST = re.compile(r"^Priority trust (?:state|mode):\s*(\S+)\s*$")
 _D2P = re.compile(r"^dscp2prio mapping:\s*$")
-_D2P_ROW = re.compile(r"^prio:\s*(\d)\s+dscp:\s*([\d,\s]*?),?\s*$")
+_D2P_ROW = re.compile(r"^prio:\s*(\d)\s+dscp:\s*([\d,\s]{0,400}?),?\s*$")
 _DEFPRIO = re.compile(r"^default priority:\s*(\d*)\s*$")
 _RXBUF = re.compile(r"^Receive buffer size \(bytes\):\s*(.*?)\s*$")
 _CABLE = re.compile(r"^Cable len:\s*(\d+)\s*$")
 _PFC = re.compile(r"^PFC configuration:\s*$")
-_PFC_ROW = re.compile(r"^(priority|enabled|buffer)((?:\s+\d+)+)\s*$")
+_PFC_ROW = re.compile(r"^(priority|enabled|buffer)((?:\s+\d{1,8}){1,16})\s*$")
 _TC = re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*([^,]+?),\s*tsa:\s*(\w+)(?:,\s*bw:\s*(\d+)%)?\s*$")
 _TC_PRIO = re.compile(r"^priority:\s*(\d)\s*$")
 _STARTERS = (_DCBX, _TRUST, _PFC)
@@ -51,11 +52,15 @@ def _new(iface: str | None, lineno: int) -> dict[str, Any]:
 
 
 def _close(r: dict[str, Any], lineno: int) -> dict[str, Any]:
+    """Finish a reading. One cut before its PFC ``enabled`` row keeps ``pfc_enabled_priorities``
+    None (PFC not shown, not judged) and ``truncated`` True."""
     cols = r.pop("_pfc_cols")
     rows = r.pop("_pfc_rows")
+    r["truncated"] = False
     if cols is None or "enabled" not in rows:
-        raise ParseError(TOOL, f"reading starting at line {r['line']} has no PFC 'enabled' row (truncated?)",
-                         lineno)
+        r["truncated"] = True
+        r["pfc_enabled_priorities"] = None
+        return r
     for name, vals in rows.items():
         if len(vals) != len(cols):
             raise ParseError(TOOL, f"PFC '{name}' row has {len(vals)} values for {len(cols)} priorities",
@@ -77,7 +82,7 @@ def parse_mlnx_qos(text: str) -> dict[str, Any]:
     iface: str | None = None
     lineno = offset
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
-        line = raw.strip()
+        line = raw.strip()[:2000]
         if not line:
             continue
         m = _CMD_IFACE.match(line) or _HDR_IFACE.match(line)
@@ -119,7 +124,7 @@ def parse_mlnx_qos(text: str) -> dict[str, Any]:
             section = "pfc"
             cur["_pfc_cols"] = None
         elif section == "pfc" and (m := _PFC_ROW.match(line)):
-            vals = [int(x) for x in m.group(2).split()]
+            vals = [int(x) for x in m.group(2).split()[:16] if len(x) < 6]
             if m.group(1) == "priority":
                 cur["_pfc_cols"] = vals
             elif cur["_pfc_cols"] is None:
@@ -132,10 +137,11 @@ def parse_mlnx_qos(text: str) -> dict[str, Any]:
                                "bw_percent": int(m.group(4)) if m.group(4) else None, "priorities": []})
         elif section == "tc" and (m := _TC_PRIO.match(line)):
             cur["tcs"][-1]["priorities"].append(int(m.group(1)))
-        else:
-            # First line that is not mlnx_qos output ends the reading.
+        elif section == "pfc" and cur["_pfc_cols"] is not None and "enabled" in cur["_pfc_rows"]:
+            # First line that is not mlnx_qos output after a complete PFC table ends the reading.
             readings.append(_close(cur, lineno))
             cur = None
+        # any other line (an elision '...', a comment, a log line) is skipped
     if cur is not None:
         readings.append(_close(cur, lineno))
     if not readings:

@@ -27,7 +27,8 @@ from .common import ParseError, parser, strip_source_line
 
 TOOL = "/proc/<pid>/limits"
 _HEADER = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$")
-_ROW = re.compile(r"^(Max [a-z ]+?)\s{2,}(unlimited|\d+)\s+(unlimited|\d+)(?:\s+([a-z]+))?\s*$")
+_ROW = re.compile(r"^(Max [a-z]{1,20}(?: [a-z]{1,20}){0,6})\s{2,}(unlimited|\d{1,20})\s+(unlimited|\d{1,20})"
+                  r"(?:\s+([a-z]{1,20}))?\s*$")
 _PROCESS = re.compile(r"^#\s*process:\s*(\S+)(?:\s+pid\s+(\d+))?")
 
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
+from .capture import clean_capture
 from .common import PARSERS, ParseError
 
-__all__ = ["ParseError", "kinds", "parse"]
+__all__ = ["ParseError", "kinds", "parse", "parse_raw"]
 
 _loaded = False
 
@@ -20,7 +21,7 @@ def _load_all() -> None:
     if _loaded:
         return
     for info in pkgutil.iter_modules(list(_path)):
-        if info.name not in ("common", "registry"):
+        if info.name not in ("common", "registry", "capture"):
             importlib.import_module(f"{_pkg}.{info.name}")
     _loaded = True
 
@@ -31,7 +32,25 @@ def kinds() -> list[str]:
 
 
 def parse(kind: str, text: str) -> Any:
-    """Parse ``text`` as the output of ``kind``. Raises KeyError for an unknown kind."""
+    """Parse ``text`` as the output of ``kind``, as pasted: the capture clean-up
+    (:func:`ccparse.capture.clean_capture`: prompt/command lines, ANSI, CRLF, quoting, fences)
+    runs first, and a ``ParseError`` names the line of ``text`` itself. Raises KeyError for an
+    unknown kind."""
+    _load_all()
+    if kind not in PARSERS:
+        raise KeyError(kind)
+    cleaned = clean_capture(text, kind)
+    try:
+        return PARSERS[kind](cleaned.text)
+    except ParseError as exc:
+        line = cleaned.original_line(exc.line)
+        if line == exc.line:
+            raise
+        raise ParseError(exc.tool, exc.reason, line) from exc
+
+
+def parse_raw(kind: str, text: str) -> Any:
+    """Parse ``text`` with the KIND's parser alone (no capture clean-up)."""
     _load_all()
     if kind not in PARSERS:
         raise KeyError(kind)

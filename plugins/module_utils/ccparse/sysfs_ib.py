@@ -61,7 +61,7 @@ TOOL = "sysfs-ib"
 #: kernel prints as "<unknown>" where the IBA name is NoStateChange.
 PHYS_STATE_WORDS = {**PHYS_BY_NUMBER, 0: "Unknown"}
 
-_NUM_TEXT = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
+_NUM_TEXT = re.compile(r"^\s*(\d{1,18})\s*:\s*(.*?)\s*$")
 _RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec\s*\((\d+)X\s*([A-Za-z0-9]*)\)\s*$")
 _V4_MAPPED = re.compile(r"^0000:0000:0000:0000:0000:ffff:([0-9a-f]{4}):([0-9a-f]{4})$", re.I)
 _ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
@@ -205,6 +205,8 @@ def _int(text: str | None) -> int | None:
     text = _clean(text)
     if text is None:
         return None
+    if len(text) > 40:  # no sysfs number is this long (and int() refuses > 4300 digits)
+        return None
     try:
         return int(text, 0)
     except ValueError:
@@ -323,6 +325,9 @@ _PCI_NET = re.compile(r"^bus/pci/devices/([^/]+)/net/([^/]+)(/.*)?$")
 UNNAMED_DEVICE = "unknown"
 
 
+_LONG_DIGITS = re.compile(r"\d{10}")
+
+
 def _dump_entries(text: str) -> dict[str, str]:
     body = strip_source_line(text).strip()
     if not body:
@@ -332,9 +337,15 @@ def _dump_entries(text: str) -> dict[str, str]:
             data = json.loads(body)
         except json.JSONDecodeError as exc:
             raise ParseError(TOOL, f"invalid JSON dump: {exc.msg}", exc.lineno + 1) from exc
+        except RecursionError:
+            raise ParseError(TOOL, "JSON dump nested too deeply") from None
         if not isinstance(data, dict):
             raise ParseError(TOOL, "JSON dump is not a {path: content} object")
-        return {str(k): str(v) for k, v in data.items()}
+        loaded = {str(k): str(v) for k, v in data.items()}
+        for k in loaded:
+            if _LONG_DIGITS.search(k):
+                raise ParseError(TOOL, f"path with an absurd number: {k[:80]!r}")
+        return loaded
     entries: dict[str, str] = {}
     offset = 1 if strip_source_line(text) != text else 0
     for lineno, line in enumerate(body.splitlines(), start=1 + offset):
@@ -342,7 +353,9 @@ def _dump_entries(text: str) -> dict[str, str]:
             continue
         path, sep, content = line.partition(": ")
         if not sep or " " in path.strip():
-            raise ParseError(TOOL, f"expected '<path>: <content>', got {line!r}", lineno)
+            raise ParseError(TOOL, f"expected '<path>: <content>', got {line[:80]!r}", lineno)
+        if _LONG_DIGITS.search(path):
+            raise ParseError(TOOL, f"path with an absurd number: {path[:80]!r}", lineno)
         entries[path.strip()] = content + "\n"
     return entries
 

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Parse and verdict rates over the corpus of real captures (issue 14, ``tests/corpus``).
+
+Layout (``tests/corpus/<part>/``, part = ``network`` or ``gpu``):
+
+``<KIND>/<name>.txt``
+    a capture as found in a public source, after header lines that all start ``# corpus-``
+    (``# corpus-source:`` required, ``# corpus-tool:`` optional). Exactly those leading lines
+    are stripped; the rest goes to the parser unchanged.
+``expect.yml``
+    ``<KIND>/<name>.txt: {verdict: pass|fail, subjects: [..], spec: {..}, note: ..}``.
+``HOLDOUT.txt``
+    the held-out fifth, one relative path a line, chosen by :func:`choose_holdout` before any
+    parser or check of the part changed.
+
+For every file:
+
+* *parsed*: ``ccparse.registry.parse(KIND, text)`` returned (a ``ParseError`` or any other
+  exception is a miss);
+* *verdict right*: the engine, run on a one-host evidence folder ``<tmp>/<host>/<KIND>.txt``
+  with the file's ``spec`` as the cluster spec, reports ``fail`` (any critical or warning
+  finding) or ``pass`` as ``expect.yml`` says, and every expected subject is a substring of the
+  subject of some critical/warning finding.
+
+Rates are printed per part for the held-out files and for the rest; ``--json``/``--markdown``
+write them (default ``bench/out/corpus.json`` and ``bench/out/corpus.md``);
+``--baseline`` writes ``bench/corpus_baseline_<part>.json`` (the rates of the unchanged parsers,
+recorded in the hold-out commit).
+
+    .venv/bin/python bench/bench_corpus.py                    # every part
+    .venv/bin/python bench/bench_corpus.py --part network --baseline
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
+OUT = REPO / "bench" / "out"
+HEADER_PREFIX = "# corpus-"
+HOST = "corpus-host"
+
+for _p in (REPO, REPO / "plugins" / "module_utils"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+
+def split_header(raw: str) -> tuple[dict[str, str], str]:
+    """The ``# corpus-`` header fields and the capture text after them (nothing else stripped)."""
+    fields: dict[str, str] = {}
+    rest = raw
+    while rest.startswith(HEADER_PREFIX):
+        line, sep, tail = rest.partition("\n")
+        key, _, value = line[len(HEADER_PREFIX):].partition(":")
+        fields[key.strip()] = value.strip()
+        rest = tail if sep else ""
+    return fields, rest
+
+
+def read_capture(path: Path) -> str:
+    """The capture text of a corpus file (bytes decoded as the engine reads evidence)."""
+    return split_header(path.read_bytes().decode("utf-8", errors="replace"))[1]
+
+
+def corpus_files(part: str) -> list[str]:
+    base = CORPUS / part
+    return sorted(p.relative_to(base).as_posix() for p in base.glob("*/*.txt"))
+
+
+def load_expect(part: str) -> dict[str, dict[str, Any]]:
+    import yaml
+
+    path = CORPUS / part / "expect.yml"
+    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
+
+
+def _hash(path: str) -> int:
+    return int(hashlib.sha256(path.encode()).hexdigest(), 16)
+
+
+def choose_holdout(paths: list[str]) -> list[str]:
+    """CORPUS.md's rule: paths with ``sha256(path) % 5 == 0``, topped up / trimmed to round(n/5)
+    by taking the next paths in hash order (ascending ``sha256 % 5``, then the hash itself)."""
+    paths = sorted(paths)
+    want = round(len(paths) / 5)
+    chosen = [p for p in paths if _hash(p) % 5 == 0]
+    order = sorted(paths, key=lambda p: (_hash(p) % 5, _hash(p)))
+    if len(chosen) > want:
+        chosen = [p for p in order if p in set(chosen)][:want]
+    else:
+        for p in order:
+            if len(chosen) >= want:
+                break
+            if p not in chosen:
+                chosen.append(p)
+    return sorted(chosen)
+
+
+def load_holdout(part: str) -> set[str]:
+    path = CORPUS / part / "HOLDOUT.txt"
+    if not path.exists():
+        return set()
+    return {ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
+
+
+@dataclass
+class Outcome:
+    path: str
+    parsed: bool
+    verdict_ok: bool
+    got: str
+    want: str
+    missing_subjects: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def judge_file(part: str, rel: str, expect: dict[str, Any]) -> Outcome:
+    """Parse one corpus file and run the engine on it as a one-host evidence folder."""
+    from ccparse import registry
+    from ccparse.common import ParseError
+
+    from clusterctl.analysis.engine import analyze_dir
+
+    kind = rel.split("/", 1)[0]
+    text = read_capture(CORPUS / part / rel)
+    parsed, error = True, ""
+    try:
+        registry.parse(kind, text)
+    except ParseError as exc:
+        parsed, error = False, str(exc)[:200]
+    except Exception as exc:  # counted as a miss: nothing but ParseError may escape
+        parsed, error = False, f"{type(exc).__name__}: {exc}"[:200]
+    with tempfile.TemporaryDirectory() as tmp:
+        host_dir = Path(tmp) / HOST
+        host_dir.mkdir()
+        (host_dir / f"{kind}.txt").write_text(text, encoding="utf-8", errors="replace")
+        report = analyze_dir(tmp, dict(expect.get("spec") or {}))
+    findings = report.hosts[HOST].findings
+    got = "fail" if findings else "pass"
+    want = str(expect.get("verdict", "pass"))
+    missing = [s for s in expect.get("subjects") or [] if not any(str(s) in f.subject for f in findings)]
+    return Outcome(rel, parsed, got == want and not missing, got, want, missing, error)
+
+
+def rates(outcomes: list[Outcome]) -> dict[str, Any]:
+    n = len(outcomes)
+    p = sum(o.parsed for o in outcomes)
+    v = sum(o.verdict_ok for o in outcomes)
+    return {"files": n, "parsed": p, "verdict_ok": v,
+            "parse_rate": round(p / n, 4) if n else None, "verdict_rate": round(v / n, 4) if n else None}
+
+
+def run_part(part: str) -> dict[str, Any]:
+    expect = load_expect(part)
+    holdout = load_holdout(part)
+    outcomes = [judge_file(part, rel, expect.get(rel, {})) for rel in corpus_files(part)]
+    held = [o for o in outcomes if o.path in holdout]
+    rest = [o for o in outcomes if o.path not in holdout]
+    return {"part": part, "held_out": rates(held), "rest": rates(rest), "all": rates(outcomes),
+            # only the rest's misses are listed: held-out failures are reported as a rate only
+            "rest_misses": [asdict(o) for o in rest if not (o.parsed and o.verdict_ok)]}
+
+
+def _pct(r: dict[str, Any], key: str) -> str:
+    return "-" if r[key] is None else f"{r[key]:.0%}"
+
+
+def markdown(results: list[dict[str, Any]], baselines: dict[str, dict[str, Any]]) -> str:
+    lines = ["| part | set | files | parse (baseline) | parse (now) | verdict (baseline) | verdict (now) |",
+             "|---|---|---|---|---|---|---|"]
+    for res in results:
+        base = baselines.get(res["part"], {})
+        for key, label in (("held_out", "held-out"), ("rest", "rest")):
+            now, was = res[key], base.get(key)
+            bp = _pct(was, "parse_rate") if was else "n/a"
+            bv = _pct(was, "verdict_rate") if was else "n/a"
+            lines.append(f"| {res['part']} | {label} | {now['files']} | {bp} | {_pct(now, 'parse_rate')} "
+                         f"| {bv} | {_pct(now, 'verdict_rate')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", action="append", help="network and/or gpu (default: every part present)")
+    ap.add_argument("--baseline", action="store_true", help="write bench/corpus_baseline_<part>.json")
+    ap.add_argument("--json", type=Path, default=OUT / "corpus.json")
+    ap.add_argument("--markdown", type=Path, default=OUT / "corpus.md")
+    ap.add_argument("--show-rest-misses", action="store_true", help="list the non-held-out misses")
+    args = ap.parse_args(argv)
+    from clusterctl.analysis import checks
+
+    checks.load_all()
+    parts = args.part or sorted(p.name for p in CORPUS.iterdir() if (p / "expect.yml").exists())
+    results = [run_part(p) for p in parts]
+    baselines: dict[str, dict[str, Any]] = {}
+    for res in results:
+        path = REPO / "bench" / f"corpus_baseline_{res['part']}.json"
+        if args.baseline:
+            path.write_text(json.dumps({k: res[k] for k in ("part", "held_out", "rest", "all")}, indent=2) + "\n")
+        if path.exists():
+            baselines[res["part"]] = json.loads(path.read_text())
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    table = markdown(results, baselines)
+    args.markdown.parent.mkdir(parents=True, exist_ok=True)
+    args.markdown.write_text(table)
+    print(table, end="")
+    if args.show_rest_misses:
+        for res in results:
+            for m in res["rest_misses"]:
+                print(f"{res['part']}/{m['path']}: parsed={m['parsed']} got={m['got']} want={m['want']} "
+                      f"missing={m['missing_subjects']} {m['error']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""Property: every registry KIND, fed random or mutated input, gives a result or ParseError (issue 14).
+
+Seeds are real captures (../shared/fixtures, tests/fixtures and the non-held-out corpus files);
+mutations delete, duplicate, swap and truncate lines, replace numbers by huge, negative or
+non-numeric values, and insert NUL bytes and very long lines. Nothing but ParseError may escape,
+and each parse must finish within :data:`TIME_BOUND_S` (no regex that is slow on a long line).
+
+A KIND whose parser is owned by another branch and still fails is marked xfail below with the
+reason (issue 14, GPU half) instead of having its parser edited here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ccparse import registry
+from ccparse.common import ParseError
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+import bench_corpus  # noqa: E402
+
+#: generous for a shared 2-core CI box; a regex that backtracks on a 200k-character line takes minutes
+TIME_BOUND_S = 5.0
+EXAMPLES = int(os.environ.get("CLUSTERCTL_PROPERTY_EXAMPLES", "40"))
+FIXTURE_DIRS = [REPO.parent / "shared" / "fixtures", REPO / "tests" / "fixtures"]
+#: fixture folders whose name is not the KIND
+FOLDER_KIND = {"sysfs-infiniband": "sysfs-ib", "syslog": "syslog-linkflap", "h200-live": None}
+#: KINDs whose parsers (GPU half of issue 14, branch i14-gpu) still let other errors escape: see
+#: the report; they are run and expected to fail until that branch fixes them
+_INT_DIGITS = "i14-gpu: ValueError escapes from int() of a 5000-digit number (int max str digits)"
+XFAIL: dict[str, str] = {
+    "dcgmi-diag": _INT_DIGITS,
+    "nccl-log": _INT_DIGITS + " (seen once in repeated runs)",
+    "nccl-tests": _INT_DIGITS,
+    "nccl-tests-json": _INT_DIGITS,
+    "nvidia-smi-nvlink": _INT_DIGITS,
+    "nvidia-smi-q": "i14-gpu: OverflowError: float infinity to integer (a value like 1e999)",
+    "nvidia-smi-query": "i14-gpu: OverflowError: float infinity to integer (a value like 1e999)",
+    "nvidia-smi-topo": _INT_DIGITS,
+    "scontrol-node": "(slurm parser) " + _INT_DIGITS,
+}
+
+
+def _seeds(kind: str) -> list[str]:
+    out: list[str] = []
+    for base in FIXTURE_DIRS:
+        if not base.is_dir():
+            continue
+        for d in base.iterdir():
+            if d.is_dir() and FOLDER_KIND.get(d.name, d.name) == kind:
+                out += [p.read_text(errors="replace") for p in sorted(d.glob("*.txt"))[:6]]
+    held = bench_corpus.load_holdout("network") | bench_corpus.load_holdout("gpu")
+    for part in ("network", "gpu"):
+        base = bench_corpus.CORPUS / part / kind
+        if base.is_dir():
+            out += [bench_corpus.read_capture(p) for p in sorted(base.glob("*.txt"))[:8]
+                    if f"{kind}/{p.name}" not in held]
+    return out or ["\n"]
+
+
+KINDS = registry.kinds()
+SEEDS = {k: _seeds(k) for k in KINDS}
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+HUGE = ["9" * 5000, "-1", "1e999", "0x" + "f" * 40, "NaN", "", "-0.0", "18446744073709551616"]
+
+
+@st.composite
+def mutated(draw: st.DrawFn, kind: str) -> str:
+    text = draw(st.sampled_from(SEEDS[kind]))
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(0, 4))):
+        op = draw(st.sampled_from(["del", "dup", "swap", "cut", "num", "nul", "long", "garbage"]))
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        if op == "del":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "cut":
+            lines = lines[: i + 1]
+            lines[-1] = lines[-1][: draw(st.integers(0, max(0, len(lines[-1]))))]
+        elif op == "num":
+            val = draw(st.sampled_from(HUGE))
+            lines[i] = _NUMBER.sub(val, lines[i], count=draw(st.integers(0, 3)))
+        elif op == "nul":
+            lines[i] = lines[i][: len(lines[i]) // 2] + "\x00" + lines[i][len(lines[i]) // 2:]
+        elif op == "long":
+            unit = draw(st.sampled_from(["a", " ", "1 ", "0,", "\t", "9", ": ", "-"]))
+            lines.insert(i, lines[i][:20] + unit * (200_000 // len(unit)))
+        else:
+            lines.insert(i, draw(st.text(max_size=80)))
+    return "\n".join(lines)
+
+
+def _check(kind: str, text: str) -> None:
+    t0 = time.perf_counter()
+    with contextlib.suppress(ParseError):
+        registry.parse(kind, text)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < TIME_BOUND_S, f"{kind}: {elapsed:.2f}s on a {len(text)}-char input"
+
+
+def _params(xfail: bool = True) -> list[object]:
+    return [pytest.param(k, marks=pytest.mark.xfail(reason=XFAIL[k], strict=False)) if xfail and k in XFAIL else k
+            for k in KINDS]
+
+
+@pytest.mark.parametrize("kind", _params())
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+          phases=[Phase.generate])  # no shrinking: a failure is reported as drawn, CI time stays small
+@given(data=st.data())
+def test_mutated_real_captures_give_result_or_parse_error(kind: str, data: st.DataObject) -> None:
+    _check(kind, data.draw(mutated(kind)))
+
+
+@pytest.mark.parametrize("kind", _params(xfail=False))  # random text passes for every KIND
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+          phases=[Phase.generate])  # no shrinking: a failure is reported as drawn, CI time stays small
+@given(text=st.text(max_size=400))
+def test_random_text_gives_result_or_parse_error(kind: str, text: str) -> None:
+    _check(kind, text)
