@@ -52,13 +52,13 @@ def verify_command(
         sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
         raise typer.Exit(EXIT_FAILED)
     exp = build(inv.spec())
-    report = None
     if level == "full":
+        # the pair rounds judge the folder after their last pass: that report is final
         verified = [h for h in inv.hosts if (evidence / h).is_dir()]
         slurm_nodes = set(inv.groups.get("slurm_compute", []))
         report = _pairwise(inventory, evidence, {"ib_write_bw": verified,
                                                  "nccl-tests": [h for h in verified if h in slurm_nodes]}, exp, forks)
-    if report is None:
+    else:
         report = analyze_dir(evidence, exp)
     out_dir = result.artifacts_dir
     write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
@@ -128,7 +128,7 @@ def resume_command(
 
 def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp: dict, forks: int | None) -> Any:
     """Pairwise ib_write_bw and 2-node nccl-tests rounds between the nodes that can run them; the
-    final report when the rounds' own judgement is final (no pass 2), else None."""
+    final report of the evidence folder (judged after the last pass)."""
     from clusterctl.display import print_summary
     from clusterctl.pairwise import Round, run_pairwise
     from clusterctl.runner import run_playbook
