@@ -45,6 +45,19 @@ COLLECT_FILE = "_collect.json"
 RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
 GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag"})
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+#: KINDs whose "ok" status means the node has GPUs (nvidia-smi found at least one)
+GPU_DISCOVERY_KINDS = ("nvidia-smi-query", "nvidia-smi-q", "nvidia-smi-topo", "nvidia-smi-nvlink")
+#: The GPU tools of ``verify --level full`` (their entry in _collect.json means the level asked for
+#: them): without them a node with GPUs would pass untested. What to install, per tool.
+FULL_LEVEL_GPU_TOOLS = {
+    "dcgmi-diag": "install NVIDIA DCGM (package datacenter-gpu-manager-4-core plus datacenter-gpu-manager-4-cuda<N> "
+                  "for the CUDA major version, or datacenter-gpu-manager for DCGM 3, from NVIDIA's CUDA repository; "
+                  "the nvidia-dcgm service must run)",
+    "nccl-tests": "build nccl-tests (github.com/NVIDIA/nccl-tests, `make MPI=0 CUDA_HOME=...` against the packages "
+                  "libnccl2 and libnccl-dev, or libnccl and libnccl-devel on RHEL, and the CUDA toolkit "
+                  "cuda-toolkit-<ver>) into /opt/nccl-tests/build, or point clusterctl_verify_nccl_tests_binary at "
+                  "its all_reduce_perf",
+}
 
 
 @dataclass(frozen=True)
@@ -166,6 +179,9 @@ def _status_entries(name: str, status: Any) -> dict[str, Any]:
 def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, Any]) -> list[Finding]:
     """Judge the collector's per-KIND status: tool missing vs device absent vs error."""
     out: list[Finding] = []
+    gpus_expected = int(exp.get("gpus_per_node") or 0)
+    gpus_found = [k for k in GPU_DISCOVERY_KINDS
+                  if isinstance(status.get(k), Mapping) and status[k].get("status", "ok") == "ok"]
     for kind, st in sorted(status.items()):
         if not isinstance(st, Mapping):
             continue
@@ -185,6 +201,18 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
                                    f"{kind}: no {what} found on the node, {n} expected{why}"))
             else:
                 out.append(Finding(host, "collect", "info", host, f"{kind}: device absent (none expected)"))
+        elif s == "tool_missing" and base in FULL_LEVEL_GPU_TOOLS and kind == base and (gpus_expected or gpus_found):
+            why_gpu = (f"gpus_per_node is {gpus_expected}" if gpus_expected
+                       else f"nvidia-smi found GPUs ({gpus_found[0]} ok)")
+            out.append(Finding(host, "collect", "critical", host,
+                               f"{kind}: not installed on a node with GPUs ({why_gpu}), so --level full could not "
+                               f"test them{why}; {FULL_LEVEL_GPU_TOOLS[base]}. The project's nvidia_gpu role "
+                               "installs them"))
+        elif s == "tool_missing" and base in GPU_DISCOVERY_KINDS and kind == base and gpus_expected:
+            out.append(Finding(host, "collect", "critical", host,
+                               f"{kind}: nvidia-smi not installed although gpus_per_node is {gpus_expected}{why}: "
+                               "install the NVIDIA driver (packages cuda-drivers or nvidia-driver-<branch>; "
+                               "the project's nvidia_gpu role installs it)"))
         elif s == "tool_missing":
             out.append(Finding(host, "collect", "info", host, f"{kind}: tool not installed, not judged{why}"))
         elif s == "skipped":
