@@ -140,5 +140,6 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         if data.get("link_flaps_note"):
             res.findings.append(Finding(host, "link_flap", "info", host, f"kernel log: {data['link_flaps_note']}"))
     else:
-        res.findings.extend(judge_link_flaps(host, {"interfaces": flaps}, exp).findings)
+        out = judge_link_flaps(host, {"interfaces": flaps}, exp)
+        res.findings.extend(out.findings if isinstance(out, CheckResult) else out)
     return res
