@@ -35,3 +35,4 @@ python3 -m clusterctl.cli analyze "$R/evidence" --inventory bench/device/h200-in
   2> "$R/analyze.err"; echo "analyze exit $?" >> "$R/analyze.err"
 tar czf "$OUT/h200-full.tar.gz" -C "$OUT" r
 cat "$R/env.txt"; tail -3 "$R/nccl-tests-build.txt"; cat "$R/verify.txt"; ls -la "$R/evidence"/*; cat "$R/analyze.err"
+rm -rf "$R"  # only the archive comes back (at most 8 files)
