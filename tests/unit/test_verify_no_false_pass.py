@@ -110,6 +110,7 @@ def test_a_node_without_gpus_only_notes_the_missing_tools(tmp_path: Path) -> Non
     status = {**FULL_MISSING, "nvidia-smi-query": {"status": "tool_missing", "stderr": "nvidia-smi not found"}}
     write(tmp_path, "cpu1", status)
     rep = analyze_dir(tmp_path, {"gpus_per_node": 0})
-    assert rep.hosts["cpu1"].status == "healthy"
+    # nothing failed, and nothing was judged either (no capture file): "no evidence", not healthy
+    assert rep.hosts["cpu1"].status == "no evidence"
     assert {f.message.split(":")[0] for f in rep.hosts["cpu1"].notes} == {"dcgmi-diag", "nccl-tests",
-                                                                           "nvidia-smi-query"}
+                                                                           "nvidia-smi-query", "cpu1/"}
