@@ -5,6 +5,10 @@
 # connection). Carried in build/dev14/: the nccl-tests source, the wheels of ansible-core and
 # ansible-runner (the machine has no registry), and repo.tar, this branch's tree, used when the
 # sent checkout is not this branch. Everything comes back in $OUT/h200-full.tar.gz.
+# The device tool sends the session's checkout, not a helper's worktree: it was run as
+#   mkdir -p /tmp/src/build && tar xf build/dev14/repo.tar -C /tmp/src && cp -r build/dev14 /tmp/src/build/ \
+#     && cd /tmp/src && bash bench/device/h200_verify_full.sh
+# with build/dev14 carried (repo.tar = `git archive HEAD`). Fixtures: tests/fixtures/h200-live/verify-full.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 B=$PWD/build/dev14

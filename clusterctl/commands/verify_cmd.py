@@ -27,7 +27,8 @@ def verify_command(
                                                        "over them; 2-node nccl-tests only on slurm_compute)")]
     = "slurm_compute",
 ) -> None:
-    """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed."""
+    """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
+    (or with no evidence)."""
     from clusterctl.analysis.engine import analyze_dir
     from clusterctl.analysis.expectations import build
     from clusterctl.display import RunProgress, print_summary
@@ -78,7 +79,7 @@ def verify_command(
         for d in todo:
             console.print(f"drained {d['name']}: {d['reason']}")
     unreachable = [h for h, s in result.hosts.items() if s.unreachable]
-    if report.failed or unreachable:
+    if report.failed or report.no_evidence or unreachable:
         raise typer.Exit(EXIT_HOSTS_FAILED)
     raise typer.Exit(EXIT_OK)
 
