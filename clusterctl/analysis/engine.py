@@ -201,6 +201,7 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
     gpus_expected = int(exp.get("gpus_per_node") or 0)
     gpus_found = [k for k in GPU_DISCOVERY_KINDS
                   if isinstance(status.get(k), Mapping) and status[k].get("status", "ok") == "ok"]
+    nvsmi_missing = False
     for kind, st in sorted(status.items()):
         if not isinstance(st, Mapping):
             continue
@@ -228,6 +229,9 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
                                f"test them{why}; {FULL_LEVEL_GPU_TOOLS[base]}. The project's nvidia_gpu role "
                                "installs them"))
         elif s == "tool_missing" and base in GPU_DISCOVERY_KINDS and kind == base and gpus_expected:
+            if nvsmi_missing:  # one finding for nvidia-smi, not one per KIND it would have captured
+                continue
+            nvsmi_missing = True
             out.append(Finding(host, "collect", "critical", host,
                                f"{kind}: nvidia-smi not installed although gpus_per_node is {gpus_expected}{why}: "
                                "install the NVIDIA driver (packages cuda-drivers or nvidia-driver-<branch>; "

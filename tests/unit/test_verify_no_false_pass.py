@@ -99,11 +99,13 @@ def test_gpus_found_and_full_level_tools_missing_fail_the_node(tmp_path: Path) -
 
 
 def test_gpus_expected_but_nvidia_smi_missing_fails_too(tmp_path: Path) -> None:
-    status = {**FULL_MISSING, "nvidia-smi-query": {"status": "tool_missing", "stderr": "nvidia-smi not found"}}
+    missing = {"status": "tool_missing", "stderr": "nvidia-smi not found"}
+    status = {**FULL_MISSING, "nvidia-smi-query": missing, "nvidia-smi-q": missing, "nvidia-smi-topo": missing}
     write(tmp_path, "g1", status)
     rep = analyze_dir(tmp_path, {"gpus_per_node": 8})
+    # one finding for nvidia-smi (the first KIND it would have captured), not one per KIND
     crit = sorted(f.message.split(":")[0] for f in rep.hosts["g1"].findings if f.severity == "critical")
-    assert crit == ["dcgmi-diag", "nccl-tests", "nvidia-smi-query"]
+    assert crit == ["dcgmi-diag", "nccl-tests", "nvidia-smi-q"]
 
 
 def test_a_node_without_gpus_only_notes_the_missing_tools(tmp_path: Path) -> None:
