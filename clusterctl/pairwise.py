@@ -9,8 +9,9 @@ rounds); round *i* of every test is one run of ``playbooks/pairtest.yml`` (ib_wr
 once, then the nccl-tests pairs through srun). The evidence is then judged; nodes the first pass
 could not tell apart from their partner are paired with known-good nodes
 (:func:`~clusterctl.analysis.schedule.followup_rounds`, pass 2), each test for the pairs whose
-nodes can run it. The final judgement is the caller's ``analyze_dir`` over the same folder, or
-:attr:`PairwiseRun.report` when no pass 2 ran (the evidence did not change since).
+nodes can run it. :attr:`PairwiseRun.report` is always the final judgement of the folder: the
+judgement after pass 1 when no pass 2 ran (the evidence did not change since), else one more
+``analyze_dir`` after pass 2; the caller never judges the folder itself.
 
 The round runner is a parameter so the schedule logic is tested without Ansible.
 """
@@ -39,7 +40,7 @@ class PairwiseRun:
     excluded: dict[str, dict[str, str]] = field(default_factory=dict)  # test -> host -> why left out
     passes: list[list[Round]] = field(default_factory=list)  # pass -> rounds
     failed_rounds: list[tuple[str, int]] = field(default_factory=list)  # (label, rc)
-    #: the judgement after pass 1 when no pass 2 ran (then it is final); None: the caller judges
+    #: the final judgement of the evidence folder (after pass 2 when one ran); set by run_pairwise
     report: Any = None
 
     def lines(self) -> list[str]:
@@ -115,8 +116,6 @@ def run_pairwise(
     depth = max((len(r) for r in per_test.values()), default=0)
     first = [{t: rs[i] for t, rs in per_test.items() if i < len(rs)} for i in range(depth)]
     run_pass(1, first)
-    if not first:
-        return result
     judged = analyze_dir(evidence, expectations)
     verdicts = judged.pair_verdicts
     met = [p for r in first for pairs in r.values() for p in pairs]
@@ -128,6 +127,6 @@ def run_pairwise(
             second.append(by_test)
     if second:
         run_pass(2, second)
-    else:
-        result.report = judged
+        judged = analyze_dir(evidence, expectations)
+    result.report = judged
     return result

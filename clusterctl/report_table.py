@@ -10,14 +10,15 @@ from rich.table import Table
 
 from clusterctl.analysis.engine import Report
 
-STYLE = {"failed": "red", "degraded": "yellow", "healthy": "green"}
+STYLE = {"failed": "red", "degraded": "yellow", "no evidence": "magenta", "healthy": "green"}
+#: row order: failed, degraded, no evidence, healthy
+ORDER = {"failed": 0, "degraded": 1, "no evidence": 2, "healthy": 3}
 #: at most this many rows: failed first, then degraded; healthy hosts are summarised
 MAX_ROWS = 200
 
 
 def findings_table(report: Report, title: str = "fabric verification", *, all_hosts: bool = False) -> Table:
-    order = {"failed": 0, "degraded": 1, "healthy": 2}
-    rows = sorted(report.hosts.values(), key=lambda r: (order[r.status], r.host))
+    rows = sorted(report.hosts.values(), key=lambda r: (ORDER[r.status], r.host))
     if not all_hosts and len(rows) > MAX_ROWS:
         rows = [r for r in rows if r.status != "healthy"][:MAX_ROWS]
     t = Table(title=title)
@@ -26,7 +27,7 @@ def findings_table(report: Report, title: str = "fabric verification", *, all_ho
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in rows:
         c = r.counts()
-        top = r.top()
+        top = r.top() or (r.notes[-1] if r.status == "no evidence" and r.notes else None)
         text = f"{top.check}: {top.subject}: {top.message}" if top else ""
         t.add_row(escape(r.host), f"[{STYLE[r.status]}]{r.status}[/]", str(c["critical"]), str(c["warning"]),
                   escape(text))
@@ -35,7 +36,8 @@ def findings_table(report: Report, title: str = "fabric verification", *, all_ho
 
 def summary_line(report: Report) -> str:
     c = report.status_counts()
-    return (f"{len(report.hosts)} hosts: {c['healthy']} healthy, {c['degraded']} degraded, {c['failed']} failed; "
+    none = f", {c['no evidence']} with no evidence" if c.get("no evidence") else ""
+    return (f"{len(report.hosts)} hosts: {c['healthy']} healthy, {c['degraded']} degraded, {c['failed']} failed{none}; "
             f"{len(report.stragglers)} straggler(s); analysed in {report.seconds:.2f}s")
 
 

@@ -20,6 +20,12 @@ Layout (what ``playbooks/verify.yml`` writes, and what a user can build by other
     like the two files above); an envelope is used instead of parsing the ``.txt`` only when its
     schema, parser source hash and raw-text hash match, otherwise the ``.txt`` is parsed.
 
+Only what lies inside the folder is read, and only regular files: a symlink that leaves the folder
+(host folder or file), a fifo, a device node or a folder named like ``<KIND>.txt`` is refused
+without being opened (so nothing blocks) and named in a warning of its host, or in
+:attr:`Report.refused` for a host folder. A host folder with nothing to judge has the status
+``no evidence``, never ``healthy``.
+
 Every file is parsed with :func:`ccparse.registry.parse` and judged by the checks registered for
 its KIND (:data:`clusterctl.analysis.model.CHECKS`). A parse error becomes a ``parse`` finding
 naming file, tool and line; a file of unknown KIND a warning; a crashing check a warning naming
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -51,6 +58,21 @@ PARSED_FILE = "_parsed.json"
 RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
 GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag"})
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+#: status of a host folder that held nothing to judge (not "healthy": nothing was seen)
+NO_EVIDENCE = "no evidence"
+#: KINDs whose "ok" status means the node has GPUs (nvidia-smi found at least one)
+GPU_DISCOVERY_KINDS = ("nvidia-smi-query", "nvidia-smi-q", "nvidia-smi-topo", "nvidia-smi-nvlink")
+#: The GPU tools of ``verify --level full`` (their entry in _collect.json means the level asked for
+#: them): without them a node with GPUs would pass untested. What to install, per tool.
+FULL_LEVEL_GPU_TOOLS = {
+    "dcgmi-diag": "install NVIDIA DCGM (package datacenter-gpu-manager-4-core plus datacenter-gpu-manager-4-cuda<N> "
+                  "for the CUDA major version, or datacenter-gpu-manager for DCGM 3, from NVIDIA's CUDA repository; "
+                  "the nvidia-dcgm service must run)",
+    "nccl-tests": "build nccl-tests (github.com/NVIDIA/nccl-tests, `make MPI=0 CUDA_HOME=...` against the packages "
+                  "libnccl2 and libnccl-dev, or libnccl and libnccl-devel on RHEL, and the CUDA toolkit "
+                  "cuda-toolkit-<ver>) into /opt/nccl-tests/build, or point clusterctl_verify_nccl_tests_binary at "
+                  "its all_reduce_perf",
+}
 
 
 @dataclass(frozen=True)
@@ -78,7 +100,8 @@ class HostReport:
 
     @property
     def status(self) -> str:
-        return host_status(self.findings)
+        s = host_status(self.findings)
+        return NO_EVIDENCE if s == "healthy" and not self.kinds and not self.metrics else s
 
     def add(self, f: Finding) -> None:
         """Record ``f`` once: two captures of one fact (``-q`` and ``--query-gpu``) give one finding."""
@@ -105,12 +128,18 @@ class Report:
     bad_pairs: list[tuple[str, str]] = field(default_factory=list)
     expectations: Mapping[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    #: what was refused outside the host folders (a host folder that is a symlink leaving the folder)
+    refused: list[str] = field(default_factory=list)
 
     def status_counts(self) -> dict[str, int]:
-        c = {"healthy": 0, "degraded": 0, "failed": 0}
+        c = {"healthy": 0, "degraded": 0, "failed": 0, NO_EVIDENCE: 0}
         for h in self.hosts.values():
             c[h.status] += 1
         return c
+
+    @property
+    def no_evidence(self) -> list[str]:
+        return [h for h, r in self.hosts.items() if r.status == NO_EVIDENCE]
 
     @property
     def failed(self) -> list[str]:
@@ -138,10 +167,13 @@ class Report:
                 "path_anomalies": [list(p) for p in self.pair_verdicts.path_anomalies],
             },
             "notes": [{"host": f.host, **f.to_dict()} for r in self.hosts.values() for f in r.notes],
-            "metrics": {h: [{"name": m.name, "subject": m.subject, "value": m.value, "unit": m.unit}
+            "metrics": {h: [{"name": m.name, "subject": m.subject, "value": m.value, "unit": m.unit,
+                             **({"floor": m.floor, "floor_source": m.floor_source} if m.floor is not None else {})}
                             for m in r.metrics] for h, r in self.hosts.items() if r.metrics},
             "thresholds": self.thresholds(),
-            "summary": {"hosts": len(self.hosts), **self.status_counts(), "seconds": round(self.seconds, 3)},
+            "refused": list(self.refused),
+            "summary": {"hosts": len(self.hosts), **{k.replace(" ", "_"): v for k, v in self.status_counts().items()},
+                        "seconds": round(self.seconds, 3)},
         }
 
 
@@ -172,6 +204,10 @@ def _status_entries(name: str, status: Any) -> dict[str, Any]:
 def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, Any]) -> list[Finding]:
     """Judge the collector's per-KIND status: tool missing vs device absent vs error."""
     out: list[Finding] = []
+    gpus_expected = int(exp.get("gpus_per_node") or 0)
+    gpus_found = [k for k in GPU_DISCOVERY_KINDS
+                  if isinstance(status.get(k), Mapping) and status[k].get("status", "ok") == "ok"]
+    nvsmi_missing = False
     for kind, st in sorted(status.items()):
         if not isinstance(st, Mapping):
             continue
@@ -191,6 +227,21 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
                                    f"{kind}: no {what} found on the node, {n} expected{why}"))
             else:
                 out.append(Finding(host, "collect", "info", host, f"{kind}: device absent (none expected)"))
+        elif s == "tool_missing" and base in FULL_LEVEL_GPU_TOOLS and kind == base and (gpus_expected or gpus_found):
+            why_gpu = (f"gpus_per_node is {gpus_expected}" if gpus_expected
+                       else f"nvidia-smi found GPUs ({gpus_found[0]} ok)")
+            out.append(Finding(host, "collect", "critical", host,
+                               f"{kind}: not installed on a node with GPUs ({why_gpu}), so --level full could not "
+                               f"test them{why}; {FULL_LEVEL_GPU_TOOLS[base]}. The project's nvidia_gpu role "
+                               "installs them"))
+        elif s == "tool_missing" and base in GPU_DISCOVERY_KINDS and kind == base and gpus_expected:
+            if nvsmi_missing:  # one finding for nvidia-smi, not one per KIND it would have captured
+                continue
+            nvsmi_missing = True
+            out.append(Finding(host, "collect", "critical", host,
+                               f"{kind}: nvidia-smi not installed although gpus_per_node is {gpus_expected}{why}: "
+                               "install the NVIDIA driver (packages cuda-drivers or nvidia-driver-<branch>; "
+                               "the project's nvidia_gpu role installs it)"))
         elif s == "tool_missing":
             out.append(Finding(host, "collect", "info", host, f"{kind}: tool not installed, not judged{why}"))
         elif s == "skipped":
@@ -199,6 +250,44 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
             out.append(Finding(host, "collect", "warning", host,
                                f"{kind}: collector failed (status {s}, rc {st.get('rc')}){why}"))
     return out
+
+
+class Refused(Exception):
+    """An evidence path that is not read: why, in words."""
+
+
+def inside(path: Path, root: Path) -> Path:
+    """``path`` resolved; :class:`Refused` when it (through a symlink) lies outside ``root``."""
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        raise Refused(f"symlink to {real}, outside the evidence folder: refused")
+    return real
+
+
+def read_evidence(path: Path, root: Path) -> str:
+    """Text of a regular file inside ``root``; :class:`Refused` for anything else, never blocking.
+
+    The file is opened non-blocking and without following a last symlink (a symlink inside the
+    folder is resolved first and checked to stay inside), then fstat'd: a fifo, a socket, a device
+    or a folder is refused before a byte is read.
+    """
+    real = inside(path, root)
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except IsADirectoryError:
+        raise Refused("a folder, not a regular file: refused") from None
+    except OSError as exc:
+        raise Refused(f"cannot open: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = ("a fifo" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a file")
+            raise Refused(f"{what}, not a regular file: refused")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read().decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)
 
 
 def _run_checks(host: str, kind: str, data: Any, exp: Mapping[str, Any]) -> CheckResult:
@@ -216,21 +305,29 @@ def _run_checks(host: str, kind: str, data: Any, exp: Mapping[str, Any]) -> Chec
     return total
 
 
-def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[HostReport, list[PairResult]]:
-    """Parse and judge one host's folder."""
+def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
+                 root: Path | None = None) -> tuple[HostReport, list[PairResult]]:
+    """Parse and judge one host's folder; nothing outside ``root`` (default: its parent) is read."""
     rep = HostReport(host)
     pairs: list[PairResult] = []
     known = set(registry.kinds())
+    root = (root or host_dir.parent).resolve()
+
+    def refuse(name: str, why: object) -> None:
+        rep.add(Finding(host, "evidence", "warning", host, f"{host}/{name}: {why}"))
+
     for status_file in sorted(host_dir.glob("_collect*.json")):
         try:
-            status = _status_entries(status_file.name, json.loads(status_file.read_text()))
+            status = _status_entries(status_file.name, json.loads(read_evidence(status_file, root)))
             for f in _collect_findings(host, status, exp):
                 rep.add(f)
+        except Refused as exc:
+            refuse(status_file.name, exc)
         except (ValueError, OSError) as exc:
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
     docs = _preparsed_docs(host_dir)
     for path in sorted(host_dir.iterdir()):
-        if path.suffix != ".txt" or not path.is_file() or path.name.startswith("."):
+        if path.suffix != ".txt" or path.name.startswith("."):
             continue
         kind, _, peer = path.stem.partition("@")
         kind = kind.partition("#")[0]
@@ -239,9 +336,13 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
             rep.add(Finding(host, "evidence", "warning", host,
                             f"{rel}: unknown evidence KIND {kind!r}, file not judged"))
             continue
+        try:
+            text = read_evidence(path, root)
+        except Refused as exc:
+            refuse(path.name, exc)
+            continue
         rep.kinds.append(path.stem)
         try:
-            text = path.read_text(errors="replace")
             data = preparsed.load(docs.get(path.stem), kind, text) if docs else preparsed.MISSING
             if data is preparsed.MISSING:
                 data = registry.parse(kind, text)
@@ -267,6 +368,9 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any]) -> tuple[Hos
             for f in res.findings:
                 rep.add(f)
             rep.metrics.extend(res.metrics)
+    if not rep.kinds and not rep.findings:
+        rep.add(Finding(host, "evidence", "info", host,
+                        f"{host}/: no evidence: no readable <KIND>.txt capture in the folder, nothing was judged"))
     return rep, pairs
 
 
@@ -285,10 +389,11 @@ def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
     return docs
 
 
-def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any]]) -> list[tuple[HostReport, list[PairResult]]]:
-    items, exp = args
+def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any], str]
+                   ) -> list[tuple[HostReport, list[PairResult]]]:
+    items, exp, root = args
     checks.load_all()
-    return [analyze_host(h, Path(d), exp) for h, d in items]
+    return [analyze_host(h, Path(d), exp, Path(root)) for h, d in items]
 
 
 def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[tuple[str, str]], schedule.Verdicts]:
@@ -313,9 +418,23 @@ def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[
     return bad, schedule.judge(ok)
 
 
-def host_dirs(evidence_dir: Path) -> list[tuple[str, Path]]:
-    return [(p.name, p) for p in sorted(evidence_dir.iterdir())
-            if p.is_dir() and not p.name.startswith((".", "_"))]
+def host_dirs(evidence_dir: Path, refused: list[str] | None = None) -> list[tuple[str, Path]]:
+    """``(host, folder)`` of every host folder; a symlink leaving ``evidence_dir`` is refused (named
+    in ``refused``), one staying inside is followed."""
+    root = evidence_dir.resolve()
+    out = []
+    for p in sorted(evidence_dir.iterdir()):
+        if p.name.startswith((".", "_")):
+            continue
+        try:
+            real = inside(p, root)
+        except Refused as exc:
+            if refused is not None:
+                refused.append(f"{p.name}/: {exc}")
+            continue
+        if real.is_dir():
+            out.append((p.name, p))
+    return out
 
 
 def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None = None, *,
@@ -330,19 +449,22 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
     evidence_dir = Path(evidence_dir)
     if not evidence_dir.is_dir():
         raise FileNotFoundError(f"evidence folder {evidence_dir} does not exist")
-    items = host_dirs(evidence_dir)
+    refused: list[str] = []
+    items = host_dirs(evidence_dir, refused)
+    root = evidence_dir.resolve()
     results: list[tuple[HostReport, list[PairResult]]] = []
     jobs = default_jobs(len(items)) if jobs is None else jobs
     jobs = max(1, min(jobs, len(items) // 64 or 1))
     if jobs == 1:
-        results = [analyze_host(h, d, exp) for h, d in items]
+        results = [analyze_host(h, d, exp, root) for h, d in items]
     else:
         size = -(-len(items) // (jobs * 4))
-        chunks = [([(h, str(d)) for h, d in items[i:i + size]], dict(exp)) for i in range(0, len(items), size)]
+        chunks = [([(h, str(d)) for h, d in items[i:i + size]], dict(exp), str(root))
+                  for i in range(0, len(items), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for part in pool.map(_analyze_chunk, chunks):
                 results.extend(part)
-    report = Report(hosts={r.host: r for r, _ in results}, expectations=exp)
+    report = Report(hosts={r.host: r for r, _ in results}, expectations=exp, refused=refused)
     report.pairs = [p for _, ps in results for p in ps]
     _cross_host(report, exp)
     report.seconds = time.perf_counter() - t0

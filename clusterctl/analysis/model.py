@@ -40,6 +40,10 @@ class Metric:
     subject: str = ""
     unit: str = ""
     higher_is_better: bool = True
+    #: the floor the check judged this value against (None: not judged against one), and where that
+    #: floor came from (an inventory key or the derivation), for the report to draw what was applied
+    floor: float | None = None
+    floor_source: str = ""
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
+from clusterctl.commands.common import reports_errors
 from clusterctl.display import console
 
 ANALYZE_EXAMPLES = """Examples:
@@ -23,6 +24,7 @@ ANALYZE_EXAMPLES = """Examples:
 
 
 @app.command("analyze", epilog=examples(ANALYZE_EXAMPLES))
+@reports_errors
 def analyze_command(
     evidence_dir: Annotated[Path, typer.Argument(help="Folder of <host>/<KIND>.txt captured outputs")],
     inventory: Annotated[Path | None, typer.Option(
@@ -33,18 +35,26 @@ def analyze_command(
         "--jobs", "-j", min=1, help="Parser processes (default: the free cores, from 256 host folders)")] = None,
     all_hosts: Annotated[bool, typer.Option("--all", help="List healthy hosts too on large clusters")] = False,
 ) -> None:
-    """Judge EVIDENCE_DIR/<host>/<KIND>.txt. Exit 0 when no host failed, 3 when any did, 2 on bad input."""
+    """Judge EVIDENCE_DIR/<host>/<KIND>.txt. Exit 0 when every host is healthy or degraded, 3 when any
+    failed or had no evidence, 2 on bad input (a bad --inventory: nothing is read).
+
+    Only regular files inside EVIDENCE_DIR are read: symlinks leaving it, fifos and devices are
+    refused and named."""
     from clusterctl.analysis.engine import analyze_dir
-    from clusterctl.analysis.expectations import from_inventory
+    from clusterctl.analysis.expectations import build
+    from clusterctl.inventory import load_checked
     from clusterctl.report_table import findings_table, summary_line, write_outputs
 
+    spec = None
+    if inventory is not None:
+        # the same validation as every other command: FILE: KEY: message on stderr, exit 2
+        spec = load_checked(inventory).spec()
     if not evidence_dir.is_dir():
         sys.stderr.write(f"clusterctl analyze: {evidence_dir} is not a folder\n")
         raise typer.Exit(EXIT_BAD_INPUT)
-    if inventory is not None and not inventory.is_dir():
-        sys.stderr.write(f"clusterctl analyze: inventory {inventory} is not a folder\n")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    report = analyze_dir(evidence_dir, from_inventory(inventory), jobs=jobs)
+    report = analyze_dir(evidence_dir, build(spec), jobs=jobs)
+    for line in report.refused:
+        sys.stderr.write(f"clusterctl analyze: {evidence_dir}/{line}\n")
     if not report.hosts:
         sys.stderr.write(f"clusterctl analyze: no <host>/ folders in {evidence_dir}\n")
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -58,4 +68,4 @@ def analyze_command(
         console.print(summary_line(report))
         if html is not None:
             console.print(f"HTML report: {html}")
-    raise typer.Exit(EXIT_HOSTS_FAILED if report.failed else EXIT_OK)
+    raise typer.Exit(EXIT_HOSTS_FAILED if report.failed or report.no_evidence else EXIT_OK)

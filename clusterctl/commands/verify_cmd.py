@@ -46,7 +46,8 @@ def verify_command(
     = "slurm_compute",
     as_json: JsonOpt = False,
 ) -> None:
-    """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed."""
+    """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
+    (or with no evidence)."""
     from clusterctl.analysis.engine import analyze_dir
     from clusterctl.analysis.expectations import build
     from clusterctl.display import RunProgress, print_summary
@@ -71,13 +72,13 @@ def verify_command(
         sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
         raise typer.Exit(EXIT_FAILED)
     exp = build(inv.spec())
-    report = None
     if level == "full":
+        # the pair rounds judge the folder after their last pass: that report is final
         verified = [h for h in inv.hosts if (evidence / h).is_dir()]
         slurm_nodes = set(inv.groups.get("slurm_compute", []))
         report = _pairwise(inventory, evidence, {"ib_write_bw": verified,
                                                  "nccl-tests": [h for h in verified if h in slurm_nodes]}, exp, forks)
-    if report is None:
+    else:
         report = analyze_dir(evidence, exp)
     out_dir = result.artifacts_dir
     write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
@@ -97,7 +98,7 @@ def verify_command(
     if as_json:
         print_json({"report": report.to_dict(), "collection": result_dict(result), "evidence": str(evidence),
                     "report_json": str(out_dir / "verify-report.json"), "drained": drained})
-    if report.failed or unreachable:
+    if report.failed or report.no_evidence or unreachable:
         raise typer.Exit(EXIT_HOSTS_FAILED)
     raise typer.Exit(EXIT_OK)
 
@@ -127,7 +128,7 @@ def resume_command(
 
 def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp: dict, forks: int | None) -> Any:
     """Pairwise ib_write_bw and 2-node nccl-tests rounds between the nodes that can run them; the
-    final report when the rounds' own judgement is final (no pass 2), else None."""
+    final report of the evidence folder (judged after the last pass)."""
     from clusterctl.display import print_summary
     from clusterctl.pairwise import Round, run_pairwise
     from clusterctl.runner import run_playbook

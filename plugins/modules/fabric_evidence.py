@@ -9,8 +9,12 @@ module: fabric_evidence
 short_description: Capture fabric and GPU tool outputs for the clusterctl analysis
 description:
   - Runs the read-only tools C(ibstat), C(ibstatus), C(mlnx_qos -i <if>), C(nvidia-smi -q),
-    C(nvidia-smi --query-gpu=...), C(nvidia-smi topo -m) and returns each stdout, keyed by the
-    ccparse KIND the controller parses it with. KIND C(sysfs-ib) is no tool but a JSON object
+    C(nvidia-smi --query-gpu=...), C(nvidia-smi topo -m), C(nvidia-smi nvlink -s) and returns each
+    stdout, keyed by the ccparse KIND the controller parses it with.
+    KIND C(kernel-log) is the kernel log of the current boot (or since I(kernel_log_since)), the
+    last I(kernel_log_lines) lines of C(journalctl -k -o short-iso), or of C(dmesg) where journalctl
+    is not installed or has no journal; the controller reads NVIDIA Xid events, GPUs fallen off the
+    bus, NVLink driver errors and link flaps from it. KIND C(sysfs-ib) is no tool but a JSON object
     mapping C(/sys) paths to file contents, the RDMA device and netdev attributes under I(sysfs_root)
     (port state, rate, link layer, GIDs, netdev MTU), laid out as C(/sys/bus/pci/devices/<pci>/...).
     KIND C(proc-limits) is C(<proc_root>/<pid>/limits) of the running C(slurmd), returned under the
@@ -31,8 +35,10 @@ options:
     description: Passive KINDs to capture.
     type: list
     elements: str
-    default: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo, proc-limits]
-    choices: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo, proc-limits]
+    default: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo, nvidia-smi-nvlink,
+      kernel-log, proc-limits]
+    choices: [ibstat, ibstatus, sysfs-ib, mlnx_qos, nvidia-smi-q, nvidia-smi-query, nvidia-smi-topo, nvidia-smi-nvlink,
+      kernel-log, proc-limits]
   qos_interfaces:
     description:
       - Netdevs to read back with C(mlnx_qos -i). Empty means every netdev of an RDMA device whose
@@ -74,6 +80,17 @@ options:
         retries for 10 s while the server side does not listen yet.
     type: int
     default: 18515
+  kernel_log_lines:
+    description: Lines of the kernel log returned (the most recent ones).
+    type: int
+    default: 20000
+  kernel_log_since:
+    description:
+      - Start of the kernel log window, as C(journalctl --since) takes it (e.g. C(-24h),
+        C(2026-12-01)). Empty means the current boot (C(journalctl -b)); C(dmesg) always gives the
+        current boot.
+    type: str
+    default: ""
   sysfs_root:
     description:
       - Root of sysfs (a simulated tree in tests). RDMA devices, RoCE netdevs and the C(sysfs-ib)
@@ -156,9 +173,9 @@ from ansible.module_utils.ccparse.perftest_run import loopback  # noqa: E402
 from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
-           "proc-limits"]
+           "nvidia-smi-nvlink", "kernel-log", "proc-limits"]
 RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
-GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "dcgmi-diag", "nccl-tests")
+GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag", "nccl-tests")
 QUERY_FIELDS = ("index,pci.bus_id,name,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                 "pcie.link.width.max,temperature.gpu,power.draw,clocks_throttle_reasons.active,ecc.errors."
                 "uncorrected.volatile.total")
@@ -298,6 +315,8 @@ class Collector:
 
         if "proc-limits" in kinds:
             self.slurmd_limits()
+        if "kernel-log" in kinds:
+            self.kernel_log()
 
         def no_gpu(rc, out, err):
             return rc == NVSMI_NO_DEVICES or "No devices were found" in (out + err)
@@ -306,10 +325,35 @@ class Collector:
             "nvidia-smi-q": ["-q"],
             "nvidia-smi-query": [f"--query-gpu={QUERY_FIELDS}", "--format=csv"],
             "nvidia-smi-topo": ["topo", "-m"],
+            "nvidia-smi-nvlink": ["nvlink", "-s"],
         }
         for kind, args in gpu_args.items():
             if kind in kinds:
                 self.run(kind, "nvidia-smi", args, absent_when=no_gpu)
+
+    def kernel_log(self):
+        """journalctl -k (the current boot or since kernel_log_since), else dmesg; the last N lines."""
+        key, n, since = "kernel-log", self.p["kernel_log_lines"], self.p["kernel_log_since"]
+        window = ["--since", since] if since else ["-b"]
+        journal = self.which("journalctl")
+        tried = []
+        if journal is not None:
+            cmd = [journal, "-k", *window, "-o", "short-iso", "--no-pager", "-n", str(n)]
+            rc, out, err = self.module.run_command(cmd, environ_update=ENV)
+            if rc == 0 and out.strip() and "No journal files were found" not in out + err:
+                self.put(key, "ok", rc, out, err, cmd)
+                return
+            tried.append(f"journalctl rc {rc}: {(err or out).strip()[:160]}")
+        dmesg = self.which("dmesg")
+        if dmesg is None:
+            why = "; ".join(tried) or "journalctl not found in PATH"
+            self.put(key, "tool_missing", stderr=f"neither journalctl (with a journal) nor dmesg: {why}")
+            return
+        cmd = [dmesg]
+        rc, out, err = self.module.run_command(cmd, environ_update=ENV)
+        if rc == 0:
+            out = "\n".join(out.splitlines()[-n:]) + "\n" if out.strip() else out
+        self.put(key, "ok" if rc == 0 else "error", rc, out, "; ".join([*tried, err.strip()]).strip("; "), cmd)
 
     def slurmd_limits(self):
         key, proc = "proc-limits#slurmd", self.p["proc_root"]
@@ -387,6 +431,8 @@ def main():
             "ib_write_bw_device": {"type": "str", "default": ""},
             "ib_write_bw_seconds": {"type": "int", "default": 5},
             "ib_write_bw_port": {"type": "int", "default": 18515},
+            "kernel_log_lines": {"type": "int", "default": 20000},
+            "kernel_log_since": {"type": "str", "default": ""},
             "tool_dirs": {"type": "list", "elements": "path", "default": []},
             "sysfs_root": {"type": "path", "default": "/sys"},
             "proc_root": {"type": "path", "default": "/proc"},

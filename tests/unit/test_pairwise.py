@@ -80,7 +80,8 @@ def test_adjacent_bad_nodes_need_pass_two(tmp_path: Path) -> None:
     # n3 and n4 are each other's pass-1 partner: each fails once with a good node and once together
     run = run_pairwise(tmp_path, hosts, EXP, runner(tmp_path, {"n3", "n4"}, log))
     assert len(run.passes) == 2 and run.passes[1], run.passes
-    assert run.report is None  # pass 2 added evidence: the caller judges again
+    # pass 2 added evidence: run_pairwise judged the folder again, its report is the final one
+    assert run.report is not None and run.report.to_dict()["hosts"] == analyze_dir(tmp_path, EXP).to_dict()["hosts"]
     second = [p for r in run.passes[1] for p in r["ib_write_bw"]]
     assert {p[0] for p in second} == {"n3", "n4"}
     assert all(p[1] not in {"n3", "n4"} for p in second)
@@ -119,6 +120,8 @@ def test_fewer_than_two_nodes_runs_nothing(tmp_path: Path) -> None:
     log: list[list[tuple[str, str]]] = []
     run = run_pairwise(tmp_path, ["n1"], EXP, runner(tmp_path, set(), log))
     assert log == [] and "not run" in run.lines()[0]
+    # no round ran: the report is still the folder's judgement (verify never judges it itself)
+    assert run.report is not None and set(run.report.hosts) == {"n1"}
 
 
 def test_each_test_pairs_the_nodes_that_can_run_it(tmp_path: Path) -> None:

@@ -16,10 +16,13 @@ def report() -> Report:
         h = f"gpu{i:02d}"
         r = HostReport(h)
         bw = 231.7 * (0.7 if i == 5 else 1.0)
-        r.metrics.append(Metric(h, "nccl_busbw_GBps", bw, "all_reduce", "GB/s"))
+        # the floors the checks applied travel on the metric (checks/nccl.py, checks/perftest.py)
+        r.metrics.append(Metric(h, "nccl_busbw_GBps", bw, "all_reduce", "GB/s", floor=180.0,
+                                floor_source="nccl_busbw_floor_GBps"))
         for rail in range(4):
             r.metrics.append(Metric(h, "ib_write_bw_Gbps", 390.0 if (i, rail) != (2, 1) else 180.0,
-                                    f"mlx5_{rail}/1", "Gb/s"))
+                                    f"mlx5_{rail}/1", "Gb/s", floor=360.0,
+                                    floor_source="90% of the 400 Gb/s line rate (ib_rate_gbps)"))
         hosts[h] = r
     hosts["gpu02"].findings.append(Finding("gpu02", "ib_rate", "critical", "gpu02/mlx5_1/1",
                                            "rate 200 Gb/s < expected 400 <script>"))
@@ -40,8 +43,8 @@ def test_render_sections_and_self_contained() -> None:
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
     assert "<script" not in html and "&lt;script&gt;" in html  # finding text escaped
     assert html.count("<svg") >= 5  # busbw per node, ib_write_bw 4 rails per node, per rail, heatmap
-    assert "expected floor 180" in html  # nccl_busbw_floor_GBps line
-    assert "expected floor 360" in html  # 400 Gb/s x 0.9
+    assert "floor 180 applied (nccl_busbw_floor_GBps)" in html
+    assert "floor 360 applied (90% of the 400 Gb/s line rate (ib_rate_gbps))" in html
     assert "straggler cut" in html
     assert "nccl_busbw_GBps per rail" not in html and "ib_write_bw_Gbps per rail" in html
     assert "gpu02 - gpu03: 39% of median" in html  # heatmap cell title (100 / median 255)
@@ -50,4 +53,4 @@ def test_render_sections_and_self_contained() -> None:
 
 def test_render_empty_report() -> None:
     html = render(Report(hosts={"a": HostReport("a")}))
-    assert "every host is healthy" in html and "No pairwise results" in html
+    assert "No findings" in html and "No pairwise results" in html and "no evidence" in html

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
@@ -191,6 +192,8 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         res.findings.append(Finding(host, "nccl_busbw", "info", host,
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))
         return res
+    # the report draws the floor this check applied (derived or from the inventory)
+    res.metrics[-1] = replace(res.metrics[-1], floor=floor, floor_source=why)
     frac = float(busbw) / floor
     sev: Severity = "info" if frac >= 1.0 else "critical" if frac < CRITICAL_FRACTION else "warning"
     res.findings.append(Finding(host, "nccl_busbw", sev, host,

@@ -23,6 +23,7 @@ when perftest did not name the device) feeds the cross-node straggler analysis.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
@@ -62,6 +63,9 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
     if rate is None or rate <= 0:
         return res
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
+    # the report draws the floor this check applied
+    res.metrics[-1] = replace(res.metrics[-1], floor=rate * min_fraction,
+                              floor_source=f"{min_fraction:.0%} of the {rate:g} Gb/s line rate (ib_rate_gbps)")
     frac = float(bw) / rate
     if frac < min_fraction:
         sev: Severity = "critical" if frac < CRITICAL_FRACTION else "warning"

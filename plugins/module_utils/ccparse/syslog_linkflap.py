@@ -3,9 +3,10 @@
 Recognised events (the interface is the name before the colon):
   down: ``<if>: lost carrier`` (systemd-networkd), ``<if>: Link down`` / ``NIC Link is Down``
         (mlx5_core and other NIC drivers), ``bond0: (slave <if>): link status definitely down``,
-        ``<mlx5_N>: ... port <n> ... state change ... -> DOWN`` style RDMA port state changes
+        ``<mlx5_N>: ... port <n> ... state change ... -> DOWN`` style RDMA port state changes,
+        mlx5_core's ``<mlx5_N>: Port: <n> Link DOWN`` (``Link INIT`` is the bring-up, no event)
   up:   ``<if>: gained carrier``, ``<if>: Link up`` / ``NIC Link is Up``, ``link becomes ready``,
-        ``link status definitely up``, RDMA port state change to ``ACTIVE``
+        ``link status definitely up``, RDMA port state change to ``ACTIVE``, ``Port: <n> Link ACTIVE``
 A flap is one down event; when several sources log the same flap (the NIC driver's "Link down"
 and the bond's "link status definitely down"), ``flaps`` is the largest per-source count
 (``downs_by_source``), so one flap is not counted twice. Output::
@@ -51,6 +52,8 @@ _PATTERNS = [
                                r"(?:PORT_)?(?:DOWN|INIT|ARMED|POLLING)\b", _I)),
     ("up", "rdma", re.compile(r"(?P<if>mlx\d+_\d+)\b.*?\bport\s+(?P<port>\d+)\b.*?state.*?(?:->|to)\s*"
                              r"(?:PORT_)?ACTIVE\b", _I)),
+    ("down", "rdma", re.compile(r"(?P<if>mlx\d+_\d+): Port: (?P<port>\d+) Link DOWN\b", _I)),
+    ("up", "rdma", re.compile(r"(?P<if>mlx\d+_\d+): Port: (?P<port>\d+) Link ACTIVE\b", _I)),
 ]
 
 

@@ -1,0 +1,145 @@
+"""Judge the kernel log (KIND ``kernel-log``): NVIDIA Xid events, GPUs fallen off the bus, NVLink
+driver errors and link flaps.
+
+Xid codes: meaning and what to do from NVIDIA's Xid catalog ("Analyzing Xid Errors with the Xid
+Catalog", https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, description and
+resolution bucket columns; the page retirement Xids 48/63/64 from
+https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html). Severity:
+
+- critical: the GPU (or its NVLink, memory, firmware) needs a reset, reboot or service before jobs
+  can trust it: uncorrectable ECC (48, 95, 140), failed page retirement / row remap (64),
+  micro-controller halt (61, 62), NVLink (74; 144-150 unless the driver says ``Nonfatal``),
+  fallen off the bus (79), GSP timeouts and errors (119, 120), init failure (143), recovery
+  action (154).
+- warning: worth a reset at the next drain and a trend (63 row remap pending, 92 high single-bit
+  ECC rate, 94 contained ECC, the ``Nonfatal`` NVLink 144-150), or a fault NVIDIA does not tie to
+  the application (8, 32, 38, 68, 69, 109, 121) and any code not in the table.
+- info: application faults with a healthy GPU (13, 31, 43) and the cleanup after an earlier error
+  (45): reported so the Xid that caused them is seen in context, not held against the node.
+
+One finding per GPU (PCI bus id, as the driver prints it) and Xid code, with how many times and
+when. Expectations: ``xid_ignore`` (list of codes not judged, default none).
+
+A ``fallen off the bus`` line without an Xid 79 for that GPU is critical too (drivers 570+ print
+the multi-line form without an Xid). Other ``NVRM:`` NVLink failures are warnings. Link flaps are
+judged by :func:`clusterctl.analysis.checks.linkflap.judge_link_flaps` (the same thresholds as KIND
+``syslog-linkflap``); when the log's lines carry no prefix the flap counter reads, that is a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterctl.analysis.checks.linkflap import judge_link_flaps
+from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+
+#: Xid code -> (meaning, severity, what to do); meanings from NVIDIA's Xid catalog (module docstring)
+XID_CATALOG: dict[int, tuple[str, Severity, str]] = {
+    8: ("GPU stopped processing", "warning", "restart the application; contact support if it recurs"),
+    13: ("Graphics Engine Exception", "info", "usually an application fault (out-of-bounds access, illegal "
+                                              "instruction); suspect the GPU only if it recurs across jobs"),
+    31: ("GPU memory page fault", "info", "usually an illegal address access by the application; suspect the "
+                                          "driver or GPU only if it recurs across jobs"),
+    32: ("Invalid or corrupted push buffer stream", "warning", "PCIe DMA fault: check the PCIe link and run "
+                                                               "dcgmi diag"),
+    38: ("Driver firmware error", "warning", "update the driver / firmware; contact support if it recurs"),
+    43: ("GPU stopped processing", "info", "an application fault; the GPU stays healthy"),
+    45: ("Preemptive cleanup, due to previous errors", "info", "channels torn down after an earlier error or a "
+                                                              "killed process; see the Xid that caused it"),
+    48: ("Double Bit ECC Error (DBE)", "critical", "uncorrectable memory error: drain, reset the GPU; RMA if "
+                                                   "it recurs"),
+    61: ("Internal micro-controller breakpoint/warning", "critical", "reset the GPU; contact support if it "
+                                                                     "recurs"),
+    62: ("Internal micro-controller halt", "critical", "reset the GPU; contact support if it recurs"),
+    63: ("ECC page retirement or row remapping recording event", "warning", "a row was remapped: reset the GPU "
+                                                                            "at the next drain to activate it"),
+    64: ("ECC page retirement or row remapper recording failure", "critical", "the memory fault was not "
+                                                                              "retired: drain, reset, RMA if "
+                                                                              "it recurs"),
+    68: ("NVDEC0 / video processor exception", "warning", "restart the application; contact support if it "
+                                                          "recurs"),
+    69: ("Graphics Engine class error", "warning", "restart the application; contact support if it recurs"),
+    74: ("NVLink Error", "critical", "drain, reset the GPU, check the NVLink/NVSwitch connections (the peer "
+                                     "GPU may be the cause)"),
+    79: ("GPU has fallen off the bus", "critical", "drain; reboot the node, then check PCIe seating, power and "
+                                                   "temperature"),
+    92: ("High single-bit ECC error rate", "warning", "corrected errors above the threshold: trend it, reset at "
+                                                      "the next drain"),
+    94: ("Contained ECC error", "warning", "the application was stopped; reset the GPU at the next drain"),
+    95: ("Uncontained ECC error", "critical", "drain and reset the GPU; every application on it is affected"),
+    109: ("Context Switch Timeout Error", "warning", "restart the application; contact support if it recurs"),
+    119: ("GSP RPC Timeout", "critical", "drain and reset the GPU (or reboot); update the driver if it recurs"),
+    120: ("GSP Error", "critical", "drain and reset the GPU (or reboot); update the driver if it recurs"),
+    121: ("C2C Link corrected error", "warning", "trend it; reset at the next drain"),
+    140: ("Unrecovered ECC Error", "critical", "drain and reset the GPU"),
+    143: ("GPU Initialization Failure", "critical", "drain; reboot, then reseat or RMA"),
+    144: ("NVLink SAW Error", "critical", "drain, reset, check the NVLink connections"),
+    145: ("NVLink RLW Error", "critical", "drain, reset, check the NVLink connections"),
+    146: ("NVLink TLW Error", "critical", "drain, reset, check the NVLink connections"),
+    147: ("NVLink TREX Error", "critical", "drain, reset, check the NVLink connections"),
+    148: ("NVLink NVLPW_CTRL Error", "critical", "drain, reset, check the NVLink connections"),
+    149: ("NVLink NETIR Error", "critical", "drain, reset, check the NVLink connections and the peer device"),
+    150: ("NVLink MSE Error", "critical", "drain, reset, check the NVLink connections"),
+    154: ("GPU Recovery Action Changed", "critical", "the driver asks for the recovery action in the message "
+                                                    "(GPU reset, node reboot)"),
+}
+#: the NVLink Xids whose message says whether the event was fatal
+NVLINK_SUBCODED = frozenset(range(144, 151))
+
+
+def describe(code: int) -> tuple[str, Severity, str]:
+    return XID_CATALOG.get(code, ("not in this project's table", "warning",
+                                  "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)"))
+
+
+def _when(events: list[Mapping[str, Any]]) -> str:
+    times = [e.get("time") for e in events if e.get("time")]
+    if not times:
+        return f"log line {events[0]['line']}"
+    return f"at {times[0]}" if len(set(times)) == 1 else f"between {times[0]} and {times[-1]}"
+
+
+@check("kernel-log")
+def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = CheckResult()
+    ignore = {int(c) for c in (exp.get("xid_ignore") or ())}
+    groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for x in data.get("xids") or ():
+        if int(x["xid"]) not in ignore:
+            groups.setdefault((str(x["pci"]), int(x["xid"])), []).append(x)
+    for (pci, code), events in sorted(groups.items()):
+        meaning, sev, todo = describe(code)
+        if code in NVLINK_SUBCODED and all("nonfatal" in str(e.get("text", "")).lower() for e in events):
+            sev, todo = "warning", "non-fatal NVLink event: trend it; " + todo
+        procs = sorted({str(e["process"]) for e in events if e.get("process")})
+        who = f" (process {', '.join(procs)})" if procs else ""
+        sample = str(events[-1].get("text") or "")[:160]
+        res.findings.append(Finding(
+            host, "xid", sev, f"{host}/{pci}",
+            f"Xid {code} ({meaning}) on GPU PCI:{pci}{who}: {len(events)} time(s) {_when(events)}; {todo}. "
+            f"Last: {sample!r}"))
+    xid79 = [pci for pci, code in groups if code == 79]
+    for ev in data.get("fallen_off_bus") or ():
+        pci = str(ev.get("pci") or "")
+        if pci and any(pci.startswith(p) for p in xid79):
+            continue  # the Xid 79 finding names it already
+        subject = f"{host}/{pci}" if pci else host
+        res.findings.append(Finding(
+            host, "xid", "critical", subject,
+            f"GPU {pci or '(bus id not in the log)'} has fallen off the bus (kernel log {_when([ev])}, no Xid 79 "
+            "logged for it): drain; reboot the node, then check PCIe seating, power and temperature"))
+    nvl = list(data.get("nvlink_errors") or ())
+    if nvl:
+        res.findings.append(Finding(
+            host, "kernel_nvlink", "warning", host,
+            f"{len(nvl)} NVLink driver error line(s) in the kernel log {_when(nvl)}: {str(nvl[-1]['text'])[:160]!r}; "
+            "compare nvidia-smi nvlink -s and run dcgmi diag"))
+    flaps = data.get("link_flaps")
+    if flaps is None:
+        if data.get("link_flaps_note"):
+            res.findings.append(Finding(host, "link_flap", "info", host, f"kernel log: {data['link_flaps_note']}"))
+    else:
+        out = judge_link_flaps(host, {"interfaces": flaps}, exp)
+        res.findings.extend(out.findings if isinstance(out, CheckResult) else out)
+    return res

@@ -1,0 +1,136 @@
+"""The kernel log (``journalctl -k`` / ``dmesg``) as GPU and fabric evidence. KIND ``kernel-log``.
+
+Read from each line (with or without a syslog / ISO 8601 / dmesg ``[sec.usec]`` prefix, since
+operators paste ``grep Xid`` output too):
+
+``xids``
+    NVIDIA driver Xid events, ``NVRM: Xid (PCI:0000:2b:00): 79, pid=..., name=..., <text>``:
+    the GPU's PCI bus id as the driver prints it (domain:bus:device), the Xid code, pid and
+    process name when given, and the rest of the message.
+``fallen_off_bus``
+    ``NVRM: GPU at 0000:01:00.0 has fallen off the bus`` and the multi-line form drivers 570+ print
+    without an Xid (``The NVIDIA GPU 0000:b3:00.0`` ... ``fallen off the bus``): the bus id is
+    taken from that line or the two before it.
+``nvlink_errors``
+    other ``NVRM:`` lines about NVLink that report a failure or error (e.g.
+    ``knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!``).
+``link_flaps``
+    the per-interface link down/up counts of :mod:`ccparse.syslog_linkflap` (the same parser,
+    the same counting), or None when the lines carry no log prefix that parser reads (then
+    ``link_flaps_note`` says why: flaps are not judged, not "zero flaps").
+
+Output::
+
+    {"xids": [{"line": 3, "time": "May 18 19:02:39", "pci": "0000:2b:00", "xid": 79, "pid": None,
+               "process": None, "text": "GPU has fallen off the bus."}],
+     "fallen_off_bus": [...], "nvlink_errors": [...], "link_flaps": {...} | None,
+     "link_flaps_note": None, "lines": 3}
+
+An empty log is valid (no event). Text in which no line looks like a kernel log line (no log prefix
+and no ``NVRM:``) is a ParseError naming the first line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import ParseError, parser, strip_source_line
+from .syslog_linkflap import parse_syslog_linkflap
+
+TOOL = "kernel log"
+
+_PREFIXES = (
+    re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
+    re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+"
+               r"(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
+    re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+\S+\s+(?P<msg>.*)$"),
+    re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*(?P<msg>.*)$"),
+    re.compile(r"^\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]\s*(?P<msg>.*)$"),
+)
+_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*")
+_PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<code>\d{1,4})\b,?\s*(?P<rest>.*)$")
+_PID = re.compile(r"\bpid=(?P<pid>\d+|'<unknown>'|<unknown>)")
+_NAME = re.compile(r"\bname=(?P<name>[^,]*)")
+_FALLEN = re.compile(r"fallen off the bus", re.IGNORECASE)
+_GPU_PCI = re.compile(r"GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")")
+_NVLINK = re.compile(r"nvlink", re.IGNORECASE)
+_FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
+
+
+def _split(line: str) -> tuple[str | None, str, bool]:
+    """(time, message, looks like a log line)."""
+    for rx in _PREFIXES:
+        m = rx.match(line)
+        if m:
+            msg = m.group("msg")
+            d = _DMESG_IN_MSG.match(msg)
+            return m.group("time"), msg[d.end():] if d else msg, True
+    if line.startswith("kernel:"):
+        return None, line[len("kernel:"):].strip(), True
+    return None, line, False
+
+
+def _event(lineno: int, time: str | None, msg: str, **extra: Any) -> dict[str, Any]:
+    return {"line": lineno, "time": time, **extra, "text": msg}
+
+
+@parser("kernel-log")
+def parse_kernel_log(text: str) -> dict[str, Any]:
+    offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    body = strip_source_line(text)
+    xids: list[dict[str, Any]] = []
+    fallen: list[dict[str, Any]] = []
+    nvlink: list[dict[str, Any]] = []
+    recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
+    total = recognised = 0
+    first_bad: int | None = None
+    last_time: str | None = None
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
+        line = raw.strip()
+        if not line or (line.startswith("-- ") and line.endswith(" --")):
+            continue
+        total += 1
+        time, msg, is_log = _split(line)
+        if time is not None:
+            last_time = time
+        elif not is_log and msg.startswith("NVRM:"):
+            time = last_time  # a continuation line of the message before it
+        if is_log or "NVRM:" in msg:
+            recognised += 1
+        elif first_bad is None:
+            first_bad = lineno
+        recent = [*recent[-2:], msg]
+        x = _XID.search(msg)
+        if x:
+            rest = x.group("rest").strip()
+            pid = _PID.search(rest)
+            name = _NAME.search(rest)
+            pid_v = int(pid.group("pid")) if pid and pid.group("pid").isdigit() else None
+            xids.append(_event(lineno, time, rest, pci=x.group("pci").lower(), xid=int(x.group("code")),
+                               pid=pid_v, process=name.group("name").strip() if name else None))
+            continue
+        if "NVRM" in msg and _FALLEN.search(msg):
+            pci = None
+            for prev in reversed(recent):
+                g = _GPU_PCI.search(prev)
+                if g:
+                    pci = g.group("pci").lower()
+                    break
+            fallen.append(_event(lineno, time, msg, pci=pci))
+            continue
+        if "NVRM" in msg and _NVLINK.search(msg) and _FAILURE.search(msg):
+            nvlink.append(_event(lineno, time, msg))
+    if total and not recognised:
+        raise ParseError(TOOL, "no line looks like a kernel log line (journalctl -k, dmesg or syslog prefix, "
+                               "or an NVRM: message)", first_bad)
+    flaps: dict[str, Any] | None = None
+    note: str | None = None
+    if total:
+        try:
+            flaps = parse_syslog_linkflap(text)["interfaces"]
+        except ParseError as exc:
+            note = f"link flaps not counted: {exc.reason}"
+    return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "link_flaps": flaps,
+            "link_flaps_note": note, "lines": total}
