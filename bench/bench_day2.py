@@ -37,7 +37,7 @@ PLAYBOOK = """---
   hosts: all
   gather_facts: true
   roles:
-    - role: nccl
+    - role: clusterctl.hpc.nccl
 """
 
 
@@ -79,14 +79,10 @@ def make_inventory(root: Path, n: int) -> Path:
 def env_for(config: str, root: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-    paths = {
-        "ANSIBLE_ROLES_PATH": str(REPO / "roles"),
-        "ANSIBLE_LIBRARY": str(REPO / "plugins" / "modules"),
-        "ANSIBLE_MODULE_UTILS": str(REPO / "plugins" / "module_utils"),
-        "ANSIBLE_FILTER_PLUGINS": str(REPO / "plugins" / "filter"),
-        "ANSIBLE_CALLBACK_PLUGINS": str(REPO / "plugins" / "callback"),
-    }
-    env.update(paths)
+    sys.path.insert(0, str(REPO))
+    from clusterctl import collection
+
+    env.update(collection.ansible_env())  # the clusterctl.hpc collection (roles, modules, filters, callback)
     if config == "project":
         env["ANSIBLE_CONFIG"] = str(REPO / "ansible.cfg")
         env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = str(root / "facts")

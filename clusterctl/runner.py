@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clusterctl import paths
+from clusterctl import collection, paths
 
 EventHandler = Callable[[dict[str, Any]], None]
 
@@ -87,12 +87,7 @@ def ansible_env(inventory: Path) -> dict[str, str]:
     return {
         "PATH": path if path.split(":")[0] == bindir else f"{bindir}:{path}",
         "ANSIBLE_CONFIG": str(root / "ansible.cfg"),
-        "ANSIBLE_ROLES_PATH": str(paths.roles()),
-        "ANSIBLE_LIBRARY": str(paths.plugins() / "modules"),
-        "ANSIBLE_MODULE_UTILS": str(paths.plugins() / "module_utils"),
-        "ANSIBLE_FILTER_PLUGINS": str(paths.plugins() / "filter"),
-        "ANSIBLE_CALLBACK_PLUGINS": str(paths.plugins() / "callback"),
-        "ANSIBLE_DOC_FRAGMENT_PLUGINS": str(paths.plugins() / "doc_fragments"),
+        **collection.ansible_env(),  # roles, modules, filters, callback: clusterctl.hpc.*
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(st / "facts"),
         "ANSIBLE_LOCAL_TEMP": str(st / "tmp"),
         "ANSIBLE_NOCOLOR": "1",

@@ -18,4 +18,7 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
   touch "$stamp"
 fi
+# The checkout is the collection clusterctl.hpc: link it where ansible.cfg and Molecule look for it.
+mkdir -p .ansible/collections/ansible_collections/clusterctl
+ln -sfn ../../../.. .ansible/collections/ansible_collections/clusterctl/hpc
 bash lab/build-image.sh

@@ -31,6 +31,9 @@ def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None
 
     if shutil.which("podman") is None:
         pytest.skip("podman is missing: run lab/host-setup.sh and lab/build-image.sh first")
+    from clusterctl import collection
+
+    collection.collections_path()  # the .ansible/collections link the scenarios' ANSIBLE_COLLECTIONS_PATH names
     venv_bin = Path(sys.executable).parent
     exe = venv_bin / "molecule"
     full = dict(os.environ, **(env or {}))

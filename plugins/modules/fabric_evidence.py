@@ -82,9 +82,9 @@ options:
     type: path
     default: /sys
 extends_documentation_fragment:
-  - clusterctl_collector
-  - clusterctl_collector.node_roots
-  - clusterctl_collector.tool_dirs
+  - clusterctl.hpc.clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector.node_roots
+  - clusterctl.hpc.clusterctl_collector.tool_dirs
 """
 
 EXAMPLES = r"""
@@ -134,7 +134,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import (  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.node import (  # noqa: E402
     ENV,
     entry,
     pids_named,
@@ -142,7 +142,7 @@ from ansible.module_utils.ccparse.node import (  # noqa: E402
     running_job_steps,
     summarise,
 )
-from ansible.module_utils.ccparse.perftest_run import loopback  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.perftest_run import loopback  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
            "proc-limits"]

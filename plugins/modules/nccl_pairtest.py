@@ -60,7 +60,7 @@ options:
     elements: path
     default: []
 extends_documentation_fragment:
-  - clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector
 """
 
 EXAMPLES = r"""
@@ -102,7 +102,7 @@ summary:
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import communicate, entry, summarise  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.node import communicate, entry, summarise  # noqa: E402
 
 #: srun's words when the program is not on the node (slurmstepd's execve failure)
 MISSING = ("execve(): ", "No such file or directory")
