@@ -111,6 +111,7 @@ evidence:
       description: Exit status of the tool (null when it did not run).
       type: int
     stdout:
+      type: str
       description:
         - The tool's standard output; C(mlnx_qos) output starts with a header comment line naming
           the interface read (the tool does not print it; ccparse.mlnx_qos reads that header).

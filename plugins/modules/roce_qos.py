@@ -74,10 +74,12 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reads back the state and reports what would change without applying it.
   diff_mode:
     support: full
+    description: Shows the settings before and after.
 author:
-  - clusterctl
+  - clusterctl maintainers (@clusterctl)
 """
 
 EXAMPLES = r"""
