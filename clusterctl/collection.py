@@ -11,6 +11,7 @@ runs Ansible gets :func:`ansible_env`: one ``ANSIBLE_COLLECTIONS_PATH`` instead 
 from __future__ import annotations
 
 import os
+import shutil
 from functools import cache
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def _link(link: Path, target: Path) -> None:
     if link.is_symlink() and link.resolve() == target.resolve():
         return
     link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_dir() and not link.is_symlink():  # a copy installed there (ansible-galaxy): it would go stale
+        shutil.rmtree(link)
     tmp = link.with_name(f".{link.name}.{os.getpid()}")
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(target, target_is_directory=True)
