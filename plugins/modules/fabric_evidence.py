@@ -89,11 +89,11 @@ extends_documentation_fragment:
 
 EXAMPLES = r"""
 - name: Capture the quick evidence
-  fabric_evidence:
+  clusterctl.hpc.fabric_evidence:
   register: evidence
 
 - name: Full verification on idle nodes
-  fabric_evidence:
+  clusterctl.hpc.fabric_evidence:
     dcgmi_level: 2
     active: [nccl-tests, ib_write_bw]
 """

@@ -79,7 +79,7 @@ extends_documentation_fragment:
 
 EXAMPLES = r"""
 - name: Start the server side (async, so the client can run while it waits)
-  fabric_pairtest:
+  clusterctl.hpc.fabric_pairtest:
     role: server
     peer: node002
   async: 120
@@ -87,7 +87,7 @@ EXAMPLES = r"""
   register: server_job
 
 - name: Run the client side against node001
-  fabric_pairtest:
+  clusterctl.hpc.fabric_pairtest:
     role: client
     peer: 10.0.0.1
   register: client_side

@@ -65,7 +65,7 @@ extends_documentation_fragment:
 
 EXAMPLES = r"""
 - name: 2-node all_reduce_perf on two pairs at once
-  nccl_pairtest:
+  clusterctl.hpc.nccl_pairtest:
     pairs: [[node001, node002], [node003, node004]]
     tasks_per_node: 8
     srun_args: ["--mpi=pmix", "--gpus-per-node=8"]

@@ -31,10 +31,10 @@ extends_documentation_fragment:
 
 EXAMPLES = r"""
 - name: Collect RDMA facts
-  rdma_facts:
+  clusterctl.hpc.rdma_facts:
 
 - name: Collect from a simulated tree
-  rdma_facts:
+  clusterctl.hpc.rdma_facts:
     sysfs_root: /opt/simfabric/sys
 
 - name: Show the RoCE v2 GID index of mlx5_0 port 1

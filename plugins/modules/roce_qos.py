@@ -84,7 +84,7 @@ author:
 
 EXAMPLES = r"""
 - name: RoCE QoS on eth2 (lossless priority 3, DSCP 26)
-  roce_qos:
+  clusterctl.hpc.roce_qos:
     interface: eth2
     pfc_priority: 3
     dscp: 26

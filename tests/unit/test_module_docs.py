@@ -83,8 +83,9 @@ def test_examples_use_documented_options_and_return_parses(name: str, rendered: 
     options = set(rendered[name]["doc"].get("options", {}))
     mod = load_module(name)
     tasks = yaml.safe_load(mod.EXAMPLES)
-    used = [t[name] for t in tasks if name in t]
-    assert used, f"{name}: no example calls the module"
+    assert not [t for t in tasks if name in t], f"{name}: examples call the module by its short name"
+    used = [t[f"clusterctl.hpc.{name}"] for t in tasks if f"clusterctl.hpc.{name}" in t]
+    assert used, f"{name}: no example calls the module (by FQCN)"
     for args in used:
         assert set(args or {}) <= options, f"{name}: example uses {sorted(set(args or {}) - options)}"
     returned = yaml.safe_load(mod.RETURN)
