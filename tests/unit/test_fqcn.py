@@ -94,3 +94,10 @@ def test_the_check_sees_a_short_name(tmp_path: Path) -> None:
                    "- name: Role\n  ansible.builtin.include_role:\n    name: munge\n"
                    "- name: Filter\n  ansible.builtin.debug:\n    msg: \"{{ ['a1'] | hostlist_compress }}\"\n")
     assert sorted(_short_uses(bad)) == ["filter hostlist_compress", "module rdma_facts", "role munge"]
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "plugins").glob("*/*.py")), ids=lambda p: str(p.relative_to(REPO)))
+def test_plugins_import_module_utils_by_fqcn(path: Path) -> None:
+    """``ansible.module_utils.ccparse`` only resolves through ANSIBLE_MODULE_UTILS, which users do not set."""
+    assert not re.search(r"^\s*(from|import)\s+ansible\.module_utils\.ccparse\b", path.read_text(), re.M), (
+        f"{path.relative_to(REPO)}: import ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse...")
