@@ -45,7 +45,7 @@ PLAYBOOK = """---
   hosts: all
   gather_facts: true
   roles:
-    - role: nccl
+    - role: clusterctl.hpc.nccl
 """
 
 
@@ -110,19 +110,20 @@ def mitogen_strategy_dir() -> str | None:
 def mitogen_library(root: Path) -> Path:
     """A copy of plugins/modules for the Mitogen runs, each module importing every ccparse module
     by its absolute name. Mitogen's module_utils scanner (ansible_mitogen/module_finder.py, 0.3.54)
-    follows only absolute ``ansible.module_utils.*`` imports, not the relative imports between
+    follows only absolute imports, not the relative imports between
     ccparse files (``sysfs_ib`` -> ``.ibport``), so without this the modules fail on the node with
-    ``No module named 'ansible.module_utils.ccparse.ibport'``. Measurement only: the repository's
+    ``No module named '...ccparse.ibport'``. Measurement only: the repository's
     modules are unchanged."""
     lib = root / "mitogen-modules"
     shutil.rmtree(lib, ignore_errors=True)
     lib.mkdir(parents=True)
     names = sorted(p.stem for p in (REPO / "plugins" / "module_utils" / "ccparse").glob("*.py") if p.stem != "__init__")
-    extra = "".join(f"import ansible.module_utils.ccparse.{n}  # noqa: E402,F401\n" for n in names)
+    pkg = "ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse"
+    extra = "".join(f"import {pkg}.{n}  # noqa: E402,F401\n" for n in names)
     anchor = "from ansible.module_utils.basic import AnsibleModule  # noqa: E402\n"
     for mod in (REPO / "plugins" / "modules").glob("*.py"):
         text = mod.read_text()
-        if "ansible.module_utils.ccparse" in text and anchor in text:
+        if pkg in text and anchor in text:
             text = text.replace(anchor, anchor + extra, 1)
         (lib / mod.name).write_text(text)
     return lib
@@ -131,14 +132,10 @@ def mitogen_library(root: Path) -> Path:
 def env_for(config: str, root: Path, connection: str = "local") -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-    paths = {
-        "ANSIBLE_ROLES_PATH": str(REPO / "roles"),
-        "ANSIBLE_LIBRARY": str(REPO / "plugins" / "modules"),
-        "ANSIBLE_MODULE_UTILS": str(REPO / "plugins" / "module_utils"),
-        "ANSIBLE_FILTER_PLUGINS": str(REPO / "plugins" / "filter"),
-        "ANSIBLE_CALLBACK_PLUGINS": str(REPO / "plugins" / "callback"),
-    }
-    env.update(paths)
+    sys.path.insert(0, str(REPO))
+    from clusterctl import collection
+
+    env.update(collection.ansible_env())  # the clusterctl.hpc collection (roles, modules, filters, callback)
     if config != "defaults":
         env["ANSIBLE_CONFIG"] = str(REPO / "ansible.cfg")
         env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = str(root / f"facts-{connection}")

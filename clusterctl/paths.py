@@ -5,28 +5,33 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from clusterctl import collection
+
 _PKG = Path(__file__).resolve().parent
 
 
 @cache
 def data_root() -> Path:
-    """The folder holding playbooks/, roles/, plugins/ (wheel: clusterctl/_data; checkout: repo)."""
+    """The folder holding inventories/, lab/ and ansible.cfg (wheel: clusterctl/_data; checkout: repo).
+
+    playbooks/, roles/ and plugins/ belong to the collection: :func:`collection.collection_root`.
+    """
     installed = _PKG / "_data"
-    if (installed / "playbooks").is_dir():
+    if (installed / "ansible.cfg").is_file():
         return installed
     return _PKG.parent
 
 
 def playbooks() -> Path:
-    return data_root() / "playbooks"
+    return collection.collection_root() / "playbooks"
 
 
 def roles() -> Path:
-    return data_root() / "roles"
+    return collection.collection_root() / "roles"
 
 
 def plugins() -> Path:
-    return data_root() / "plugins"
+    return collection.collection_root() / "plugins"
 
 
 def inventories() -> Path:

@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from clusterctl import paths
+from clusterctl import collection, paths
 from clusterctl.errors import EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, EXIT_UNREACHABLE, UsageError
 
 log = logging.getLogger("clusterctl.runner")
@@ -170,12 +170,7 @@ def ansible_env(inventory: Path) -> dict[str, str]:
     return {
         "PATH": path if path.split(":")[0] == bindir else f"{bindir}:{path}",
         "ANSIBLE_CONFIG": str(root / "ansible.cfg"),
-        "ANSIBLE_ROLES_PATH": str(paths.roles()),
-        "ANSIBLE_LIBRARY": str(paths.plugins() / "modules"),
-        "ANSIBLE_MODULE_UTILS": str(paths.plugins() / "module_utils"),
-        "ANSIBLE_FILTER_PLUGINS": str(paths.plugins() / "filter"),
-        "ANSIBLE_CALLBACK_PLUGINS": str(paths.plugins() / "callback"),
-        "ANSIBLE_DOC_FRAGMENT_PLUGINS": str(paths.plugins() / "doc_fragments"),
+        **collection.ansible_env(),  # roles, modules, filters, callback: clusterctl.hpc.*
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(st / "facts"),
         "ANSIBLE_LOCAL_TEMP": str(st / "tmp"),
         "ANSIBLE_NOCOLOR": "1",

@@ -32,6 +32,27 @@ def read_fixture(rel: str) -> str:
     raise FileNotFoundError(rel)
 
 
+# --- test tiers (docs/DEVELOPING.md): a plain `pytest` is the fast tier; the podman tiers run only
+# when selected by marker (`-m lab`, `-m molecule`, `-m "lab or molecule"`) or with --all-tiers
+# (scripts/test.sh without --fast, hence CI) ---
+
+SLOW_TIERS = ("lab", "molecule")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--all-tiers", action="store_true", default=False,
+                     help="also run the lab and molecule tests (podman; what scripts/test.sh and CI do)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--all-tiers") or config.getoption("markexpr"):
+        return
+    for item in items:
+        tier = next((m for m in SLOW_TIERS if item.get_closest_marker(m)), None)
+        if tier:
+            item.add_marker(pytest.mark.skip(reason=f"{tier} tier: select it with -m {tier} (or --all-tiers)"))
+
+
 # --- the embedded lab, brought up and provisioned once per session for the integration tests
 # (CLUSTERCTL_KEEP_LAB=1 leaves it running afterwards) ---
 

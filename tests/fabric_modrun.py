@@ -1,7 +1,8 @@
 """Run an Ansible module's main() in-process with given params (fabric module tests).
 
-``ansible.module_utils.ccparse`` is aliased to the ``ccparse`` package so modules import the same
-parser code Ansible ships to hosts.
+The modules import their parsers by FQCN (``ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse``);
+that name is aliased to the ``ccparse`` package so modules run on the same parser objects the tests use,
+the code Ansible ships to hosts.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import importlib
 import io
 import json
 import sys
+import types
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 MODULES = REPO / "plugins" / "modules"
+FQCN_UTILS = "ansible_collections.clusterctl.hpc.plugins.module_utils"
 
 
 def _alias_ccparse() -> None:
@@ -27,10 +30,13 @@ def _alias_ccparse() -> None:
     from ccparse import registry
 
     registry._load_all()
-    sys.modules["ansible.module_utils.ccparse"] = ccparse
+    parts = FQCN_UTILS.split(".")
+    for i in range(2, len(parts)):  # empty parents: ansible_collections.clusterctl, ...hpc, ...plugins, ...
+        sys.modules.setdefault(".".join(parts[:i]), types.ModuleType(".".join(parts[:i])))
+    sys.modules[FQCN_UTILS + ".ccparse"] = ccparse
     for name, mod in list(sys.modules.items()):
         if name.startswith("ccparse."):
-            sys.modules["ansible.module_utils." + name] = mod
+            sys.modules[FQCN_UTILS + "." + name] = mod
 
 
 def load_module(name: str) -> Any:

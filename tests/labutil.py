@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 LAB = REPO / "inventories" / "lab"
 CLI = [sys.executable, "-m", "clusterctl.cli"]
+
+
+@functools.cache
+def lab_image() -> None:
+    """The one image every Molecule scenario and the lab run on (Slurm, munge, MariaDB, Redis, rdma-core
+    packages baked in, services off): built at most once per test run, a no-op when it exists."""
+    r = subprocess.run(["bash", str(REPO / "lab" / "build-image.sh")], capture_output=True, text=True,
+                       timeout=1800, check=False)
+    assert r.returncode == 0, f"lab/build-image.sh failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
 def cc(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
@@ -31,6 +41,10 @@ def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None
 
     if shutil.which("podman") is None:
         pytest.skip("podman is missing: run lab/host-setup.sh and lab/build-image.sh first")
+    from clusterctl import collection
+
+    collection.collections_path()  # the .ansible/collections link the scenarios' ANSIBLE_COLLECTIONS_PATH names
+    lab_image()
     venv_bin = Path(sys.executable).parent
     exe = venv_bin / "molecule"
     full = dict(os.environ, **(env or {}))

@@ -5,8 +5,8 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD:$PWD/plugins/module_utils PATH=/tmp/site/bin:$PATH
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_LIBRARY=$PWD/plugins/modules ANSIBLE_MODULE_UTILS=$PWD/plugins/module_utils \
-  ANSIBLE_FILTER_PLUGINS=$PWD/plugins/filter ANSIBLE_CALLBACK_PLUGINS=$PWD/plugins/callback ANSIBLE_CACHE_PLUGIN_CONNECTION=/tmp/facts \
+mkdir -p /tmp/coll/ansible_collections/clusterctl && ln -sfn "$PWD" /tmp/coll/ansible_collections/clusterctl/hpc
+export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_COLLECTIONS_PATH=/tmp/coll ANSIBLE_CACHE_PLUGIN_CONNECTION=/tmp/facts \
   ANSIBLE_LOCAL_TEMP=/tmp/ansible-local ANSIBLE_HOME=/tmp/ansible-home
 python3 -m ansible playbook --version >/dev/null 2>&1 || true
 ev=$OUT/ev

@@ -4,10 +4,6 @@ with the task and reason, and the ``--limit`` that retries only them (what ``clu
 
 from __future__ import annotations
 
-from typing import Any
-
-from ansible.plugins.callback import CallbackBase
-
 DOCUMENTATION = r"""
 name: clusterctl_failures
 type: aggregate
@@ -16,14 +12,18 @@ description:
   - At the end of the run prints each failed or unreachable host with its task and message,
     and an C(--limit) expression retrying only those hosts.
 requirements:
-  - enable in ansible.cfg with C(callbacks_enabled = clusterctl_failures)
+  - enable in ansible.cfg with C(callbacks_enabled = clusterctl.hpc.clusterctl_failures)
 """
+
+from typing import Any  # noqa: E402
+
+from ansible.plugins.callback import CallbackBase  # noqa: E402
 
 
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
-    CALLBACK_NAME = "clusterctl_failures"
+    CALLBACK_NAME = "clusterctl.hpc.clusterctl_failures"
     CALLBACK_NEEDS_ENABLED = True
 
     def __init__(self) -> None:

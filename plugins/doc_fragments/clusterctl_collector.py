@@ -20,7 +20,7 @@ attributes:
     support: none
     description: Nothing to diff; it never reports changed.
 author:
-  - clusterctl
+  - clusterctl maintainers (@clusterctl)
 """
 
     # the node's kernel trees, read under a root a test can point at a simulated tree

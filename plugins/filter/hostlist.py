@@ -17,11 +17,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-try:  # the parser package beside this folder: plugins/module_utils/ccparse (installed as ``ccparse`` too)
-    from ccparse import hostlist as _hl
-except ImportError:  # plain ansible-playbook from a checkout without the package installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "module_utils"))
-    from ccparse import hostlist as _hl
+try:  # inside Ansible: the collection's own module_utils, by FQCN
+    from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse import hostlist as _hl
+except ImportError:  # plain Python (tests, the clusterctl package): the same folder, as ``ccparse``
+    try:
+        from ccparse import hostlist as _hl
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "module_utils"))
+        from ccparse import hostlist as _hl
 
 try:
     from ansible.errors import AnsibleFilterError

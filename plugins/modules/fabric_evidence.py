@@ -99,18 +99,18 @@ options:
     type: path
     default: /sys
 extends_documentation_fragment:
-  - clusterctl_collector
-  - clusterctl_collector.node_roots
-  - clusterctl_collector.tool_dirs
+  - clusterctl.hpc.clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector.node_roots
+  - clusterctl.hpc.clusterctl_collector.tool_dirs
 """
 
 EXAMPLES = r"""
 - name: Capture the quick evidence
-  fabric_evidence:
+  clusterctl.hpc.fabric_evidence:
   register: evidence
 
 - name: Full verification on idle nodes
-  fabric_evidence:
+  clusterctl.hpc.fabric_evidence:
     dcgmi_level: 2
     active: [nccl-tests, ib_write_bw]
 """
@@ -128,6 +128,7 @@ evidence:
       description: Exit status of the tool (null when it did not run).
       type: int
     stdout:
+      type: str
       description:
         - The tool's standard output; C(mlnx_qos) output starts with a header comment line naming
           the interface read (the tool does not print it; ccparse.mlnx_qos reads that header).
@@ -161,7 +162,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import (  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.node import (  # noqa: E402
     ENV,
     entry,
     pids_named,
@@ -169,8 +170,8 @@ from ansible.module_utils.ccparse.node import (  # noqa: E402
     running_job_steps,
     summarise,
 )
-from ansible.module_utils.ccparse.perftest_run import loopback  # noqa: E402
-from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.perftest_run import loopback  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.preparsed import parse_results  # noqa: E402
 
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
            "nvidia-smi-nvlink", "kernel-log", "proc-limits"]

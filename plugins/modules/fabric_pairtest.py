@@ -72,14 +72,14 @@ options:
     elements: str
     default: ["--report_gbits", "-F"]
 extends_documentation_fragment:
-  - clusterctl_collector
-  - clusterctl_collector.node_roots
-  - clusterctl_collector.tool_dirs
+  - clusterctl.hpc.clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector.node_roots
+  - clusterctl.hpc.clusterctl_collector.tool_dirs
 """
 
 EXAMPLES = r"""
 - name: Start the server side (async, so the client can run while it waits)
-  fabric_pairtest:
+  clusterctl.hpc.fabric_pairtest:
     role: server
     peer: node002
   async: 120
@@ -87,7 +87,7 @@ EXAMPLES = r"""
   register: server_job
 
 - name: Run the client side against node001
-  fabric_pairtest:
+  clusterctl.hpc.fabric_pairtest:
     role: client
     peer: 10.0.0.1
   register: client_side
@@ -134,11 +134,11 @@ import os  # noqa: E402
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
-from ansible.module_utils.ccparse.node import entry, running_job_steps, summarise  # noqa: E402
-from ansible.module_utils.ccparse.perftest_run import run_client, run_server  # noqa: E402
-from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
-from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.common import ParseError  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.node import entry, running_job_steps, summarise  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.perftest_run import run_client, run_server  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.preparsed import parse_results  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
 
 
 def rails(sysfs_root, ib_port):

@@ -60,12 +60,12 @@ options:
     elements: path
     default: []
 extends_documentation_fragment:
-  - clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector
 """
 
 EXAMPLES = r"""
 - name: 2-node all_reduce_perf on two pairs at once
-  nccl_pairtest:
+  clusterctl.hpc.nccl_pairtest:
     pairs: [[node001, node002], [node003, node004]]
     tasks_per_node: 8
     srun_args: ["--mpi=pmix", "--gpus-per-node=8"]
@@ -108,8 +108,8 @@ parsed:
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.node import communicate, entry, summarise  # noqa: E402
-from ansible.module_utils.ccparse.preparsed import parse_results  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.node import communicate, entry, summarise  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.preparsed import parse_results  # noqa: E402
 
 #: srun's words when the program is not on the node (slurmstepd's execve failure)
 MISSING = ("execve(): ", "No such file or directory")

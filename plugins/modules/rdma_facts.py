@@ -11,7 +11,7 @@ description:
   - Reads every RDMA device under C(<sysfs_root>/class/infiniband) exactly as the kernel lays it
     out (state, phys_state, rate, link_layer, GID table with types and netdevs, the netdev of each
     port, PCI address, NUMA node, firmware) and the GID index holding RoCE v2 with an IPv4 address.
-  - Parsing lives in C(ansible.module_utils.ccparse.sysfs_ib); this module only collects.
+  - Parsing lives in the collection's module_utils C(ccparse.sysfs_ib); this module only collects.
   - Never changes anything; supports check mode.
   - Tells apart "no RDMA stack" (no C(class/infiniband); ib_core not loaded), "no RDMA devices"
     (the class exists but is empty) and errors (unreadable or malformed attributes fail the task).
@@ -26,15 +26,15 @@ options:
     type: str
     default: clusterctl_rdma
 extends_documentation_fragment:
-  - clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector
 """
 
 EXAMPLES = r"""
 - name: Collect RDMA facts
-  rdma_facts:
+  clusterctl.hpc.rdma_facts:
 
 - name: Collect from a simulated tree
-  rdma_facts:
+  clusterctl.hpc.rdma_facts:
     sysfs_root: /opt/simfabric/sys
 
 - name: Show the RoCE v2 GID index of mlx5_0 port 1
@@ -76,8 +76,8 @@ ansible_facts:
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
-from ansible.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.common import ParseError  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
 
 
 def collect(sysfs_root):

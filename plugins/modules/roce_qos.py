@@ -16,8 +16,8 @@ description:
     the device traffic class (C(class/infiniband/<dev>/tc/<port>/traffic_class), MLNX OFED);
     and the netdev MTU (C(class/net/<if>/mtu)).
   - Backends for trust/PFC are C(mlnx_qos) where present (output parsed by
-    C(ansible.module_utils.ccparse.mlnx_qos)) and the upstream iproute2 C(dcb) otherwise (JSON parsed by
-    C(ansible.module_utils.ccparse.dcb)); with C(dcb), trust DSCP is the DSCP APP entry O(dscp):O(pfc_priority).
+    C(ccparse.mlnx_qos), the collection's module_utils) and the upstream iproute2 C(dcb) otherwise (JSON parsed by
+    C(ccparse.dcb)); with C(dcb), trust DSCP is the DSCP APP entry O(dscp):O(pfc_priority).
   - Reports C(changed) only when something was different; supports check mode and diff.
   - Fails when the interface is absent, when no backend tool is found, or when a value read back
     differs from the one written. ECN and traffic class files that the driver does not provide
@@ -74,15 +74,17 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reads back the state and reports what would change without applying it.
   diff_mode:
     support: full
+    description: Shows the settings before and after.
 author:
-  - clusterctl
+  - clusterctl maintainers (@clusterctl)
 """
 
 EXAMPLES = r"""
 - name: RoCE QoS on eth2 (lossless priority 3, DSCP 26)
-  roce_qos:
+  clusterctl.hpc.roce_qos:
     interface: eth2
     pfc_priority: 3
     dscp: 26
@@ -128,9 +130,9 @@ import os  # noqa: E402
 import re  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.ccparse.common import ParseError  # noqa: E402
-from ansible.module_utils.ccparse.dcb import parse_dcb  # noqa: E402
-from ansible.module_utils.ccparse.mlnx_qos import parse_mlnx_qos  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.common import ParseError  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.dcb import parse_dcb  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.mlnx_qos import parse_mlnx_qos  # noqa: E402
 
 KEYS = ("trust", "pfc_enabled_priorities", "dscp_priority", "ecn_np", "ecn_rp", "roce_tos", "traffic_class", "mtu")
 

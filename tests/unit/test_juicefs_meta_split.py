@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "roles" / "juicefs" / "filter_plugins" / "juicefs_meta.py"
+_PATH = Path(__file__).resolve().parents[2] / "plugins" / "filter" / "juicefs_meta.py"
 _spec = importlib.util.spec_from_file_location("juicefs_meta", _PATH)
 assert _spec and _spec.loader
 juicefs_meta = importlib.util.module_from_spec(_spec)

@@ -16,6 +16,8 @@ import pytest
 import yaml
 from fabric_modrun import load_module
 
+from clusterctl import collection
+
 REPO = Path(__file__).resolve().parents[2]
 PLUGINS = REPO / "plugins"
 MODULES = sorted(p.stem for p in (PLUGINS / "modules").glob("*.py"))
@@ -42,16 +44,14 @@ def argument_spec(name: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, Any]:
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-               ANSIBLE_LIBRARY=str(PLUGINS / "modules"), ANSIBLE_MODULE_UTILS=str(PLUGINS / "module_utils"),
-               ANSIBLE_DOC_FRAGMENT_PLUGINS=str(PLUGINS / "doc_fragments"))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), **collection.ansible_env())
     doc = Path(sys.executable).parent / "ansible-doc"
-    out = subprocess.run([str(doc), "-t", "module", "--json", *MODULES], capture_output=True, text=True,
-                         env=env, cwd=REPO, check=False)
+    out = subprocess.run([str(doc), "-t", "module", "--json", *(f"clusterctl.hpc.{m}" for m in MODULES)],
+                         capture_output=True, text=True, env=env, cwd=REPO, check=False)
     assert out.returncode == 0, out.stderr
     assert "WARNING" not in out.stderr, out.stderr
     data: dict[str, Any] = json.loads(out.stdout)
-    return data
+    return {k.removeprefix("clusterctl.hpc."): v for k, v in data.items()}
 
 
 def test_every_module_is_rendered(rendered: dict[str, Any]) -> None:
@@ -83,8 +83,9 @@ def test_examples_use_documented_options_and_return_parses(name: str, rendered: 
     options = set(rendered[name]["doc"].get("options", {}))
     mod = load_module(name)
     tasks = yaml.safe_load(mod.EXAMPLES)
-    used = [t[name] for t in tasks if name in t]
-    assert used, f"{name}: no example calls the module"
+    assert not [t for t in tasks if name in t], f"{name}: examples call the module by its short name"
+    used = [t[f"clusterctl.hpc.{name}"] for t in tasks if f"clusterctl.hpc.{name}" in t]
+    assert used, f"{name}: no example calls the module (by FQCN)"
     for args in used:
         assert set(args or {}) <= options, f"{name}: example uses {sorted(set(args or {}) - options)}"
     returned = yaml.safe_load(mod.RETURN)

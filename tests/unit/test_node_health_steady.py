@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from clusterctl import collection
+
 REPO = Path(__file__).resolve().parents[2]
 
 PLAY = """---
@@ -18,7 +20,7 @@ PLAY = """---
   hosts: all
   gather_facts: false
   roles:
-    - role: node_health
+    - role: clusterctl.hpc.node_health
 """
 
 
@@ -31,11 +33,8 @@ def run(tmp: Path, *extra: str) -> tuple[int, str]:
         f"      node_health_program_path: {tmp}/sbin/clusterctl-node-check\n")
     (tmp / "play.yml").write_text(PLAY)
     (tmp / "sbin").mkdir(exist_ok=True)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(REPO / "roles"),
-               ANSIBLE_LIBRARY=str(REPO / "plugins" / "modules"),
-               ANSIBLE_MODULE_UTILS=str(REPO / "plugins" / "module_utils"),
-               ANSIBLE_FILTER_PLUGINS=str(REPO / "plugins" / "filter"),
-               ANSIBLE_CALLBACK_PLUGINS=str(REPO / "plugins" / "callback"), ANSIBLE_GATHERING="explicit",
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), **collection.ansible_env(),
+               ANSIBLE_GATHERING="explicit",
                PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     p = subprocess.run(["ansible-playbook", "-i", str(inv), str(tmp / "play.yml"), *extra], env=env,
                        capture_output=True, text=True, check=False)
@@ -55,7 +54,7 @@ def test_steady_state_skips_and_drift_is_rewritten(tmp_path: Path) -> None:
     changed, out = run(tmp_path)
     assert changed == 0
     for task in ("Create the settings folder", "Install the check settings", "Install clusterctl-node-check"):
-        assert re.search(rf"TASK \[node_health : {task}\][^\n]*\n(skipping: \[n1\]|\s*$)", out), out[-3000:]
+        assert re.search(rf"TASK \[clusterctl\.hpc\.node_health : {task}\][^\n]*\n(skipping: \[n1\]|\s*$)", out), out[-3000:]
     # drift: a deleted settings file and a program that lost its execute bit
     conf.unlink()
     prog.chmod(0o644)

@@ -6,12 +6,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import simfabric
 from conftest import LOCAL_FIXTURES, REPO
 from fabric_modrun import run_module
+
+from clusterctl import collection
 
 
 def _facts(res: dict) -> dict:
@@ -58,9 +61,9 @@ def test_fact_name(tmp_path: Path) -> None:
     assert res["ansible_facts"]["rdma"]["devices"][0]["name"] == "mlx5_0"
 
 
-@pytest.mark.skipif(shutil.which("ansible", path=str(REPO / ".venv/bin")) is None, reason="no ansible in .venv")
+@pytest.mark.skipif(shutil.which("ansible", path=str(Path(sys.executable).parent)) is None, reason="no ansible")
 def test_through_ansible_adhoc(tmp_path: Path) -> None:
-    """Ansible packs ansible.module_utils.ccparse (relative imports included) and runs the module."""
+    """Ansible packs the collection's module_utils ccparse (relative imports included) and runs the module."""
     root = simfabric.build({"devices": [{"name": "mlx5_0"}]}, tmp_path / "sys")
     env = dict(
         os.environ,
@@ -68,22 +71,23 @@ def test_through_ansible_adhoc(tmp_path: Path) -> None:
         ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"),
         ANSIBLE_STDOUT_CALLBACK="json",
         ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+        **collection.ansible_env(),
     )
     res = subprocess.run(
         [
-            str(REPO / ".venv/bin/ansible"),
+            str(Path(sys.executable).parent / "ansible"),
             "localhost",
             "-c",
             "local",
             "-i",
             "localhost,",
             "-m",
-            "rdma_facts",
+            "clusterctl.hpc.rdma_facts",
             "-a",
             f"sysfs_root={root}",
             "--check",
             "-e",
-            f"ansible_python_interpreter={REPO / '.venv/bin/python'}",
+            f"ansible_python_interpreter={sys.executable}",
         ],
         cwd=REPO,
         env=env,

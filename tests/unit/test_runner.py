@@ -64,11 +64,12 @@ def test_retry_state_partial_runs_settle_only_their_hosts(tmp_path: Path, monkey
     assert read_last_failed(inv) == {}
 
 
-def test_ansible_env_points_at_package_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ansible_env_points_at_the_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path))
     env = runner.ansible_env(tmp_path)
-    for key in ("ANSIBLE_ROLES_PATH", "ANSIBLE_LIBRARY", "ANSIBLE_MODULE_UTILS", "ANSIBLE_FILTER_PLUGINS"):
-        assert Path(env[key]).is_dir(), key
+    first = Path(env["ANSIBLE_COLLECTIONS_PATH"].split(":")[0])
+    assert (first / "ansible_collections" / "clusterctl" / "hpc" / "galaxy.yml").is_file()
+    assert not {"ANSIBLE_ROLES_PATH", "ANSIBLE_LIBRARY", "ANSIBLE_MODULE_UTILS", "ANSIBLE_FILTER_PLUGINS"} & set(env)
     assert Path(env["ANSIBLE_CONFIG"]).is_file()
 
 

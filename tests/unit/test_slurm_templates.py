@@ -38,10 +38,11 @@ def _env() -> jinja2.Environment:
         bool=_bool,
         to_json=json.dumps,
         from_json=json.loads,
-        hostlist_compress=hostlist_compress,
-        hostlist_expand=hostlist_expand,
         quote=shlex.quote,
     )
+    # the collection's own filters, by FQCN as the templates call them
+    env.filters["clusterctl.hpc.hostlist_compress"] = hostlist_compress
+    env.filters["clusterctl.hpc.hostlist_expand"] = hostlist_expand
     return env
 
 
