@@ -85,6 +85,8 @@ def host_table(result: RunResult, title: str) -> Table:
         s = result.hosts[host]
         style = "red" if s.failed or s.unreachable else ("yellow" if s.changed else "")
         t.add_row(host, str(s.ok), str(s.changed), str(s.failed), str(s.unreachable), str(s.skipped), style=style)
+    for host in sorted(result.not_reached):
+        t.add_row(host, "-", "-", "-", "-", "-", style="red")
     return t
 
 
@@ -94,9 +96,13 @@ def print_summary(result: RunResult, title: str) -> None:
         console.print(f"[red]failed[/red]      {host}: {why}")
     for host, why in sorted(result.unreachable_hosts.items()):
         console.print(f"[red]unreachable[/red] {host}: {why}")
+    for host, why in sorted(result.not_reached.items()):
+        console.print(f"[red]not reached[/red] {host}: {why}")
     if result.problem_hosts:
         console.print("retry only these hosts with: --retry")
-    elif result.rc != 0:
+    if result.status == "timeout":
+        err_console.print("[red]the Ansible run was stopped by --timeout[/red]")
+    elif result.rc != 0 and not result.problem_hosts:
         err_console.print(f"[red]ansible-playbook failed (rc {result.rc}) before any host failed:[/red]")
         stdout = result.artifacts_dir / "stdout"
         tail = stdout.read_text(errors="replace").splitlines()[-15:] if stdout.is_file() else []

@@ -1,12 +1,14 @@
 """Day-2 rollout logic: which component's change disturbs running work, and in what batches.
 
-Pure functions; the reconfigure command does the Slurm calls and Ansible runs around them.
+The split and batch arithmetic are pure functions; :class:`Rollout` runs the batches with a Slurm
+client (:class:`clusterctl.slurm.Slurm`) and an ``apply`` callable the command gives it.
 
 A change is *disruptive* on a host when the plan (check mode + diff) of that component shows a
-changed task or handler whose name matches the component's ``disruptive`` pattern below. Those
-hosts are drained in batches, waited on, changed, verified and resumed. Hosts whose changes are
-all non-disruptive (nccl.conf, slurm.conf options `scontrol reconfigure` takes) are changed in
-place, all at once, without draining.
+changed task or handler that declares a change kind (a ``clusterctl_*`` tag, see
+:mod:`clusterctl.change_kinds`); names are never matched. Those hosts are drained in batches,
+waited on, changed, verified and resumed. Hosts whose changes declare no kind (nccl.conf,
+slurm.conf options `scontrol reconfigure` takes) are changed in place, all at once, without
+draining.
 """
 
 from __future__ import annotations
@@ -14,35 +16,56 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+from clusterctl.change_kinds import kinds_at
+from clusterctl.errors import (
+    EXIT_HOSTS_FAILED,
+    EXIT_UNREACHABLE,
+    AnsibleFailed,
+    ClusterctlError,
+    HostsFailed,
+    SlurmError,
+    Unreachable,
+    UsageError,
+)
+from clusterctl.runner import Change, RunResult
 
 
 @dataclass(frozen=True)
 class Component:
     name: str
-    tags: str
-    disruptive: re.Pattern[str]  # task/handler names (from the plan) that disturb running work
+    tags: str  # the site.yml tag that selects the component's roles
     why: str
 
 
 COMPONENTS: dict[str, Component] = {
     c.name: c
     for c in (
-        Component("nccl", "nccl", re.compile(r"(?!)"), "NCCL settings are read when a job starts: never drains"),
-        Component("slurm", "slurm", re.compile(r"(?i)\brestart\b.*\bslurmd\b|\bslurmd\b.*\brestart"),
+        Component("nccl", "nccl", "NCCL settings are read when a job starts: never drains"),
+        Component("slurm", "slurm",
                   "slurm.conf options are applied by `scontrol reconfigure`; a slurmd restart drains"),
-        Component("roce", "roce", re.compile(r"(?i)\b(qos|pfc|trust|ecn|mtu|tos|traffic class)\b"),
-                  "QoS and MTU changes flap traffic on the port: drains"),
-        Component("storage", "storage", re.compile(r"(?i)\b(mount|remount|unit|lnet)\b"),
-                  "a remount breaks open files: drains"),
-        Component("rdma", "rdma", re.compile(r"(?i)\b(install|reload|modules?|driver|ofed|doca)\b"),
-                  "driver or module changes need the RDMA stack idle: drains"),
+        Component("roce", "roce", "QoS and MTU changes flap traffic on the port: drains"),
+        Component("storage", "storage", "a remount breaks open files: drains"),
+        Component("rdma", "rdma", "driver or package changes need the RDMA stack idle: drains"),
     )
 }
 
 
-class BatchSpecError(ValueError):
+@dataclass(frozen=True)
+class Disruption:
+    """A planned change that disturbs running work, with the kinds its task or handler declares."""
+
+    task: str
+    kinds: frozenset[str]
+
+    def __str__(self) -> str:
+        return f"{self.task} ({', '.join(sorted(self.kinds))})"
+
+
+class BatchSpecError(UsageError, ValueError):
     pass
 
 
@@ -66,11 +89,11 @@ def batches(hosts: list[str], spec: str | None) -> list[list[str]]:
     return [hosts[i : i + size] for i in range(0, len(hosts), size)] if size else []
 
 
-def disruptive_hosts(component: Component, changes: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Host -> the planned changes on it that disturb running work."""
-    out: dict[str, list[str]] = {}
+def disruptive_hosts(changes: dict[str, list[Change]]) -> dict[str, list[Disruption]]:
+    """Host -> the planned changes on it whose task or handler declares a change kind."""
+    out: dict[str, list[Disruption]] = {}
     for host, tasks in changes.items():
-        hits = [t for t in tasks if component.disruptive.search(t)]
+        hits = [Disruption(c.task, k) for c in tasks if (k := kinds_at(c.path))]
         if hits:
             out[host] = hits
     return out
@@ -133,3 +156,124 @@ def held_by_others(info: dict[str, tuple[str, str]], own_reason_prefix: str) -> 
         if any(w in s for w in ("drain", "down", "fail")) and not reason.startswith(own_reason_prefix):
             out[node] = f"{state}: {reason}" if reason and reason != "none" else state
     return out
+
+
+REASON_PREFIX = "clusterctl:"
+
+
+@dataclass
+class RolloutPlan:
+    """What a reconfigure does: hosts changed in place, then drained batches of compute nodes."""
+
+    component: str
+    in_place: list[str]
+    batches: list[list[str]]
+    disruptive: dict[str, list[Disruption]]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"component": self.component, "in_place": self.in_place, "batches": self.batches,
+                "disruptive": {h: [{"task": d.task, "kinds": sorted(d.kinds)} for d in ds]
+                               for h, ds in self.disruptive.items()}}
+
+
+def plan_rollout(component: str, changes: dict[str, list[Change]], compute: list[str],
+                 batch: str | None) -> RolloutPlan:
+    """Split a plan's changed hosts: compute nodes with a disruptive change go in drained batches
+    (inventory order), every other changed host is changed in place."""
+    disruptive = {h: d for h, d in disruptive_hosts(changes).items() if h in compute}
+    in_place = sorted(h for h in changes if h not in disruptive)
+    order = [h for h in compute if h in disruptive]
+    return RolloutPlan(component, in_place, batches(order, batch), disruptive)
+
+
+class SlurmNodes(Protocol):
+    """What a rollout needs from Slurm (:class:`clusterctl.slurm.Slurm`)."""
+
+    def drain(self, nodes: Sequence[str], reason: str) -> None: ...
+    def resume(self, nodes: Sequence[str]) -> None: ...
+    def jobs_on(self, nodes: Sequence[str]) -> list[str]: ...
+    def node_info(self, nodes: Sequence[str]) -> dict[str, tuple[str, str]]: ...
+    def node_states(self, nodes: Sequence[str]) -> dict[str, str]: ...
+
+
+def _failed(code: int, msg: str) -> ClusterctlError:
+    cls = {EXIT_UNREACHABLE: Unreachable, EXIT_HOSTS_FAILED: HostsFailed}.get(code, AnsibleFailed)
+    return cls(msg)
+
+
+@dataclass
+class Rollout:
+    """Drain, wait, apply, verify and resume each batch in turn; stop at the first batch that fails.
+
+    ``apply(nodes)`` changes the nodes (a run of the component's roles limited to them) and returns
+    its :class:`~clusterctl.runner.RunResult`; ``say`` gets one line per step. Errors raised:
+    :class:`HostsFailed` (a job outlived ``drain_timeout``, a node is unfit after the change),
+    the apply run's own class (failed/unreachable hosts), :class:`SlurmError`/:class:`Unreachable`
+    when a Slurm command failed. Each message says what stays drained and what is untouched.
+    """
+
+    slurm: SlurmNodes
+    component: str
+    apply: Callable[[list[str], int], RunResult]
+    say: Callable[[str], None]
+    drain_timeout: float = 3600
+    settle_timeout: float = SETTLE_TIMEOUT
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+    def run(self, plan: RolloutPlan) -> None:
+        rollout = plan.batches
+        for i, nodes in enumerate(rollout, 1):
+            label = f"batch {i}/{len(rollout)} ({', '.join(nodes)})"
+            untouched = ", ".join(h for b in rollout[i:] for h in b) or "-"
+            drained: list[str] = []
+            try:
+                self._batch(i, label, nodes, untouched, drained)
+            except (SlurmError, Unreachable) as exc:
+                raise type(exc)(f"{label}: {exc}; rollout stopped; drained by this rollout: "
+                                f"{', '.join(drained) or 'see sinfo'} (reason '{REASON_PREFIX} ...', "
+                                f"`clusterctl resume` returns them); untouched: {untouched}") from None
+
+    def _batch(self, index: int, label: str, nodes: list[str], untouched: str, drained: list[str]) -> None:
+        reason = f"{REASON_PREFIX} reconfigure {self.component}"
+        held = held_by_others(self.slurm.node_info(nodes), REASON_PREFIX + " reconfigure")
+        ours = [n for n in nodes if n not in held]
+        for n, why in held.items():
+            self.say(f"{label}: {n} is already out of service ({why}): changed, but neither drained nor resumed "
+                     "by this rollout")
+        if ours:
+            self.say(f"{label}: draining {', '.join(ours)}")
+            self.slurm.drain(ours, reason)
+            drained.extend(ours)
+        deadline = self.clock() + self.drain_timeout
+        jobs = self.slurm.jobs_on(nodes)
+        while jobs and self.clock() < deadline:
+            self.say(f"{label}: waiting for job(s) {', '.join(jobs)} to end")
+            self.sleep(min(10.0, max(1.0, deadline - self.clock())))
+            jobs = self.slurm.jobs_on(nodes)
+        if jobs:
+            if ours:
+                self.slurm.resume(ours)
+                drained.clear()
+            raise HostsFailed(f"{label}: job(s) {', '.join(jobs)} still running after {self.drain_timeout:g}s "
+                              f"(--drain-timeout); batch resumed unchanged; rollout stopped; untouched: {untouched}")
+        res = self.apply(nodes, index)
+        if res.exit_code:
+            raise _failed(res.exit_code, f"{label}: apply failed on {', '.join(res.problem_hosts) or 'the batch'}; "
+                                         f"the batch stays drained (reason '{reason}'); rollout stopped; "
+                                         f"untouched: {untouched}")
+        bad = wait_fit(ours, lambda: self.slurm.node_states(nodes), timeout=self.settle_timeout,
+                       clock=self.clock, sleep=self.sleep)
+        if bad:
+            raise HostsFailed(f"{label}: verify failed: {', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; "
+                              f"batch stays drained (reason '{reason}'); rollout stopped; untouched: {untouched}")
+        if ours:
+            self.slurm.resume(ours)
+            drained.clear()
+            bad = wait_fit(ours, lambda: self.slurm.node_states(nodes), timeout=self.settle_timeout,
+                           clock=self.clock, sleep=self.sleep)
+            if bad:
+                raise HostsFailed(f"{label}: resumed, but not fit: "
+                                  f"{', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; rollout stopped; "
+                                  f"untouched: {untouched}")
+        self.say(f"{label}: changed, verified, resumed")

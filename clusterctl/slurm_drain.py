@@ -3,7 +3,7 @@
 Every drain clusterctl makes carries a reason starting ``clusterctl:``; :func:`select_resumable`
 returns a node to service only when its current reason starts so, so a node an admin drained by
 hand (any other reason) is never resumed by clusterctl. The commands run on the Slurm controller
-through ``playbooks/drain.yml``; node state is read there with ``scontrol show node``
+through :class:`clusterctl.slurm.Slurm`; node state is read there with ``scontrol show node``
 and parsed by the ``scontrol-node`` parser (``ccparse.slurm``).
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from clusterctl.analysis.engine import Report
+from clusterctl.slurm import PREFIX
 
-PREFIX = "clusterctl:"
 REASON_MAX = 200  # Slurm keeps long reasons, but sinfo -R shows ~20 chars by default: keep it short
 DRAIN_STATES = ("DRAIN", "DRAINED", "DRAINING", "DRNG", "DRAIN*")
 
@@ -38,25 +38,17 @@ class NodeState:
 
 
 def drain_reason(report: Report, host: str) -> str:
-    """``clusterctl: <check> <subject>: <message>`` of the host's top finding, one line, no quotes."""
+    """``clusterctl: <check> <subject>: <message>`` of the host's top finding, one line, no quotes
+    and no braces (Ansible would take ``{{ }}`` in a command argument for a template)."""
     top = report.hosts[host].top()
     text = f"{top.check} {top.subject}: {top.message}" if top else "verification failed"
-    text = re.sub(r"\s+", " ", re.sub(r"[\"']", "", text)).strip()
+    text = re.sub(r"\s+", " ", re.sub(r"[\"'{}]", "", text)).strip()
     return f"{PREFIX} {text}"[:REASON_MAX]
 
 
 def drains(report: Report) -> list[dict[str, str]]:
     """``[{"name": host, "reason": ...}]`` for every failed host of the report."""
     return [{"name": h, "reason": drain_reason(report, h)} for h in sorted(report.failed)]
-
-
-def drain_argv(name: str, reason: str) -> list[str]:
-    """The scontrol command (argv, no shell) draining ``name``."""
-    return ["scontrol", "update", f"NodeName={name}", "State=DRAIN", f"Reason={reason}"]
-
-
-def resume_argv(name: str) -> list[str]:
-    return ["scontrol", "update", f"NodeName={name}", "State=RESUME"]
 
 
 def _get(d: Mapping[str, Any], *keys: str) -> Any:
@@ -112,4 +104,32 @@ def select_resumable(nodes: Iterable[NodeState], requested: Sequence[str] | None
             plan.refused[name] = f"drained by someone else (reason {n.reason!r}); resume it by hand"
         else:
             plan.resume.append(name)
+    return plan
+
+
+class SlurmClient(Protocol):
+    def drain(self, nodes: Sequence[str], reason: str) -> None: ...
+    def resume(self, nodes: Sequence[str]) -> None: ...
+    def show_nodes(self) -> str: ...
+
+
+def drain_failed(slurm: SlurmClient, report: Report) -> list[dict[str, str]]:
+    """Drain every failed host of ``report`` with its own ``clusterctl:`` reason; the drains made."""
+    todo = drains(report)
+    for d in todo:
+        slurm.drain([d["name"]], d["reason"])
+    return todo
+
+
+def resume_ours(slurm: SlurmClient, requested: Sequence[str] | None = None) -> ResumePlan:
+    """Resume the nodes clusterctl drained (of ``requested``, or all); the plan says what was left alone."""
+    from ccparse import registry
+
+    from clusterctl.errors import SlurmError
+
+    if "scontrol-node" not in registry.kinds():
+        raise SlurmError("the scontrol-node parser is not available")
+    plan = select_resumable(nodes_from_parsed(registry.parse("scontrol-node", slurm.show_nodes())), requested)
+    if plan.resume:
+        slurm.resume(plan.resume)
     return plan

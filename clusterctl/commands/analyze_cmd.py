@@ -9,11 +9,20 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app
+from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
 from clusterctl.display import console
 
+ANALYZE_EXAMPLES = """Examples:
 
-@app.command("analyze")
+  clusterctl analyze ./evidence
+
+  clusterctl analyze ./evidence -i inventories/prod --html report.html
+
+  clusterctl analyze ./evidence --json | jq '.hosts | keys'
+"""
+
+
+@app.command("analyze", epilog=examples(ANALYZE_EXAMPLES))
 def analyze_command(
     evidence_dir: Annotated[Path, typer.Argument(help="Folder of <host>/<KIND>.txt captured outputs")],
     inventory: Annotated[Path | None, typer.Option(

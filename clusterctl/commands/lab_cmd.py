@@ -9,18 +9,28 @@ import typer
 from rich.table import Table
 
 from clusterctl import lab
-from clusterctl.app import EXIT_FAILED, app
+from clusterctl.app import EXIT_FAILED, app, examples
+from clusterctl.commands.common import JsonOpt, print_json
 from clusterctl.display import console, err_console
 from clusterctl.inventory import InventoryError
 
-lab_app = typer.Typer(help="Create, remove or show the local podman lab (inventories/lab).", no_args_is_help=True)
+LAB_EXAMPLES = """Examples:
+
+  clusterctl lab up
+
+  clusterctl lab status --json
+
+  clusterctl lab down
+"""
+
+lab_app = typer.Typer(help="Create, remove or show the local podman lab (inventories/lab).", no_args_is_help=True,
+                      epilog=examples(LAB_EXAMPLES))
 app.add_typer(lab_app, name="lab")
 
 InvOpt = Annotated[Path | None, typer.Option("--inventory", "-i", help="Lab inventory (default: inventories/lab)")]
 
 
-
-@lab_app.command("up")
+@lab_app.command("up", epilog=examples("Examples:\n\n  clusterctl lab up\n  clusterctl provision inventories/lab\n"))
 def lab_up(inventory: InvOpt = None) -> None:
     """Create the lab network and containers (idempotent) and wait until they accept SSH."""
     try:
@@ -32,7 +42,7 @@ def lab_up(inventory: InvOpt = None) -> None:
     console.print(f"lab up: {', '.join(h.name for h in hosts)}; next: clusterctl provision {inv}")
 
 
-@lab_app.command("down")
+@lab_app.command("down", epilog=examples("Examples:\n\n  clusterctl lab down\n"))
 def lab_down(inventory: InvOpt = None) -> None:
     """Remove the lab containers and network (idempotent)."""
     try:
@@ -43,14 +53,19 @@ def lab_down(inventory: InvOpt = None) -> None:
     console.print(f"lab down: removed {len(removed)} container(s)")
 
 
-@lab_app.command("status")
-def lab_status(inventory: InvOpt = None) -> None:
+@lab_app.command("status", epilog=examples("Examples:\n\n  clusterctl lab status\n  clusterctl lab status --json\n"))
+def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False) -> None:
     """Show each lab container and its state."""
     try:
         rows = lab.status(inventory)
     except (lab.LabError, InventoryError) as exc:
         err_console.print(f"clusterctl lab status: {exc}")
+        if as_json:
+            print_json({"error": str(exc), "exit_code": EXIT_FAILED})
         raise typer.Exit(EXIT_FAILED) from None
+    if as_json:
+        print_json({"hosts": rows})
+        return
     t = Table(title="lab")
     for col in ("host", "container", "address", "state"):
         t.add_column(col)

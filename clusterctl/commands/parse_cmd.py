@@ -9,7 +9,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from clusterctl.app import EXIT_BAD_INPUT, app
+from clusterctl.app import EXIT_BAD_INPUT, app, examples
 
 
 def _kinds() -> list[str]:
@@ -44,7 +44,16 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-@app.command("parse", help=f"Parse FILE as the output of KIND and print normalised JSON "
+PARSE_EXAMPLES = """Examples:
+
+  clusterctl parse ibstat ibstat.txt
+
+  ssh gpu07 nvidia-smi -q | clusterctl parse nvidia-smi-q - --json
+"""
+
+
+@app.command("parse", epilog=examples(PARSE_EXAMPLES),
+             help=f"Parse FILE as the output of KIND and print normalised JSON "
                            f"(rates Gb/s, bandwidth GB/s, sizes bytes, temperatures C). "
                            f"FILE '-' reads stdin. Exit 2 on unknown KIND or unparseable input. "
                            f"KIND is one of: {_kinds_help()}")

@@ -8,13 +8,31 @@ from typing import Annotated, Any
 
 import typer
 
-from clusterctl.app import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, app
+from clusterctl.app import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
+from clusterctl.commands.common import JsonOpt, ansible_command, print_json, result_dict
 from clusterctl.display import console
+
+VERIFY_EXAMPLES = """Examples:
+
+  clusterctl verify inventories/prod
+
+  clusterctl verify inventories/prod --level full --drain
+
+  clusterctl verify inventories/prod --limit 'gpu[01:08]' --json > verify.json
+"""
+
+RESUME_EXAMPLES = """Examples:
+
+  clusterctl resume inventories/prod               # every node clusterctl drained
+
+  clusterctl resume inventories/prod gpu07 gpu12 --json
+"""
 
 InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)")]
 
 
-@app.command("verify")
+@app.command("verify", epilog=examples(VERIFY_EXAMPLES))
+@ansible_command
 def verify_command(
     inventory: InventoryArg,
     level: Annotated[str, typer.Option("--level", help="quick: passive reads; full: + dcgmi diag, nccl-tests, "
@@ -26,6 +44,7 @@ def verify_command(
     hosts: Annotated[str, typer.Option("--hosts", help="Ansible pattern of the nodes to verify (pair tests "
                                                        "over them; 2-node nccl-tests only on slurm_compute)")]
     = "slurm_compute",
+    as_json: JsonOpt = False,
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed."""
     from clusterctl.analysis.engine import analyze_dir
@@ -66,63 +85,43 @@ def verify_command(
     console.print(findings_table(report, f"verify {inventory}"))
     console.print(summary_line(report))
     console.print(f"evidence: {evidence}\nreport: {out_dir / 'verify-report.json'}  {out_dir / 'verify-report.html'}")
+    drained: list[dict[str, str]] = []
     if drain and report.failed:
-        from clusterctl.slurm_drain import drains
+        from clusterctl.slurm import Slurm
+        from clusterctl.slurm_drain import drain_failed
 
-        todo = drains(report)
-        r = run_playbook("drain.yml", inventory, label="drain",
-                         extravars={"clusterctl_drain_action": "drain", "clusterctl_drain_nodes": todo})
-        if r.rc != 0:
-            print_summary(r, "drain")
-            raise typer.Exit(EXIT_FAILED)
-        for d in todo:
-            console.print(f"drained {d['name']}: {d['reason']}")
+        drained = drain_failed(Slurm(inventory), report)
+        for d in drained:
+            console.print(f"drained {d['name']}: {d['reason']}", markup=False)
     unreachable = [h for h, s in result.hosts.items() if s.unreachable]
+    if as_json:
+        print_json({"report": report.to_dict(), "collection": result_dict(result), "evidence": str(evidence),
+                    "report_json": str(out_dir / "verify-report.json"), "drained": drained})
     if report.failed or unreachable:
         raise typer.Exit(EXIT_HOSTS_FAILED)
     raise typer.Exit(EXIT_OK)
 
 
-@app.command("resume")
+@app.command("resume", epilog=examples(RESUME_EXAMPLES))
+@ansible_command
 def resume_command(
     inventory: InventoryArg,
     nodes: Annotated[list[str] | None, typer.Argument(help="Nodes to resume (default: every node clusterctl "
                                                             "drained)")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Return to service nodes drained by clusterctl (reason 'clusterctl: ...'), never admin-drained ones."""
-    import tempfile
-
-    from ccparse import registry
-
     from clusterctl.inventory import load_and_validate
-    from clusterctl.runner import run_playbook
-    from clusterctl.slurm_drain import nodes_from_parsed, select_resumable
+    from clusterctl.slurm import Slurm
+    from clusterctl.slurm_drain import resume_ours
 
     load_and_validate(inventory)
-    with tempfile.TemporaryDirectory(prefix="clusterctl-resume-") as tmp:
-        out = Path(tmp) / "nodes.txt"
-        r = run_playbook("drain.yml", inventory, label="resume-query", record_failures=False,
-                         extravars={"clusterctl_drain_action": "query", "clusterctl_drain_output": str(out)})
-        if r.rc != 0 or not out.is_file():
-            sys.stderr.write(f"clusterctl resume: cannot read node states from the controller (rc {r.rc}); "
-                             f"see {r.artifacts_dir}\n")
-            raise typer.Exit(EXIT_FAILED)
-        text = out.read_text()
-    if "scontrol-node" not in registry.kinds():
-        sys.stderr.write("clusterctl resume: the scontrol-node parser is not available\n")
-        raise typer.Exit(EXIT_FAILED)
-    plan = select_resumable(nodes_from_parsed(registry.parse("scontrol-node", text)), nodes or None)
+    plan = resume_ours(Slurm(inventory), nodes or None)
     for name, why in sorted(plan.refused.items()):
         console.print(f"left alone {name}: {why}", markup=False)
-    if not plan.resume:
-        console.print("nothing to resume")
-        raise typer.Exit(EXIT_OK)
-    r = run_playbook("drain.yml", inventory, label="resume",
-                     extravars={"clusterctl_drain_action": "resume", "clusterctl_drain_nodes": plan.resume})
-    if r.rc != 0:
-        sys.stderr.write(f"clusterctl resume: scontrol failed (rc {r.rc}); see {r.artifacts_dir}\n")
-        raise typer.Exit(EXIT_FAILED)
-    console.print(f"resumed: {', '.join(plan.resume)}")
+    if as_json:
+        print_json({"resumed": plan.resume, "left_alone": dict(sorted(plan.refused.items()))})
+    console.print(f"resumed: {', '.join(plan.resume)}" if plan.resume else "nothing to resume")
     raise typer.Exit(EXIT_OK)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from clusterctl.analysis.engine import HostReport, Report
 from clusterctl.analysis.model import Finding
-from clusterctl.slurm_drain import NodeState, drain_argv, drains, nodes_from_parsed, resume_argv, select_resumable
+from clusterctl.slurm import drain_argv, resume_argv
+from clusterctl.slurm_drain import NodeState, drains, nodes_from_parsed, select_resumable
 
 
 def test_drain_reason_from_top_finding() -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_change_kinds import at
 from typer.testing import CliRunner
 
 from clusterctl.cli import app
-from clusterctl.rollout import COMPONENTS, BatchSpecError, batch_size, batches, disruptive_hosts, wait_fit
+from clusterctl.rollout import BatchSpecError, batch_size, batches, disruptive_hosts, wait_fit
 
 
 @pytest.mark.parametrize(("spec", "total", "size"), [
@@ -30,18 +31,22 @@ def test_batches_cover_every_host_once_in_order() -> None:
     assert out == [hosts[0:3], hosts[3:6], hosts[6:9], hosts[9:10]]
 
 
+ROLES = Path(__file__).resolve().parents[2] / "roles"
+
+
 def test_nccl_change_never_drains() -> None:
-    changes = {"n1": ["nccl : Write /etc/nccl.conf", "nccl : Write /etc/profile.d/nccl.sh"]}
-    assert disruptive_hosts(COMPONENTS["nccl"], changes) == {}
+    tasks = ROLES / "nccl" / "tasks" / "main.yml"
+    changes = {"n1": [at(tasks, "Write the NCCL configuration"), at(tasks, "Write the NCCL login environment")]}
+    assert disruptive_hosts(changes) == {}
 
 
 def test_slurm_reconfigure_is_in_place_restart_drains() -> None:
-    changes = {
-        "ctl": ["slurm_common : Render slurm.conf", "Reconfigure Slurm"],
-        "n1": ["slurm_common : Render slurm.conf", "Reconfigure Slurm"],
-        "n2": ["slurm_common : Render slurm.conf", "Restart slurmd"],
-    }
-    assert disruptive_hosts(COMPONENTS["slurm"], changes) == {"n2": ["Restart slurmd"]}
+    config = ROLES / "slurm_common" / "tasks" / "config.yml"
+    handlers = ROLES / "slurm_common" / "handlers" / "main.yml"
+    render, reconf = at(config, "Render slurm.conf, gres.conf, cgroup.conf"), at(handlers, "Reconfigure Slurm")
+    changes = {"ctl": [render, reconf], "n1": [render, reconf], "n2": [render, at(handlers, "Restart slurmd")]}
+    got = disruptive_hosts(changes)
+    assert list(got) == ["n2"] and [d.task for d in got["n2"]] == ["Restart slurmd"]
 
 
 def test_reconfigure_rejects_unknown_component_and_bad_batch() -> None:
@@ -88,13 +93,14 @@ def test_slurmd_limit_change_drains() -> None:
     """The memlock drop-in needs a slurmd restart: its task names (read from the role) are disruptive."""
     import yaml
 
-    role = Path(__file__).resolve().parents[2] / "roles" / "slurm_compute" / "tasks" / "main.yml"
+    role = ROLES / "slurm_compute" / "tasks" / "main.yml"
     tasks = yaml.safe_load(role.read_text())
     names = [t["name"] for t in tasks
              if "clusterctl-limits.conf" in str(t.get("ansible.builtin.copy") or t.get("ansible.builtin.file") or {})]
     assert len(names) == 2, names  # write and remove
     for name in names:
-        assert disruptive_hosts(COMPONENTS["slurm"], {"n1": [name]}) == {"n1": [name]}
+        got = disruptive_hosts({"n1": [at(role, name)]})
+        assert [(d.task, d.kinds) for d in got["n1"]] == [(name, {"clusterctl_restarts_slurmd"})]
 
 
 class _Clock:

@@ -1,0 +1,190 @@
+"""What every command shares: the options passed through to Ansible, logging, JSON output, and
+the one place where clusterctl's typed errors become messages and exit statuses.
+
+Library modules raise :class:`clusterctl.errors.ClusterctlError` subclasses and return results;
+a command decorated with :func:`ansible_command` (runs Ansible) or :func:`reports_errors` (does
+not) gets them printed and turned into the error's exit status. With ``--json`` the human text of
+a command goes to stderr and stdout carries one JSON document (``{"error": ..., "exit_code": ...}``
+when the command failed).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from clusterctl.display import console, err_console
+from clusterctl.errors import EXIT_BAD_INPUT, ClusterctlError
+from clusterctl.runner import RunOptions, RunResult, current_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (typer's CliRunner swaps it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+_installed: list[logging.Handler] = []
+
+
+def setup_logging(verbosity: int, log_file: Path | None) -> None:
+    """``clusterctl`` logger: warnings on stderr (``-v`` info, ``-vv`` debug, which includes
+    Ansible's own output); everything, Ansible's output included, in ``log_file``."""
+    root = logging.getLogger("clusterctl")
+    for h in _installed:
+        root.removeHandler(h)
+        h.close()
+    _installed.clear()
+    root.setLevel(logging.DEBUG)
+    root.propagate = False
+    err = _StderrHandler()
+    err.setLevel(logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG)
+    err.setFormatter(logging.Formatter("clusterctl: %(message)s"))
+    _installed.append(err)
+    if log_file is not None:
+        try:
+            fh = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as exc:
+            raise ClusterctlError(f"--log-file {log_file}: {exc.strerror or exc}") from None
+        fh.setLevel(logging.DEBUG)
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        _installed.append(fh)
+    for h in _installed:
+        root.addHandler(h)
+
+
+@contextmanager
+def _human_text_to_stderr(on: bool) -> Iterator[None]:
+    if not on:
+        yield
+        return
+    saved = console._file  # None: "whatever sys.stdout is" (rich resolves it on each write)
+    console.file = sys.stderr
+    try:
+        yield
+    finally:
+        console._file = saved
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _report(exc: BaseException, as_json: bool) -> int:
+    from clusterctl.inventory import InventoryError
+
+    if isinstance(exc, InventoryError):
+        lines = [f"{exc.path}/{p}" for p in exc.problems]
+        err_console.print(f"clusterctl: inventory {exc.path} rejected ({len(exc.problems)} problem(s)); "
+                          "nothing was run:", markup=False)
+        for ln in lines:
+            err_console.print(f"  {ln}", markup=False)
+        code, msg, extra = EXIT_BAD_INPUT, f"inventory {exc.path} rejected", {"problems": lines}
+    else:
+        assert isinstance(exc, ClusterctlError)
+        code, msg, extra = exc.exit_code, str(exc), {}
+        err_console.print(f"clusterctl: {msg}", markup=False)
+    if as_json:
+        print_json({"error": msg, "exit_code": code, **extra})
+    return code
+
+
+def _handled() -> tuple[type[BaseException], ...]:
+    from clusterctl.inventory import InventoryError
+
+    return (ClusterctlError, InventoryError)
+
+
+def reports_errors(func: F) -> F:
+    """Typed errors -> message on stderr (and a JSON error document with ``--json``) + exit status."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        as_json = bool(kwargs.get("as_json"))
+        with _human_text_to_stderr(as_json):
+            try:
+                return func(*args, **kwargs)
+            except _handled() as exc:
+                raise typer.Exit(_report(exc, as_json)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+_ANSIBLE_PARAMS = [
+    inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=0, annotation=Annotated[int, typer.Option(
+        "--verbose", "-v", count=True, help="More output; passed to Ansible as its verbosity (-vv, -vvv ...)")]),
+    inspect.Parameter("log_file", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        Path | None, typer.Option("--log-file", help="Write a debug log (Ansible's output included) here")]),
+    inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        int | None, typer.Option("--timeout", min=1, help="Stop each Ansible run after SECONDS (ansible-runner)")]),
+    inspect.Parameter("extra_vars", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        list[str] | None, typer.Option("--extra-vars", "-e", help="Extra variables for Ansible: key=value, "
+                                       "JSON/YAML or @file (repeatable; never shown in process lists)")]),
+    inspect.Parameter("vault_password_file", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        Path | None, typer.Option("--vault-password-file", help="Ansible Vault password file")]),
+]
+
+
+def ansible_command(func: F) -> F:
+    """Add ``-v``, ``--log-file``, ``--timeout``, ``-e`` and ``--vault-password-file`` to a command
+    that runs Ansible; they reach every run it makes (``clusterctl.runner.current_options``)."""
+    sig = inspect.signature(func, eval_str=True)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        opts = RunOptions(verbosity=kwargs.pop("verbose", 0), timeout=kwargs.pop("timeout", None),
+                          extra_vars=tuple(kwargs.pop("extra_vars", None) or ()),
+                          vault_password_file=kwargs.pop("vault_password_file", None))
+        log_file = kwargs.pop("log_file", None)
+        as_json = bool(kwargs.get("as_json"))
+        token = current_options.set(opts)
+        try:
+            with _human_text_to_stderr(as_json):
+                try:
+                    setup_logging(opts.verbosity, log_file)
+                    return func(*args, **kwargs)
+                except _handled() as exc:
+                    raise typer.Exit(_report(exc, as_json)) from None
+        finally:
+            current_options.reset(token)
+
+    wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *_ANSIBLE_PARAMS])  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as one JSON document on stdout")]
+
+
+def result_dict(result: RunResult) -> dict[str, Any]:
+    """A run's result for ``--json``."""
+    return {
+        "status": result.status,
+        "rc": result.rc,
+        "exit_code": result.exit_code,
+        "seconds": round(result.seconds, 1),
+        "artifacts": [str(p) for p in result.passes] or [str(result.artifacts_dir)],
+        "hosts": {h: {"state": s.state, "ok": s.ok, "changed": s.changed, "failed": s.failed,
+                      "unreachable": s.unreachable, "skipped": s.skipped} for h, s in sorted(result.hosts.items())},
+        "failed": dict(sorted(result.failed_hosts.items())),
+        "unreachable": dict(sorted(result.unreachable_hosts.items())),
+        "not_reached": dict(sorted(result.not_reached.items())),
+        "changes": {h: [{"task": c.task, "path": c.path} for c in cs] for h, cs in sorted(result.changed_at.items())},
+    }
