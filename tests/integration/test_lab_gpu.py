@@ -13,6 +13,7 @@ lab-c2 is rebooted. The lab is left as found (stand-in packages purged, mirrors 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,7 +96,8 @@ def test_gpu_driver_rollout_reboots_batch_by_batch(provisioned: Path, tmp_path: 
         assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
         for host in NODES:
             assert sh(host, "dpkg-query -W -f='${Version}' nvidia-driver-550").strip() == "550.90.07-1"
-        assert "RebootProgram=/usr/local/sbin/clusterctl-reboot" in sh("lab-ctl", "scontrol show config")
+        config = sh("lab-ctl", "scontrol show config")
+        assert re.search(r"(?m)^RebootProgram\s*=\s*/usr/local/sbin/clusterctl-reboot$", config), config
 
         # the bump, without consent: the plan is empty and says why
         gv.write_text(yaml.safe_dump({**gpu_vars, "nvidia_gpu_driver_version": "550.127.05"}))
