@@ -8,9 +8,10 @@ folder per inventory (artifacts of each run, the fact cache, the hosts that fail
 reached last time for ``--retry``), streams events to a progress display and to python logging
 (``clusterctl.ansible``: Ansible's own output, ``clusterctl.runner``: what was run).
 
-When every host of a play fails or is unreachable, ansible-playbook stops: later plays never run.
-:func:`run_playbook` then runs the playbook again limited to the hosts it targets that got no
-result yet, until no new host is reached, and reports the rest as *not reached*.
+When every host of a play fails or is unreachable, ansible-playbook stops (event
+``playbook_on_no_hosts_remaining``): later plays never run. :func:`run_playbook` then runs the
+playbook again limited to the hosts it targets that got no result yet, until no new host is
+reached or a pass runs to its end, and reports the hosts still without a result as *not reached*.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class RunResult:
     changed_at: dict[str, list[Change]] = field(default_factory=dict)  # host -> the same, with task_path
     diffs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # host -> (task, diff text)
     not_reached: dict[str, str] = field(default_factory=dict)  # targeted hosts that got no result, why
+    stopped_early: bool = False  # ansible-playbook stopped: every host of a play failed/was unreachable
+    plays_started: int = 0
     passes: list[Path] = field(default_factory=list)  # artifacts of every pass (see run_playbook)
     seconds: float = 0.0
 
@@ -120,6 +123,8 @@ class RunResult:
             for h, items in theirs_l.items():
                 mine_l.setdefault(h, []).extend(items)  # type: ignore[arg-type]
         self.passes.extend(other.passes)
+        self.stopped_early = other.stopped_early
+        self.plays_started = other.plays_started
         if other.rc != 0 and self.rc == 0:
             self.rc = other.rc
         if other.status != "successful":
@@ -240,6 +245,12 @@ def read_last_failed(inventory: Path) -> dict[str, str]:
 
 def _summarise(event: dict[str, Any], result: RunResult) -> None:
     kind = event.get("event", "")
+    if kind == "playbook_on_no_hosts_remaining":
+        result.stopped_early = True
+        return
+    if kind == "playbook_on_play_start":
+        result.plays_started += 1
+        return
     data = event.get("event_data") or {}
     host = data.get("host") or data.get("remote_addr")
     if not host:
@@ -433,12 +444,9 @@ def execute(call: AnsibleCall, on_event: EventHandler | None = None) -> RunResul
     return result
 
 
-def targets(playbook: Path, inventory: Path, limit: str | None) -> list[str] | None:
-    """Inventory hosts (within ``limit``) that the plays of ``playbook`` target, in inventory order;
-    None when that cannot be told (a templated ``hosts:``, an unreadable playbook or inventory)."""
-    from ansible.inventory.manager import InventoryManager
-    from ansible.parsing.dataloader import DataLoader
-
+def play_patterns(playbook: Path) -> list[str] | None:
+    """The ``hosts:`` pattern of each play of ``playbook``; None when that cannot be told (an
+    imported playbook, a templated pattern, an unreadable file)."""
     try:
         plays = yaml.safe_load(playbook.read_text())
     except (OSError, yaml.YAMLError):
@@ -455,6 +463,15 @@ def targets(playbook: Path, inventory: Path, limit: str | None) -> list[str] | N
         if not isinstance(hosts, str) or "{{" in hosts:
             return None
         patterns.append(hosts)
+    return patterns
+
+
+def targets(patterns: list[str], inventory: Path, limit: str | None) -> list[str] | None:
+    """Inventory hosts (within ``limit``) that the play ``patterns`` target, in inventory order;
+    None when Ansible cannot read the inventory (the run itself says why)."""
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+
     quiet = io.StringIO()  # Ansible warns on stderr about patterns matching nothing
     try:
         with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
@@ -465,8 +482,8 @@ def targets(playbook: Path, inventory: Path, limit: str | None) -> list[str] | N
             for pat in patterns:
                 for h in im.get_hosts(pat):
                     seen.setdefault(h.name, None)
-    except Exception as exc:  # an inventory Ansible cannot read: the run itself says why
-        log.debug("cannot tell the targets of %s: %s", playbook, exc)
+    except Exception as exc:
+        log.debug("cannot tell the hosts of %s: %s", patterns, exc)
         return None
     return list(seen)
 
@@ -497,21 +514,32 @@ def run_playbook(
     call = AnsibleCall(inventory, playbook=pb, limit=limit, tags=tags, check=check, diff=diff, forks=forks,
                        extravars=extravars or {}, label=label, options=_options(options))
     result = execute(call, on_event)
-    wanted = targets(pb, inventory, limit)
+    patterns = play_patterns(pb)
+
+    def stopped(r: RunResult) -> bool:
+        """Every host of a play failed or was unreachable: ansible-playbook skipped the later plays."""
+        return r.rc != 0 and (r.stopped_early or (patterns is not None and r.plays_started < len(patterns)))
+
+    early = stopped(result)
+    wanted = targets(patterns, inventory, limit) if patterns and (early or result.status == "timeout") else None
     if wanted is not None:
         for n in range(2, len(wanted) + 2):
             missing = [h for h in wanted if h not in result.hosts]
-            if not missing or result.status in ("timeout", "canceled") or not result.problem_hosts:
+            if not missing or not early or result.status in ("timeout", "canceled"):
                 break
             log.warning("ansible-playbook stopped before %s (every host of a play failed or was unreachable); "
                         "running the later plays for them", ",".join(missing))
             more = execute(replace(call, limit=",".join(missing), label=f"{label}-cont{n}"), on_event)
+            early = stopped(more)
             result.merge(more)
             if not any(h in more.hosts for h in missing):
                 break
-        why = "timed out before reaching it" if result.status == "timeout" else \
-            "never reached (the run stopped before its plays)"
-        result.not_reached = {h: why for h in wanted if h not in result.hosts}
+        # hosts without a result count as not reached only when the run stopped before them (a host
+        # whose plays had nothing to do under --tags gets no result either, and is fine)
+        if early or result.status == "timeout":
+            why = "timed out before reaching it" if result.status == "timeout" else \
+                "never reached (the run stopped before its plays)"
+            result.not_reached = {h: why for h in wanted if h not in result.hosts}
     if record_failures and not check:
         _record_failures(inventory, result, limit)
     return result

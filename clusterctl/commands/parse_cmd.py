@@ -9,7 +9,9 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from clusterctl.app import EXIT_BAD_INPUT, app, examples
+from clusterctl.app import app, examples
+from clusterctl.commands.common import reports_errors
+from clusterctl.errors import UsageError
 
 
 def _kinds() -> list[str]:
@@ -26,9 +28,8 @@ def _kinds_help() -> str:
 
 
 def _fail(msg: str) -> NoReturn:
-    """Plain text on stderr (no markup: tool output may hold brackets), exit 2."""
-    sys.stderr.write(f"clusterctl parse: {msg}\n")
-    raise typer.Exit(EXIT_BAD_INPUT)
+    """Refuse the input: ``clusterctl: parse: msg`` on stderr (plain text), exit 2 (reports_errors)."""
+    raise UsageError(f"parse: {msg}")
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -57,6 +58,7 @@ PARSE_EXAMPLES = """Examples:
                            f"(rates Gb/s, bandwidth GB/s, sizes bytes, temperatures C). "
                            f"FILE '-' reads stdin. Exit 2 on unknown KIND or unparseable input. "
                            f"KIND is one of: {_kinds_help()}")
+@reports_errors
 def parse_command(
     kind: Annotated[str, typer.Argument(help="Tool output kind, e.g. ibstat, nvidia-smi-q, nccl-tests")],
     file: Annotated[Path, typer.Argument(help="Captured output ('-' for stdin)")],

@@ -93,7 +93,7 @@ def verify_command(
         drained = drain_failed(Slurm(inventory), report)
         for d in drained:
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
-    unreachable = [h for h, s in result.hosts.items() if s.unreachable]
+    unreachable = [h for h, s in result.hosts.items() if s.unreachable] + list(result.not_reached)
     if as_json:
         print_json({"report": report.to_dict(), "collection": result_dict(result), "evidence": str(evidence),
                     "report_json": str(out_dir / "verify-report.json"), "drained": drained})

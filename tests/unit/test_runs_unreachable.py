@@ -81,6 +81,7 @@ def test_hosts_a_stopped_run_never_reached_are_reported(tmp_path: Path, monkeypa
         calls.append(call.limit)
         r = RunResult(rc=4, status="failed", artifacts_dir=tmp_path / f"run{len(calls)}",
                       passes=[tmp_path / f"run{len(calls)}"])
+        runner._summarise({"event": "playbook_on_no_hosts_remaining", "event_data": {}}, r)
         if len(calls) == 1:
             for h in ("lab-c1", "lab-c2"):
                 runner._summarise({"event": "runner_on_unreachable", "event_data": {
@@ -95,6 +96,23 @@ def test_hosts_a_stopped_run_never_reached_are_reported(tmp_path: Path, monkeypa
     assert list(res.not_reached) == ["lab-ctl"] and "never reached" in res.not_reached["lab-ctl"]
     assert res.exit_code == 4 and res.problem_hosts == ["lab-c1", "lab-c2", "lab-ctl"]
     assert sorted(read_last_failed(REPO / "inventories" / "lab")) == ["lab-c1", "lab-c2", "lab-ctl"]
+
+
+def test_hosts_without_results_in_a_run_that_went_to_its_end_are_fine(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --tags, a host whose plays had nothing to do gets no result: not 'not reached'."""
+    monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
+    calls: list[str | None] = []
+
+    def fake_execute(call: runner.AnsibleCall, on_event: object = None) -> RunResult:
+        calls.append(call.limit)
+        r = RunResult(rc=0, status="successful", artifacts_dir=tmp_path, passes=[tmp_path])
+        runner._summarise({"event": "runner_on_ok", "event_data": {"host": "lab-c1", "task": "t", "res": {}}}, r)
+        return r
+
+    monkeypatch.setattr(runner, "execute", fake_execute)
+    res = runner.run_playbook("site.yml", REPO / "inventories" / "lab", tags="nccl", check=True)
+    assert calls == [None] and res.not_reached == {} and res.exit_code == 0
 
 
 def test_plan_with_an_unreachable_host_is_incomplete(tmp_path: Path) -> None:
