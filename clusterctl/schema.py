@@ -28,7 +28,8 @@ SECRET_KEYS = re.compile(r"(^|_)(password|passwd|secret|token|munge_key|access_k
 # known name, type, choices); the roles validate their values in depth when they run.
 ROLE_PREFIXES = (
     "munge_", "slurm_common_", "slurm_controller_", "slurm_compute_", "slurm_dbd_", "rdma_", "roce_qos_",
-    "nccl_", "juicefs_", "lustre_client_", "node_health_", "ansible_", "clusterctl_", "vault_",
+    "nccl_", "juicefs_", "lustre_client_", "node_health_", "nvidia_gpu_", "gpu_tools_", "ansible_", "clusterctl_",
+    "vault_",
 )
 
 Validator = Callable[[str, str, Any], list[Problem]]
