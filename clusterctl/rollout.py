@@ -50,6 +50,8 @@ COMPONENTS: dict[str, Component] = {
         Component("roce", "roce", "QoS and MTU changes flap traffic on the port: drains"),
         Component("storage", "storage", "a remount breaks open files: drains"),
         Component("rdma", "rdma", "driver or package changes need the RDMA stack idle: drains"),
+        Component("gpu", "gpu", "a new NVIDIA driver (or kernel) is active only after a reboot: drains, reboots "
+                                "through Slurm, verifies, resumes"),
     )
 }
 
@@ -122,6 +124,37 @@ def unfit_nodes(nodes: list[str], states: dict[str, str]) -> dict[str, str]:
 
 #: seconds a batch's nodes get to become (and stay) fit after a change, and again after resume
 SETTLE_TIMEOUT = 90.0
+#: seconds a rebooted batch gets to come back (a new BootTime, fit in two checks in a row)
+REBOOT_TIMEOUT = 900.0
+REBOOTS = "clusterctl_reboots"
+
+
+def reboot_hosts(disruptive: dict[str, list[Disruption]], nodes: list[str]) -> list[str]:
+    """Nodes (of ``nodes``) whose planned change declares the ``clusterctl_reboots`` kind."""
+    return [n for n in nodes if any(REBOOTS in d.kinds for d in disruptive.get(n, []))]
+
+
+def wait_rebooted(nodes: list[str], before: dict[str, str], boot_times: Callable[[], dict[str, str]],
+                  states: Callable[[], dict[str, str]], timeout: float = REBOOT_TIMEOUT, interval: float = 3.0,
+                  clock: Callable[[], float] = time.monotonic,
+                  sleep: Callable[[float], None] = time.sleep) -> dict[str, str]:
+    """Wait until every node reports a BootTime other than ``before`` and is no longer in a reboot
+    state nor unfit, in two checks in a row; {} then, else node -> what it still shows at ``timeout``."""
+    deadline = clock() + timeout
+    in_row = 0
+    while True:
+        boots, st = boot_times(), states()
+        bad: dict[str, str] = {}
+        for n in nodes:
+            s = st.get(n, "missing")
+            if boots.get(n) in (None, before.get(n)):
+                bad[n] = f"not rebooted yet (BootTime {boots.get(n)}, {s})"
+            elif "reboot" in s.lower() or unfit_nodes([n], st):
+                bad[n] = s
+        in_row = 0 if bad else in_row + 1
+        if in_row >= 2 or (bad and clock() >= deadline):
+            return bad
+        sleep(interval)
 
 
 def wait_fit(nodes: list[str], states: Callable[[], dict[str, str]], timeout: float = SETTLE_TIMEOUT,
@@ -194,6 +227,8 @@ class SlurmNodes(Protocol):
     def jobs_on(self, nodes: Sequence[str]) -> list[str]: ...
     def node_info(self, nodes: Sequence[str]) -> dict[str, tuple[str, str]]: ...
     def node_states(self, nodes: Sequence[str]) -> dict[str, str]: ...
+    def reboot(self, nodes: Sequence[str], reason: str) -> None: ...
+    def boot_times(self, nodes: Sequence[str]) -> dict[str, str]: ...
 
 
 def _failed(code: int, msg: str) -> ClusterctlError:
@@ -218,6 +253,9 @@ class Rollout:
     say: Callable[[str], None]
     drain_timeout: float = 3600
     settle_timeout: float = SETTLE_TIMEOUT
+    #: node list -> node -> why it failed the quick verify ({} when all pass); run after a reboot
+    verify: Callable[[list[str]], dict[str, str]] | None = None
+    reboot_timeout: float = REBOOT_TIMEOUT
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
 
@@ -228,13 +266,14 @@ class Rollout:
             untouched = ", ".join(h for b in rollout[i:] for h in b) or "-"
             drained: list[str] = []
             try:
-                self._batch(i, label, nodes, untouched, drained)
+                self._batch(i, label, nodes, untouched, drained, reboot_hosts(plan.disruptive, nodes))
             except (SlurmError, Unreachable) as exc:
                 raise type(exc)(f"{label}: {exc}; rollout stopped; drained by this rollout: "
                                 f"{', '.join(drained) or 'see sinfo'} (reason '{REASON_PREFIX} ...', "
                                 f"`clusterctl resume` returns them); untouched: {untouched}") from None
 
-    def _batch(self, index: int, label: str, nodes: list[str], untouched: str, drained: list[str]) -> None:
+    def _batch(self, index: int, label: str, nodes: list[str], untouched: str, drained: list[str],
+               reboot: list[str] | None = None) -> None:
         reason = f"{REASON_PREFIX} reconfigure {self.component}"
         held = held_by_others(self.slurm.node_info(nodes), REASON_PREFIX + " reconfigure")
         ours = [n for n in nodes if n not in held]
@@ -267,8 +306,14 @@ class Rollout:
         if bad:
             raise HostsFailed(f"{label}: verify failed: {', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; "
                               f"batch stays drained (reason '{reason}'); rollout stopped; untouched: {untouched}")
+        rebooted = [n for n in reboot or [] if n in ours]
+        if reboot:
+            self._reboot(label, rebooted, [n for n in reboot if n not in ours], reason, untouched)
         if ours:
-            self.slurm.resume(ours)
+            # nextstate=RESUME may already have returned the rebooted ones: resume what is still drained
+            back = set(rebooted) - {n for n, s in self.slurm.node_states(rebooted).items() if "drain" in s.lower()}
+            if [n for n in ours if n not in back]:
+                self.slurm.resume([n for n in ours if n not in back])
             drained.clear()
             bad = wait_fit(ours, lambda: self.slurm.node_states(nodes), timeout=self.settle_timeout,
                            clock=self.clock, sleep=self.sleep)
@@ -277,3 +322,30 @@ class Rollout:
                                   f"{', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}; rollout stopped; "
                                   f"untouched: {untouched}")
         self.say(f"{label}: changed, verified, resumed")
+
+    def _reboot(self, label: str, ours: list[str], held: list[str], reason: str, untouched: str) -> None:
+        """Reboot ``ours`` through Slurm (RebootProgram), wait for them, quick-verify them; a node that
+        fails is drained again and the rollout stops. ``held`` (out of service for someone else's
+        reason) are not rebooted: their reboot stays pending, said so."""
+        for n in held:
+            self.say(f"{label}: {n} is held by someone else: not rebooted; the change is active after its next reboot")
+        if not ours:
+            return
+        before = self.slurm.boot_times(ours)
+        self.say(f"{label}: rebooting {', '.join(ours)} through Slurm (scontrol reboot ASAP nextstate=RESUME)")
+        self.slurm.reboot(ours, f"{reason}: reboot")
+        bad = wait_rebooted(ours, before, lambda: self.slurm.boot_times(ours), lambda: self.slurm.node_states(ours),
+                            timeout=self.reboot_timeout, clock=self.clock, sleep=self.sleep)
+        if bad:
+            raise HostsFailed(f"{label}: reboot not completed: {', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}"
+                              f"; rollout stopped; untouched: {untouched}")
+        self.say(f"{label}: {', '.join(ours)} back from the reboot")
+        failed = self.verify(ours) if self.verify else {}
+        if failed:
+            self.slurm.drain(sorted(failed), f"{reason}: verify failed after reboot")
+            raise HostsFailed(f"{label}: quick verify failed after the reboot: "
+                              f"{'; '.join(f'{n}: {w}' for n, w in sorted(failed.items()))}; drained again "
+                              f"(reason '{reason}: verify failed after reboot'); rollout stopped; "
+                              f"untouched: {untouched}")
+        if self.verify:
+            self.say(f"{label}: quick verify passed on {', '.join(ours)}")

@@ -55,6 +55,27 @@ def resume_argv(nodes: Sequence[str] | str) -> list[str]:
             "State=RESUME"]
 
 
+def reboot_argv(nodes: Sequence[str], reason: str) -> list[str]:
+    """``scontrol reboot ASAP nextstate=RESUME reason=... NODES``: slurmd runs the RebootProgram once
+    the node is idle; the node returns to service when slurmd registers with a new boot time."""
+    return ["scontrol", "reboot", "ASAP", "nextstate=RESUME", f"reason={check_reason(reason)}", node_list(nodes)]
+
+
+def boot_times_argv(nodes: Sequence[str]) -> list[str]:
+    return ["scontrol", "--oneliner", "show", "node", node_list(nodes)]
+
+
+def parse_boot_times(text: str) -> dict[str, str]:
+    """node -> its ``BootTime=`` value from ``scontrol --oneliner show node`` (one node per line)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        name = re.search(r"(?:^|\s)NodeName=(\S+)", line)
+        boot = re.search(r"(?:^|\s)BootTime=(\S+)", line)
+        if name and boot:
+            out[name.group(1)] = boot.group(1)
+    return out
+
+
 def show_nodes_argv() -> list[str]:
     return ["scontrol", "show", "node"]
 
@@ -118,6 +139,12 @@ class Slurm:
 
     def node_states(self, nodes: Sequence[str]) -> dict[str, str]:
         return {n: state for n, (state, _) in self.node_info(nodes).items()}
+
+    def reboot(self, nodes: Sequence[str], reason: str) -> None:
+        self.run(reboot_argv(nodes, reason))
+
+    def boot_times(self, nodes: Sequence[str]) -> dict[str, str]:
+        return parse_boot_times(self.run(boot_times_argv(nodes)))
 
     def show_nodes(self) -> str:
         """``scontrol show node`` text (for the ``scontrol-node`` parser)."""

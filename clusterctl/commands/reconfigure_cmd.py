@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,7 +13,7 @@ from clusterctl.commands.common import JsonOpt, ansible_command, print_json, res
 from clusterctl.commands.provision_cmd import InventoryArg, print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK, UsageError
-from clusterctl.inventory import load_checked
+from clusterctl.inventory import Inventory, load_checked
 from clusterctl.rollout import COMPONENTS, Rollout, batches, plan_rollout
 from clusterctl.runner import RunResult
 from clusterctl.slurm import Slurm
@@ -23,6 +25,8 @@ EXAMPLES = """Examples:
   clusterctl reconfigure inventories/prod --component slurm --batch 25% --plan
 
   clusterctl reconfigure inventories/prod --component roce --batch 2 --drain-timeout 1800 --json
+
+  clusterctl reconfigure inventories/prod --component gpu --batch 2 -e nvidia_gpu_allow_driver_change=true
 """
 
 
@@ -30,7 +34,7 @@ EXAMPLES = """Examples:
 @ansible_command
 def reconfigure(
     inventory: InventoryArg,
-    component: Annotated[str, typer.Option("--component", "-c", help="nccl, roce, slurm, storage or rdma")],
+    component: Annotated[str, typer.Option("--component", "-c", help="nccl, roce, slurm, storage, rdma or gpu")],
     batch: Annotated[str | None, typer.Option("--batch", help="Hosts drained at a time: N or P% (default 1)")] = None,
     drain_timeout: Annotated[int, typer.Option(help="Seconds to wait for a drained batch's jobs to end")] = 3600,
     dry_run: Annotated[bool, typer.Option("--plan", help="Only show what would change and how it would roll out")]
@@ -59,6 +63,9 @@ def reconfigure(
     print_plan(plan)
     if not plan.changes:
         console.print(f"reconfigure {component}: nothing to change")
+        if component == "gpu":
+            console.print("  (a driver version change needs nvidia_gpu_allow_driver_change=true, in the inventory "
+                          "or with -e; without it the role keeps the installed driver)")
         if as_json:
             print_json({**out, "done": True, "exit_code": EXIT_OK})
         raise typer.Exit(EXIT_OK)
@@ -88,7 +95,33 @@ def reconfigure(
 
     if rollout.batches:
         Rollout(Slurm(inventory), component, apply, lambda line: console.print(line, markup=False),
-                drain_timeout=drain_timeout).run(rollout)
+                drain_timeout=drain_timeout, verify=lambda nodes: quick_verify(inventory, inv, nodes)).run(rollout)
     console.print(f"reconfigure {component}: done")
     if as_json:
         print_json({**out, "done": True, "exit_code": EXIT_OK})
+
+
+def quick_verify(inventory: Path, inv: Inventory, nodes: list[str]) -> dict[str, str]:
+    """``clusterctl verify --level quick`` on ``nodes`` only: node -> why it failed ({} if none did).
+
+    A node without evidence (collection failed, unreachable) fails too. Run after a batch's reboot.
+    """
+    from clusterctl.analysis.engine import analyze_dir
+    from clusterctl.analysis.expectations import build
+    from clusterctl.runner import run_playbook, state_dir
+
+    evidence = state_dir(inventory) / "evidence" / f"reconfigure-{time.strftime('%Y%m%dT%H%M%S')}-{nodes[0]}"
+    evidence.mkdir(parents=True, exist_ok=True)
+    run_playbook("verify.yml", inventory, limit=",".join(nodes), label="reconfigure-verify",
+                 extravars={"clusterctl_evidence_dir": str(evidence), "clusterctl_verify_level": "quick",
+                            "clusterctl_verify_hosts": ",".join(nodes)})
+    report = analyze_dir(evidence, build(inv.spec()))
+    out: dict[str, str] = {}
+    for n in nodes:
+        host = report.hosts.get(n)
+        if host is None:
+            out[n] = f"no evidence collected (see {evidence})"
+        elif host.status == "failed":
+            why = "; ".join(f"{f.check}: {f.message}" for f in host.findings if f.severity == "critical")
+            out[n] = why[:300] or "failed"
+    return out

@@ -31,7 +31,7 @@ def test_every_kind_tag_of_the_roles_is_in_the_vocabulary() -> None:
     for f in [*ROLE_FILES, *REPO.glob("playbooks/*.yml")]:
         for t in declared(f):  # raises UnknownKindError on a clusterctl_* typo
             found |= t.kinds
-    assert found == {"clusterctl_disrupts_jobs", "clusterctl_restarts_slurmd"}  # clusterctl_reboots: none yet
+    assert found == {"clusterctl_disrupts_jobs", "clusterctl_restarts_slurmd", "clusterctl_reboots"}
 
 
 def _restarts(task: dict[str, object]) -> str | None:

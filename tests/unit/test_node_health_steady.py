@@ -54,7 +54,8 @@ def test_steady_state_skips_and_drift_is_rewritten(tmp_path: Path) -> None:
     changed, out = run(tmp_path)
     assert changed == 0
     for task in ("Create the settings folder", "Install the check settings", "Install clusterctl-node-check"):
-        assert re.search(rf"TASK \[clusterctl\.hpc\.node_health : {task}\][^\n]*\n(skipping: \[n1\]|\s*$)", out), out[-3000:]
+        head = rf"TASK \[clusterctl\.hpc\.node_health : {task}\]"
+        assert re.search(head + r"[^\n]*\n(skipping: \[n1\]|\s*$)", out), out[-3000:]
     # drift: a deleted settings file and a program that lost its execute bit
     conf.unlink()
     prog.chmod(0o644)

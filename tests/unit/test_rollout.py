@@ -51,8 +51,8 @@ def test_slurm_reconfigure_is_in_place_restart_drains() -> None:
 
 def test_reconfigure_rejects_unknown_component_and_bad_batch() -> None:
     r = CliRunner()
-    res = r.invoke(app, ["reconfigure", "inventories/lab", "--component", "gpu"])
-    assert res.exit_code == 2 and "--component 'gpu'" in res.output
+    res = r.invoke(app, ["reconfigure", "inventories/lab", "--component", "tpu"])
+    assert res.exit_code == 2 and "--component 'tpu'" in res.output
     res = r.invoke(app, ["reconfigure", "inventories/lab", "--component", "roce", "--batch", "0"])
     assert res.exit_code == 2 and "--batch '0'" in res.output
 

@@ -136,3 +136,4 @@ def test_failed_apply_stops_with_the_batch_drained() -> None:
     with pytest.raises(HostsFailed, match=r"apply failed on c1; the batch stays drained .*untouched: c2"):
         _rollout(slurm, applied, lines, apply_rc=2).run(PLAN)
     assert slurm.calls == [("drain", ["c1"])]
+
