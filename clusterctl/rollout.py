@@ -311,7 +311,8 @@ class Rollout:
             self._reboot(label, rebooted, [n for n in reboot if n not in ours], reason, untouched)
         if ours:
             # nextstate=RESUME may already have returned the rebooted ones: resume what is still drained
-            back = set(rebooted) - {n for n, s in self.slurm.node_states(rebooted).items() if "drain" in s.lower()}
+            back = (set(rebooted) - {n for n, s in self.slurm.node_states(rebooted).items() if "drain" in s.lower()}
+                    if rebooted else set())
             if [n for n in ours if n not in back]:
                 self.slurm.resume([n for n in ours if n not in back])
             drained.clear()

@@ -12,7 +12,7 @@ import pytest
 from clusterctl.errors import HostsFailed, SlurmError, Unreachable, UsageError
 from clusterctl.rollout import Rollout, RolloutPlan
 from clusterctl.runner import RunResult
-from clusterctl.slurm import Slurm, drain_argv, parse_sinfo, resume_argv, sinfo_argv, squeue_argv
+from clusterctl.slurm import Slurm, drain_argv, node_list, parse_sinfo, resume_argv, sinfo_argv, squeue_argv
 
 
 def test_argv_lists() -> None:
@@ -80,9 +80,11 @@ class FakeSlurm:
         return ["42"] if self.job_polls >= 0 else []
 
     def node_info(self, nodes: Sequence[str]) -> dict[str, tuple[str, str]]:
+        node_list(nodes)  # the real Slurm wrapper refuses an empty node list (UsageError): so does the fake
         return {n: self.states.get(n, ("idle", "none")) for n in nodes}
 
     def node_states(self, nodes: Sequence[str]) -> dict[str, str]:
+        node_list(nodes)
         return {n: "idle" for n in nodes}
 
 
