@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
 
 TOOL = "nvidia-smi"
 
@@ -56,12 +56,13 @@ def lost_gpu(line: str) -> dict[str, str] | None:
 def norm_bus_id(bus: str) -> str:
     """``0008:00:00.0`` and ``00000008:00:00.0`` -> ``00000008:00:00.0`` (upper-case hex)."""
     dom, _, rest = bus.partition(":")
-    return f"{int(dom, 16):08X}:{rest.upper()}"
+    n = to_int(dom, 16)
+    return f"{n:08X}:{rest.upper()}" if n is not None else bus.upper()
 
 
 def _num(v: str) -> float | None:
     m = re.match(r"^(-?\d+(?:\.\d+)?)", v)
-    return float(m.group(1)) if m else None
+    return to_float(m.group(1)) if m else None
 
 
 @parser("nvidia-smi")
@@ -105,11 +106,11 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         r1 = _ROW1.match(s)
         if r1:
             mode = r1.group(3)
-            pending = {"index": int(r1.group(1)), "name": r1.group(2).strip(),
+            pending = {"index": need_int(r1.group(1), TOOL, lineno, "GPU index"), "name": r1.group(2).strip(),
                        "persistence_mode": mode if mode in ("On", "Off") else None,
                        "driver_model": mode if mode in ("WDDM", "TCC", "MCDM") else None,
                        "bus_id": norm_bus_id(r1.group(4)), "display_active": r1.group(5),
-                       "ecc_uncorrected_volatile": int(r1.group(6)) if r1.group(6).isdigit() else None,
+                       "ecc_uncorrected_volatile": to_int(r1.group(6)) if r1.group(6).isdigit() else None,
                        "line": lineno}
             continue
         r2 = _ROW2.match(s)
