@@ -125,3 +125,29 @@ def test_mutated_real_captures_give_result_or_parse_error(kind: str, data: st.Da
 @given(text=st.text(max_size=400))
 def test_random_text_gives_result_or_parse_error(kind: str, text: str) -> None:
     _check(kind, text)
+
+
+#: the pieces a very long line is made of in the deterministic sweep below
+LONG_UNITS = ["a", " ", "1 ", ": ", "a."]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_long_line_after_every_line_start_of_the_seeds_parses_in_time(kind: str) -> None:
+    # deterministic sweep beside the random draws: each distinct line start of the seeds (a
+    # syslog stamp, a table cell, a key) followed by 200k characters, at the start and in the
+    # middle of a seed; a regex that retries an unbounded run at every position takes minutes here
+    starts: list[str] = []
+    for seed in SEEDS[kind]:
+        for line in seed.split("\n"):
+            if line[:20] not in starts:
+                starts.append(line[:20])
+    seed = SEEDS[kind][0]
+    lines = seed.split("\n")
+    mid = len(lines) // 2
+    budget = time.perf_counter() + 60  # the whole sweep of a KIND, generous for a shared CI box
+    for start in starts[:30]:
+        for unit in LONG_UNITS:
+            long_line = start + unit * (200_000 // len(unit))
+            for text in (long_line + "\n" + seed, "\n".join([*lines[:mid], long_line, *lines[mid:]])):
+                _check(kind, text)
+        assert time.perf_counter() < budget, f"{kind}: long-line sweep over its time budget"
