@@ -128,13 +128,13 @@ def test_random_text_gives_result_or_parse_error(kind: str, text: str) -> None:
 
 
 #: the pieces a very long line is made of in the deterministic sweep below
-LONG_UNITS = ["a", " ", "1 ", ": ", "a."]
+LONG_UNITS = ["a", " ", "1 ", ": ", "a.", "[", "/"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_long_line_after_every_line_start_of_the_seeds_parses_in_time(kind: str) -> None:
     # deterministic sweep beside the random draws: each distinct line start of the seeds (a
-    # syslog stamp, a table cell, a key) followed by 200k characters, at the start and in the
+    # syslog stamp, a table cell, a key) followed by 100k characters, at the start and in the
     # middle of a seed; a regex that retries an unbounded run at every position takes minutes here
     starts: list[str] = []
     for seed in SEEDS[kind]:
@@ -147,7 +147,7 @@ def test_a_long_line_after_every_line_start_of_the_seeds_parses_in_time(kind: st
     budget = time.perf_counter() + 60  # the whole sweep of a KIND, generous for a shared CI box
     for start in starts[:30]:
         for unit in LONG_UNITS:
-            long_line = start + unit * (200_000 // len(unit))
+            long_line = start + unit * (100_000 // len(unit))  # quadratic on 100k is minutes
             for text in (long_line + "\n" + seed, "\n".join([*lines[:mid], long_line, *lines[mid:]])):
                 _check(kind, text)
         assert time.perf_counter() < budget, f"{kind}: long-line sweep over its time budget"

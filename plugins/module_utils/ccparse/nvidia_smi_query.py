@@ -39,7 +39,8 @@ from .nvidia_smi_table import lost_gpu
 TOOL = "nvidia-smi --query-gpu"
 
 _NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]", ""}
-_UNIT_SUFFIX = re.compile(r"\s*\[[^\]]*\]\s*$")
+#: a header's unit (``memory.used [MiB]``); no ``[`` inside, so a run of ``[`` is not rescanned from each one
+_UNIT_SUFFIX = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 _NUM_UNIT = re.compile(r"^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%|W|MiB|MHz|C|KB/s|GiB|x|us|mV)?$")
 
 #: NVML ``nvmlClocksEventReason*`` bits (nvml.h) -> reason key

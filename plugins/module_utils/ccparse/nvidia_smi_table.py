@@ -34,8 +34,10 @@ _BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)\s+CU
 _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
                    r"\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
-_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|"
-                   r"\s*(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s+(.+?)\s*\|$")
+#: cells hold no ``|`` and a value before `` / `` no ``/``: with ``\S+`` a long run of ``/`` or ``|``
+#: could be split between the groups in very many ways (seconds on one long line)
+_ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+([^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
+                   r"\s*([^\s|/]+)\s*/\s*([^\s|]+)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")

@@ -116,7 +116,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
 
 
 _REST_OF_LINE = ("OS", "Reason", "Comment", "Extra")
-_REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\]]+)@(?P<time>[^\]]+)\]\s*$")
+#: ``Reason=text [user@time]``; no ``[`` inside the brackets, so a run of ``[`` is not rescanned from each one
+_REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\[\]]+)@(?P<time>[^\[\]]+)\]\s*$")
 
 
 def _int(v: str | None) -> int | None:
