@@ -10,7 +10,7 @@ from typing import Any
 
 from ccparse import registry
 
-from bench.bench_corpus_gpu import CORPUS, strip_header
+from bench.bench_corpus import CORPUS, read_capture
 from clusterctl.analysis import checks
 from clusterctl.analysis.expectations import build
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding
@@ -23,7 +23,7 @@ def run(rel: str, **spec: Any) -> list[Finding]:
     assert rel not in HELD, f"{rel} is held out: never used in tests"
     checks.load_all()
     kind = rel.split("/", 1)[0]
-    data = registry.parse(kind, strip_header((PART / rel).read_text()))
+    data = registry.parse(kind, read_capture(PART / rel))
     exp = build(spec)
     out: list[Finding] = []
     for fn in CHECKS[kind]:
@@ -117,8 +117,7 @@ def test_nvlink_all_links_inactive_b200() -> None:
 
 def test_ansi_underlined_topo_and_tab_separated_topo_parse() -> None:
     assert run("nvidia-smi-topo/ne-h100-80gb-hbm3-590.48.01.txt") == []
-    data = registry.parse("nvidia-smi-topo", strip_header((PART / "nvidia-smi-topo/nccl933-h800-nv8-cut.txt")
-                                                          .read_text()))
+    data = registry.parse("nvidia-smi-topo", read_capture(PART / "nvidia-smi-topo/nccl933-h800-nv8-cut.txt"))
     assert data["truncated"] and [g["name"] for g in data["gpus"]] == [f"GPU{i}" for i in range(7)]
 
 
@@ -145,7 +144,7 @@ def test_nccl_log_warn_after_file_line() -> None:
 
 
 def test_grepped_nccl_line_without_prefix() -> None:
-    data = registry.parse("nccl-log", strip_header((PART / "nccl-log/mleng-net-ib-8rails-line.txt").read_text()))
+    data = registry.parse("nccl-log", read_capture(PART / "nccl-log/mleng-net-ib-8rails-line.txt"))
     assert data["ib_devices"] == [f"mlx5_{i}" for i in range(8)]
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from ccparse import registry
 from conftest import FIXTURES, read_fixture
+from test_parsers_property import SEEDS  # real captures per KIND (fixtures and non-held-out corpus)
 from typer.testing import CliRunner
 
 from clusterctl.analysis import checks
@@ -110,3 +113,38 @@ def test_analyze_inventory_expectations(tmp_path: Path) -> None:
     assert exp["fabric"] == "roce" and exp["ib_rate_gbps"] == 200  # later file wins
     assert exp["straggler_threshold"] == 0.25  # analysis default
     assert isinstance(exp["secret"], VaultValue)  # opaque, never decrypted
+
+
+def _mutations(text: str) -> list[str]:
+    """Fixed, reproducible mutations of a real capture, of the kinds that made parsers crash."""
+    num = re.compile(r"\d+(?:\.\d+)?")
+    lines = text.split("\n")
+    mid = len(lines) // 2
+    return [
+        num.sub("9" * 5000, text, count=3),  # int(): Python's int max str digits
+        num.sub("9" * 5000, text),
+        num.sub("1e999", text, count=3),  # float() -> inf -> int(): OverflowError
+        num.sub("1e999", text),
+        num.sub("NaN", text, count=3),
+        num.sub("-1", text),
+        "\n".join([*lines[:mid], lines[mid][:20] + "9" * 200000, *lines[mid:]]),  # a very long line
+        "\n".join([*lines[:mid], "[" * 50000, *lines[mid:]]),  # nested past the JSON decoder's depth
+        text[: len(text) // 2] + "\x00" + text[len(text) // 2:],
+        "\n".join(lines[:mid]),  # truncated
+    ]
+
+
+@pytest.mark.parametrize("kind", registry.kinds())
+def test_parse_of_a_mutated_capture_exits_0_or_2_never_a_traceback(kind: str, tmp_path: Path) -> None:
+    # issue 14: a file the parser cannot read is a ParseError naming the line (exit 2), nothing else
+    for i, text in enumerate(m for seed in SEEDS[kind][:3] for m in _mutations(seed)):
+        f = tmp_path / f"m{i}.txt"
+        f.write_text(text, encoding="utf-8", errors="replace")
+        r = runner.invoke(app, ["parse", kind, str(f), "--json"])
+        assert r.exit_code in (0, 2), (kind, i, r.exit_code, repr(r.exception))
+        assert r.exception is None or isinstance(r.exception, SystemExit), (kind, i, repr(r.exception))
+        assert "Traceback" not in r.output, (kind, i)
+        if r.exit_code == 2:
+            assert "cannot parse input" in r.stderr, (kind, i, r.stderr[:200])
+        else:
+            json.loads(r.stdout)

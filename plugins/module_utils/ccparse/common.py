@@ -1,7 +1,9 @@
-"""Shared pieces of every parser: the error type and the KIND registry."""
+"""Shared pieces of every parser: the error type, the KIND registry and bounded number helpers."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -39,3 +41,82 @@ def strip_source_line(text: str) -> str:
     if text.startswith("# source:") or text.startswith("#source:"):
         return text.split("\n", 1)[1] if "\n" in text else ""
     return text
+
+
+#: no number any supported tool prints has more characters than this (a 64-bit counter has 20
+#: digits, a hex GUID 18); longer text is not a number of that tool. It also keeps every
+#: conversion far below Python's int max str digits (4300), where ``int()`` raises ValueError.
+MAX_NUMBER_CHARS = 40
+
+
+def to_int(text: Any, base: int = 10) -> int | None:
+    """``int(text, base)`` for captured text, or None when it is not a bounded integer.
+
+    Never raises: an overlong digit string, a sign-only or non-numeric token, ``inf``/``nan`` all
+    give None (callers that must have a number use :func:`need_int`). ``bool`` is not a number.
+    """
+    if isinstance(text, bool) or text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    if isinstance(text, float):
+        return int(text) if math.isfinite(text) and abs(text) < 1e30 else None
+    s = str(text).strip()
+    if not s or len(s) > MAX_NUMBER_CHARS:
+        return None
+    try:
+        return int(s, base)
+    except ValueError:
+        return None
+
+
+def to_float(text: Any) -> float | None:
+    """``float(text)`` for captured text, or None when it is not a bounded finite number."""
+    if isinstance(text, bool) or text is None:
+        return None
+    if isinstance(text, (int, float)):
+        v = float(text) if not isinstance(text, int) or abs(text) < 10**30 else math.inf
+    else:
+        s = str(text).strip()
+        if not s or len(s) > MAX_NUMBER_CHARS:
+            return None
+        try:
+            v = float(s)
+        except ValueError:
+            return None
+    return v if math.isfinite(v) else None
+
+
+def need_int(text: Any, tool: str, line: int | None, what: str, base: int = 10) -> int:
+    """:func:`to_int`, raising :class:`ParseError` naming ``what``, the value and the line if none."""
+    v = to_int(text, base)
+    if v is None:
+        raise ParseError(tool, f"{what}: {str(text)[:40]!r} is not a number this tool prints", line)
+    return v
+
+
+def need_float(text: Any, tool: str, line: int | None, what: str) -> float:
+    """:func:`to_float`, raising :class:`ParseError` naming ``what``, the value and the line if none."""
+    v = to_float(text)
+    if v is None:
+        raise ParseError(tool, f"{what}: {str(text)[:40]!r} is not a number this tool prints", line)
+    return v
+
+
+def _json_int(digits: str) -> int | float:
+    # an overlong integer becomes a float (inf past 1e308): to_int/to_float refuse it later, where
+    # json.loads itself would raise a plain ValueError (int max str digits)
+    return int(digits) if len(digits) <= MAX_NUMBER_CHARS else float(digits)
+
+
+#: a JSON decoder for captured text: overlong integers do not raise (see :func:`_json_int`)
+JSON_DECODER = json.JSONDecoder(parse_int=_json_int)
+
+
+def json_loads(text: str) -> Any:
+    """``json.loads`` for captured text: only :class:`json.JSONDecodeError` escapes (also for
+    overlong integers and for nesting too deep for the decoder)."""
+    try:
+        return JSON_DECODER.decode(text)
+    except RecursionError:
+        raise json.JSONDecodeError("JSON nested too deeply", text, 0) from None

@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import JSON_DECODER, ParseError, parser, strip_source_line, to_int
 
 TOOL = "dcb"
 
@@ -28,7 +28,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
     body = strip_source_line(text).strip()
     if not body:
         raise ParseError(TOOL, "empty input")
-    dec = json.JSONDecoder()
+    dec = JSON_DECODER
     pos, out = 0, []
     while pos < len(body):
         try:
@@ -118,10 +118,9 @@ def _parse_text(text: str) -> dict[str, Any]:
 
 
 def _int(value: Any, what: str) -> int:
-    try:
-        out = int(str(value), 10)
-    except ValueError:
-        raise ParseError(TOOL, f"{what} is not an integer: {str(value)[:40]!r}") from None
+    out = None if isinstance(value, float) else to_int(str(value))
+    if out is None:
+        raise ParseError(TOOL, f"{what} is not an integer: {str(value)[:40]!r}")
     if not 0 <= out < 1 << 16:
         raise ParseError(TOOL, f"{what} out of range: {out}")
     return out

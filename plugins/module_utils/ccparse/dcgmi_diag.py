@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, json_loads, parser, strip_source_line, to_int
 
 TOOL = "dcgmi diag"
 
@@ -58,7 +58,7 @@ def _gpu_id(v: Any) -> int | None:
     if isinstance(v, int):
         return v if 0 <= v < 1 << 20 else None
     m = re.fullmatch(r"\s*(\d{1,6})\s*", str(v))
-    return int(m.group(1)) if m else None
+    return to_int(m.group(1)) if m else None
 
 
 def _gpu_ids(r: dict[str, Any]) -> list[int | None]:
@@ -69,7 +69,7 @@ def _gpu_ids(r: dict[str, Any]) -> list[int | None]:
         return [None]
     if isinstance(ids, list):
         return [_gpu_id(i) for i in ids] or [None]
-    return [int(i) for i in re.findall(r"\d{1,6}", str(ids))] or [None]
+    return [to_int(i) for i in re.findall(r"\d{1,6}", str(ids))] or [None]
 
 
 def _from_json(doc: Any) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             gm = _GPU_IN_TEXT.search(value)
             cur_test = {"category": cat, "test": "Error", "status": "Fail"}
             tests.append(cur_test)
-            cur_rows = [{"category": cat, "test": "Error", "gpu": int(gm.group(1)) if gm else None, "status": "Fail",
+            cur_rows = [{"category": cat, "test": "Error", "gpu": to_int(gm.group(1)) if gm else None, "status": "Fail",
                          "messages": [], "info": []}]
             results.extend(cur_rows)
         if name in ("Warning", "Error", "Info"):
@@ -181,7 +181,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             target = cur_rows
             gm = re.match(r"GPU\s*(\d+)", value)
             if gm:
-                target = [x for x in cur_rows if x["gpu"] == int(gm.group(1))] or cur_rows
+                target = [x for x in cur_rows if x["gpu"] == to_int(gm.group(1))] or cur_rows
             for x in target:
                 (x["info"] if name == "Info" else x["messages"]).append(value)
             continue
@@ -198,14 +198,15 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             if cur_rows and cur_rows[0]["gpu"] is None:
                 results.remove(cur_rows[0])
                 cur_rows.clear()
-            row = {"category": cat, "test": cur_test["test"], "gpu": int(pg.group(1)), "status": _status(pg.group(2)),
+            row = {"category": cat, "test": cur_test["test"], "gpu": to_int(pg.group(1)),
+                   "status": _status(pg.group(2)),
                    "messages": [pg.group(3)] if pg.group(3) else [], "info": []}
             cur_rows.append(row)
             results.append(row)
             continue
         rm = _RESULT.match(value)
         if name == "" and rm and cur_test is not None:  # a second status line for the same test
-            gpus: list[int | None] = [int(g) for g in re.findall(r"\d+", rm.group(3) or "")] or [None]
+            gpus: list[int | None] = [to_int(g) for g in re.findall(r"\d+", rm.group(3) or "")] or [None]
             for g in gpus:
                 row = {"category": cat, "test": cur_test["test"], "gpu": g, "status": _status(rm.group(1)),
                        "messages": [], "info": []}
@@ -218,7 +219,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             last_msg = None
             cur_test = {"category": cat, "test": name, "status": _status(rm.group(1))}
             tests.append(cur_test)
-            gpus = [int(g) for g in re.findall(r"\d+", rm.group(3) or "")] or [None]
+            gpus = [to_int(g) for g in re.findall(r"\d+", rm.group(3) or "")] or [None]
             if (rm.group(2) or "").lower() == "all" and meta.get("GPU Device IDs Detected"):
                 # "Pass - All": one result per GPU the metadata lists (ids are in GPU index order)
                 gpus = list(range(len([x for x in meta["GPU Device IDs Detected"].split(",") if x.strip()])))
@@ -234,7 +235,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             # a GPU list wrapped onto the next row ("Fail - GPUs: 0, 1, ..., 13," / "14, 15")
             st_list = cur_rows[-1]["status"]
             for g in re.findall(r"\d{1,6}", value):
-                row = {"category": cat, "test": cur_test["test"], "gpu": int(g), "status": st_list,
+                row = {"category": cat, "test": cur_test["test"], "gpu": to_int(g), "status": st_list,
                        "messages": [], "info": []}
                 cur_rows.append(row)
                 results.append(row)
@@ -260,11 +261,11 @@ def _load_json(js: str) -> Any:
     """The document, or a pasted piece of one: a single test object (``{"name": .., "results": [..]}``,
     often followed by the comma of the list it was cut from) becomes a one-test document."""
     try:
-        return json.loads(js)
+        return json_loads(js)
     except json.JSONDecodeError:
         frag = js.strip().rstrip(",").strip()
         try:
-            doc = json.loads(frag)
+            doc = json_loads(frag)
         except json.JSONDecodeError:
             raise
         if isinstance(doc, dict) and "results" in doc and "name" in doc:

@@ -61,6 +61,8 @@ def _range_items(body: str, expr: str) -> list[str]:
         if not sep:
             items.append(lo)
             continue
+        if len(lo) > 18 or len(hi) > 18:
+            raise HostlistError(f"range {piece[:40]!r} is too large in {expr[:80]!r}")
         a, b = int(lo), int(hi)
         if b < a:
             raise HostlistError(f"range {piece!r} runs backwards in {expr!r}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_float, need_int, parser, strip_source_line, to_int
 
 TOOL = "ib_write_bw"
 
@@ -98,11 +98,11 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 continue
             row: dict[str, Any] = {}
             for (key, unit), tok in zip(cols, tokens, strict=True):
-                val = float(tok)
+                val = need_float(tok, TOOL, lineno, key)
                 if key in ("bw_peak", "bw_avg"):
                     row[f"{key}_gbps"] = _to_gbps(val, unit, lineno)
                 elif key in ("bytes", "iterations", "sl"):
-                    row[key] = int(tok) if "." not in tok else int(val)
+                    row[key] = need_int(tok if "." not in tok else val, TOOL, lineno, key)
                 else:
                     row[key] = val
             size = row["bytes"]
@@ -125,7 +125,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             seen = True
             if field in ("num_qps", "mtu_bytes"):
                 m = re.match(r"\d{1,9}", value)
-                out[field] = int(m.group(0)) if m else None
+                out[field] = to_int(m.group(0)) if m else None
             else:
                 out[field] = value
         if _ERROR.search(line) and not line.startswith(("Waiting", "* Waiting")):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line
 
 TOOL = "ibdev2netdev"
 
@@ -34,7 +34,7 @@ def parse_ibdev2netdev(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     mappings: list[dict[str, Any]] = []
     lineno = offset
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):  # noqa: B007
+    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         line = raw.strip()
         if not line:
             continue
@@ -43,7 +43,7 @@ def parse_ibdev2netdev(text: str) -> dict[str, Any]:
             continue  # prose, a cut last line, another tool's output: not a mapping
         mappings.append({
             "device": m.group("device"),
-            "port": int(m.group("port")),
+            "port": need_int(m.group("port"), TOOL, lineno, "port"),
             "netdev": m.group("netdev"),
             "link": m.group("link").strip(),
             "pci": m.group("pci"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .common import to_int
+
 #: IBA logical port states by number (IBTA spec vol. 1, PortInfo.PortState).
 STATE_BY_NUMBER = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 #: ibstat's words (libibumad/umad port_state_str) and ibv_devinfo's PORT_* names -> normalised.
@@ -45,10 +47,10 @@ _WORD_NUM = re.compile(r"^\s*(\S.*?)\s*\((\d+)\)\s*$")  # "PORT_ACTIVE (4)" (ibv
 def _split(value: str) -> tuple[int | None, str]:
     m = _NUM_WORD.match(value)
     if m:
-        return int(m.group(1)), m.group(2)
+        return to_int(m.group(1)), m.group(2)
     m = _WORD_NUM.match(value)
     if m:
-        return int(m.group(2)), m.group(1)
+        return to_int(m.group(2)), m.group(1)
     return None, value.strip()
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
 from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibstat"
@@ -67,10 +67,10 @@ def _port_value(key: str, value: str) -> Any:
         return link_layer_value(value)
     if key == "rate_gbps":
         m = _NUM.match(value)
-        return float(m.group(1)) if m else None
+        return to_float(m.group(1)) if m else None
     if key in ("base_lid", "sm_lid", "lmc"):
         m = _INT.match(value)
-        return int(m.group(1), 0) if m else None
+        return to_int(m.group(1), 0) if m else None
     return value
 
 
@@ -139,7 +139,7 @@ def parse_ibstat(text: str) -> dict[str, Any]:
                 devices.append(dev)
                 truncated[0] = True
             _finish_port(port, dev, truncated)
-            port = new_port(int(pm.group(1)))
+            port = new_port(need_int(pm.group(1), TOOL, lineno, "port number"))
             port.update({"base_lid": None, "sm_lid": None, "lmc": None,
                          "capability_mask": None, "port_guid": None})
             dev["ports"].append(port)
@@ -155,7 +155,7 @@ def parse_ibstat(text: str) -> dict[str, Any]:
             field = _DEVICE_KEYS[key]
             if field == "num_ports":
                 m = _INT.match(value)
-                dev[field] = int(m.group(1)) if m and len(m.group(1)) < 6 else None
+                dev[field] = to_int(m.group(1)) if m and len(m.group(1)) < 6 else None
             else:
                 dev[field] = None if value.startswith("...") else value
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
 from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibstatus"
@@ -44,14 +44,14 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
     port: dict[str, Any] | None = None
     truncated = False
     lineno = offset
-    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):  # noqa: B007
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         stripped = raw.strip()
         if not stripped:
             continue
         head = _HEAD.match(stripped[:300])
         if head:
             dev = devices.setdefault(head.group(1), new_device(head.group(1)))
-            port = new_port(int(head.group(2)))
+            port = new_port(need_int(head.group(2), TOOL, lineno, "port number"))
             port.update({"default_gid": None, "base_lid": None, "sm_lid": None,
                          "rate_text": None, "width": None, "speed": None})
             dev["ports"].append(port)
@@ -67,7 +67,7 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
         elif key == "rate":
             m = _RATE.match(value)
             if m:
-                port["rate_gbps"] = float(m.group(1))
+                port["rate_gbps"] = to_float(m.group(1))
                 port["rate_text"] = value
                 port["width"], port["speed"] = m.group(2), m.group(3)
         elif key in ("link_layer", "link layer"):
@@ -76,7 +76,7 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
             port["default_gid"] = None if value == "unknown" else value
         elif key in ("base lid", "sm lid"):
             m = re.match(r"^(0x[0-9a-fA-F]{1,8}|\d{1,9})\b", value)
-            port[key.replace(" ", "_")] = int(m.group(1), 0) if m else None
+            port[key.replace(" ", "_")] = to_int(m.group(1), 0) if m else None
         else:
             port.setdefault("extra", {})[key] = value
     for dev in devices.values():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
 from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibv_devinfo"
@@ -37,7 +37,7 @@ _PORT_KEYS = frozenset({"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", 
 
 def _num(value: str) -> int | None:
     m = _INT.match(value)
-    return int(m.group(1), 0) if m else None
+    return to_int(m.group(1), 0) if m else None
 
 
 def _set_port_key(port: dict[str, Any], key: str, value: str) -> None:
@@ -50,15 +50,15 @@ def _set_port_key(port: dict[str, Any], key: str, value: str) -> None:
         port["link_layer"] = link_layer_value(value)
     elif key in ("max_mtu", "active_mtu"):
         m = _MTU.match(value)
-        port[key] = int(m.group(1)) if m else None
+        port[key] = to_int(m.group(1)) if m else None
     elif key in ("sm_lid", "port_lid"):
         port[key] = _num(value)
     elif key == "active_width":
         m = _WIDTH.match(value)
-        port["active_width"] = int(m.group(1)) if m else None
+        port["active_width"] = to_int(m.group(1)) if m else None
     elif key == "active_speed":
         m = _SPEED.match(value)
-        port["active_speed"] = float(m.group(1)) if m else None
+        port["active_speed"] = to_float(m.group(1)) if m else None
     else:
         port.setdefault("extra", {})[key] = value
 
@@ -118,7 +118,7 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
     truncated = [False]
     known = 0
     lineno = offset
-    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):  # noqa: B007
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         stripped = raw.strip()
         if not stripped:
             continue
@@ -154,14 +154,14 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
             truncated[0] = True
         known += 1
         if pm:
-            port = _new_port(int(pm.group(1)))
+            port = _new_port(need_int(pm.group(1), TOOL, lineno, "port number"))
             dev["ports"].append(port)
             continue
         if gm:
             if port is None:
                 port = _new_port(len(dev["ports"]) + 1)
                 dev["ports"].append(port)
-            port["gids"].append({"index": int(gm.group(1)), "gid": gm.group(2), "type": gm.group(3)})
+            port["gids"].append({"index": to_int(gm.group(1)), "gid": gm.group(2), "type": gm.group(3)})
             continue
         assert kv is not None and key is not None
         value = kv.group(2)

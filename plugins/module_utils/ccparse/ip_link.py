@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_int
 
 TOOL = "ip-link"
 
@@ -38,10 +38,8 @@ _KINDS = {"bond", "bond_slave", "vlan", "ipoib", "bridge", "bridge_slave", "veth
 
 def _val(key: str, v: str) -> Any:
     if key in _INT_KEYS:
-        try:
-            return int(v)
-        except ValueError:
-            return v
+        n = to_int(v)
+        return v if n is None else n
     return v
 
 
@@ -86,7 +84,8 @@ def parse_ip_link(text: str) -> dict[str, Any]:
             attrs = _pairs(head.group(5).split())
             flags = [f for f in head.group(4).split(",") if f]
             link = {
-                "index": int(head.group(1)), "ifname": head.group(2), "parent": head.group(3),
+                "index": need_int(head.group(1), TOOL, lineno, "index"),
+                "ifname": head.group(2), "parent": head.group(3),
                 "flags": flags, "mtu": attrs.get("mtu"), "qdisc": attrs.get("qdisc"),
                 "master": attrs.get("master"), "state": attrs.get("state"), "mode": attrs.get("mode"),
                 "group": attrs.get("group"), "qlen": attrs.get("qlen"),

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_int
 from .syslog_linkflap import parse_syslog_linkflap
 
 TOOL = "kernel log"
@@ -107,8 +107,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             rest = x.group("rest").strip()
             pid = _PID.search(rest)
             name = _NAME.search(rest)
-            pid_v = int(pid.group("pid")) if pid and pid.group("pid").isdigit() else None
-            xids.append(_event(lineno, time, rest, pci=x.group("pci").lower(), xid=int(x.group("code")),
+            pid_v = to_int(pid.group("pid")) if pid else None
+            xids.append(_event(lineno, time, rest, pci=x.group("pci").lower(),
+                               xid=need_int(x.group("code"), TOOL, lineno, "Xid"),
                                pid=pid_v, process=name.group("name").strip() if name else None))
             continue
         if "NVRM" in msg and _FALLEN.search(msg):

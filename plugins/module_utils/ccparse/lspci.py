@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, parser, strip_source_line, to_float, to_int
 
 TOOL = "lspci -vv"
 
@@ -36,9 +36,9 @@ def _link(text: str) -> dict[str, Any] | None:
     s, w = _SPEED.search(text), _WIDTH.search(text)
     if not s and not w:
         return None
-    speed = float(s.group(1)) if s else None
+    speed = to_float(s.group(1)) if s else None
     return {"speed_gts": speed, "gen": GEN_BY_GTS.get(speed) if speed is not None else None,
-            "width": int(w.group(1)) if w else None,
+            "width": to_int(w.group(1)) if w else None,
             "speed_downgraded": (s.group(2) == "downgraded") if s and s.group(2) else None,
             "width_downgraded": (w.group(2) == "downgraded") if w and w.group(2) else None}
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_int
 
 TOOL = "mlnx_qos"
 
@@ -112,19 +112,22 @@ def parse_mlnx_qos(text: str) -> dict[str, Any]:
         elif _D2P.match(line):
             section = "d2p"
         elif section == "d2p" and (m := _D2P_ROW.match(line)):
+            prio = need_int(m.group(1), TOOL, lineno, "dscp2prio priority")
             for d in re.findall(r"\d+", m.group(2)):
-                cur["dscp2prio"][str(int(d))] = int(m.group(1))
+                dscp = to_int(d)
+                if dscp is not None:
+                    cur["dscp2prio"][str(dscp)] = prio
         elif m := _DEFPRIO.match(line):
-            cur["default_priority"] = int(m.group(1)) if m.group(1) else None
+            cur["default_priority"] = to_int(m.group(1)) if m.group(1) else None
         elif m := _RXBUF.match(line):
-            cur["receive_buffer_bytes"] = [int(x) for x in re.findall(r"(?<![=\w])\d+", m.group(1))]
+            cur["receive_buffer_bytes"] = [to_int(x) for x in re.findall(r"(?<![=\w])\d+", m.group(1))]
         elif m := _CABLE.match(line):
-            cur["cable_len"] = int(m.group(1))
+            cur["cable_len"] = to_int(m.group(1))
         elif _PFC.match(line):
             section = "pfc"
             cur["_pfc_cols"] = None
         elif section == "pfc" and (m := _PFC_ROW.match(line)):
-            vals = [int(x) for x in m.group(2).split()[:16] if len(x) < 6]
+            vals = [need_int(x, TOOL, lineno, f"PFC {m.group(1)}") for x in m.group(2).split()[:16] if len(x) < 6]
             if m.group(1) == "priority":
                 cur["_pfc_cols"] = vals
             elif cur["_pfc_cols"] is None:
@@ -133,10 +136,11 @@ def parse_mlnx_qos(text: str) -> dict[str, Any]:
                 cur["_pfc_rows"][m.group(1)] = vals
         elif m := _TC.match(line):
             section = "tc"
-            cur["tcs"].append({"tc": int(m.group(1)), "ratelimit": m.group(2), "tsa": m.group(3),
-                               "bw_percent": int(m.group(4)) if m.group(4) else None, "priorities": []})
+            cur["tcs"].append({"tc": need_int(m.group(1), TOOL, lineno, "tc"),
+                               "ratelimit": m.group(2), "tsa": m.group(3),
+                               "bw_percent": to_int(m.group(4)) if m.group(4) else None, "priorities": []})
         elif section == "tc" and (m := _TC_PRIO.match(line)):
-            cur["tcs"][-1]["priorities"].append(int(m.group(1)))
+            cur["tcs"][-1]["priorities"].append(need_int(m.group(1), TOOL, lineno, "tc priority"))
         elif section == "pfc" and cur["_pfc_cols"] is not None and "enabled" in cur["_pfc_rows"]:
             # First line that is not mlnx_qos output after a complete PFC table ends the reading.
             readings.append(_close(cur, lineno))

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser
+from .common import ParseError, parser, to_int
 
 TOOL = "nccl-log"
 
@@ -80,7 +80,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             kind, rest = u.groups()
             if kind == "IB":
                 for idx, name, port, ll in _IB_DEV.findall(rest):
-                    dev = {"index": int(idx), "name": name, "port": int(port), "link_layer": ll}
+                    dev = {"index": to_int(idx), "name": name, "port": to_int(port), "link_layer": ll}
                     if dev not in out["net_devices"]:
                         out["net_devices"].append(dev)
                     if name not in out["ib_devices"]:
@@ -101,14 +101,18 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             via.add("/".join(parts[:2]) if parts[0] in ("NET", "P2P") else parts[0])
         r = _RANKS.search(msg)
         if r:
-            n = int(r.group(1))
-            out["n_ranks"] = max(out["n_ranks"] or 0, n)
-            if r.group(2):
-                out["n_nodes"] = max(out["n_nodes"] or 0, int(r.group(2)))
+            n = to_int(r.group(1))
+            if n is not None:
+                out["n_ranks"] = max(out["n_ranks"] or 0, n)
+            nodes = to_int(r.group(2))
+            if nodes is not None:
+                out["n_nodes"] = max(out["n_nodes"] or 0, nodes)
             continue
         r2 = _RANKS_INIT.search(msg)
         if r2 and "Init" in msg:
-            out["n_ranks"] = max(out["n_ranks"] or 0, int(r2.group(1)))
+            n = to_int(r2.group(1))
+            if n is not None:
+                out["n_ranks"] = max(out["n_ranks"] or 0, n)
     out["hosts"] = hosts
     out["channel_transports"] = sorted(via)
     if out["network"] is None and any(t.startswith("NET/") for t in via):

@@ -36,7 +36,7 @@ import json
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, json_loads, need_int, parser, strip_source_line, to_float, to_int
 from .nccl_log import summarize
 
 TOOL = "nccl-tests"
@@ -62,11 +62,11 @@ _NUM = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
 def _f(tok: str) -> float | None:
-    return float(tok) if _NUM.match(tok) else None
+    return to_float(tok) if _NUM.match(tok) else None
 
 
 def _wrong(tok: str) -> int | None:
-    return int(float(tok)) if _NUM.match(tok) else None
+    return to_int(to_float(tok)) if _NUM.match(tok) else None
 
 
 def _header_columns(line: str) -> list[str] | None:
@@ -99,7 +99,8 @@ def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
 
     stop2 = cols.index("#iters") if "#iters" in cols else n
     row: dict[str, Any] = {
-        "size_bytes": int(head["size"]), "count": _wrong(head.get("count", "")), "type": head.get("type"),
+        "size_bytes": need_int(head["size"], TOOL, lineno, "size"), "count": _wrong(head.get("count", "")),
+        "type": head.get("type"),
         "redop": head.get("redop"), "root": _wrong(head["root"]) if "root" in head else None,
            "out_of_place": part(starts[0], starts[1]), "in_place": part(starts[1], stop2), "line": lineno}
     if "#iters" in cols:
@@ -158,24 +159,25 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             continue
         if s.startswith("#"):
             if m := _PARAMS.match(s):
-                out["n_threads"], out["n_gpus_per_proc"] = int(m.group(1)), int(m.group(2))
-                out["min_bytes"], out["max_bytes"] = int(m.group(3)), int(m.group(4))
+                out["n_threads"], out["n_gpus_per_proc"] = to_int(m.group(1)), to_int(m.group(2))
+                out["min_bytes"], out["max_bytes"] = to_int(m.group(3)), to_int(m.group(4))
             elif m := _RANK.match(s):
-                out["devices"].append({"rank": int(m.group(1)), "host": m.group(2), "device": int(m.group(3)),
+                out["devices"].append({"rank": to_int(m.group(1)), "host": m.group(2), "device": to_int(m.group(3)),
                                        "bus": m.group(4), "model": m.group(5).strip()})
             elif m := _TESTS_VERSION.match(s):
                 out["tests_version"] = m.group(1)
                 lib = re.search(r"nccl-library=(\d+)", s)
                 if lib and out["nccl_version"] is None:  # NCCL_VERSION_CODE, e.g. 22809 -> 2.28.9
-                    code = int(lib.group(1))
-                    out["nccl_version"] = f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+                    code = to_int(lib.group(1))
+                    if code is not None:
+                        out["nccl_version"] = f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
             elif m := _COLLECTIVE.match(s):
                 out["collective"] = m.group(1)
             elif (m := _AVG.match(s)) is not None:
                 out["avg_busbw_GBps"] = _f(m.group(1))
                 trailer = True
             elif m := _OOB.match(s):
-                out["out_of_bounds"] = int(m.group(1))
+                out["out_of_bounds"] = to_int(m.group(1))
             elif (c := _header_columns(s)) is not None:
                 cols = c
                 out["format"] = "new" if "root" in c else "old"
@@ -228,9 +230,9 @@ def _jnum(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, int | float):
-        return float(v)
+        return to_float(v)
     if isinstance(v, str) and _NUM.match(v.strip()):
-        return float(v)
+        return to_float(v)
     return None
 
 
@@ -243,7 +245,7 @@ def parse_nccl_tests_json(text: str) -> dict[str, Any]:
     if not body:
         raise ParseError(TOOL_JSON, "empty input", None)
     try:
-        doc = json.loads(body)
+        doc = json_loads(body)
     except json.JSONDecodeError as exc:
         line = exc.lineno + (1 if text.startswith(("# source:", "#source:")) else 0)
         raise ParseError(TOOL_JSON, f"not JSON (truncated file?): {exc.msg}", line) from exc
@@ -259,7 +261,7 @@ def parse_nccl_tests_json(text: str) -> dict[str, Any]:
             p = p if isinstance(p, dict) else {}
             w = _jnum(p.get("nwrong"))
             return {"time_us": _jnum(p.get("time", p.get("cpu_time"))), "algbw_GBps": _jnum(p.get("alg_bw")),
-                    "busbw_GBps": _jnum(p.get("bus_bw")), "wrong": int(w) if w is not None else None}
+                    "busbw_GBps": _jnum(p.get("bus_bw")), "wrong": to_int(w)}
 
         oop, inp = part(r.get("out_of_place")), part(r.get("in_place"))
         if oop["busbw_GBps"] is None:  # trace replay writes only in-place
@@ -267,8 +269,8 @@ def parse_nccl_tests_json(text: str) -> dict[str, Any]:
         if oop["busbw_GBps"] is None:
             raise ParseError(TOOL_JSON, f"results[{i}] has no numeric bus_bw", None)
         root = _jnum(str(r.get("root", "")).strip())
-        rows.append({"size_bytes": int(_jnum(r["size"]) or 0), "count": int(_jnum(r.get("count")) or 0),
-                     "type": r.get("type"), "redop": r.get("redop"), "root": int(root) if root is not None else None,
+        rows.append({"size_bytes": to_int(_jnum(r["size"])) or 0, "count": to_int(_jnum(r.get("count"))) or 0,
+                     "type": r.get("type"), "redop": r.get("redop"), "root": to_int(root),
                      "out_of_place": oop, "in_place": inp, "iterations": r.get("actual_iterations"), "line": None})
     devices = [d for d in (cfg.get("devices") or doc.get("devices") or []) if isinstance(d, dict)]
     args = doc.get("args") if isinstance(doc.get("args"), list) else []

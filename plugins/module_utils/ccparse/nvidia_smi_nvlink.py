@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser
+from .common import ParseError, need_float, need_int, parser
 
 TOOL = "nvidia-smi nvlink -s"
 
@@ -47,7 +47,8 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
             continue
         g = _GPU.match(s)
         if g:
-            cur = {"index": int(g.group(1)), "name": g.group(2).strip(), "uuid": g.group(3), "links": [],
+            cur = {"index": need_int(g.group(1), TOOL, lineno, "GPU index"),
+                   "name": g.group(2).strip(), "uuid": g.group(3), "links": [],
                    "all_links_inactive": False, "line": lineno}
             gpus.append(cur)
             continue
@@ -58,8 +59,9 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
         if m and cur is not None:
             if m.group(3) is not None:
                 raise ParseError(TOOL, f"GPU {cur['index']} link {m.group(1)}: unknown state {m.group(3)!r}", lineno)
-            speed = float(m.group(2)) if m.group(2) else None
-            cur["links"].append({"link": int(m.group(1)), "active": speed is not None, "speed_GBps": speed})
+            speed = need_float(m.group(2), TOOL, lineno, "link speed") if m.group(2) else None
+            cur["links"].append({"link": need_int(m.group(1), TOOL, lineno, "link number"),
+                                 "active": speed is not None, "speed_GBps": speed})
             continue
         raise ParseError(TOOL, f"not a 'GPU n:' or 'Link n:' line: {s[:80]!r}", lineno)
     for gpu in gpus:

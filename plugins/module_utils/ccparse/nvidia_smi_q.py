@@ -63,7 +63,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, parser, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi -q"
@@ -94,14 +94,14 @@ def _num(value: Any) -> float | None:
 def _num_text(value: str) -> float | None:
     v = value.strip()
     if v.endswith("x") and v[:-1].isdigit():
-        return float(v[:-1])
+        return to_float(v[:-1])
     m = _NUM.match(v)
-    return float(m.group(1)) if m else None
+    return to_float(m.group(1)) if m else None
 
 
 def _int(value: Any) -> int | None:
     n = _num(value)
-    return int(n) if n is not None else None
+    return to_int(n)
 
 
 def _bool(value: Any) -> bool | None:

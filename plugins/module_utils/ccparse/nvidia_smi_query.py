@@ -33,13 +33,14 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser
+from .common import ParseError, parser, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi --query-gpu"
 
 _NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]", ""}
-_UNIT_SUFFIX = re.compile(r"\s*\[[^\]]*\]\s*$")
+#: a header's unit (``memory.used [MiB]``); no ``[`` inside, so a run of ``[`` is not rescanned from each one
+_UNIT_SUFFIX = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 _NUM_UNIT = re.compile(r"^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%|W|MiB|MHz|C|KB/s|GiB|x|us|mV)?$")
 
 #: NVML ``nvmlClocksEventReason*`` bits (nvml.h) -> reason key
@@ -75,19 +76,19 @@ def _value(raw: str) -> Any:
     if low in ("not active", "no", "false"):
         return False
     if re.fullmatch(r"0x[0-9a-fA-F]+", v):
-        return int(v, 16)
+        return to_int(v, 16)
     m = _NUM_UNIT.match(v)
     if m:
-        return float(m.group(1))
+        return to_float(m.group(1))
     return v
 
 
 def _int(v: Any) -> int | None:
-    return int(v) if isinstance(v, float | int) and not isinstance(v, bool) else None
+    return to_int(v) if isinstance(v, float | int) else None
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, float | int) and not isinstance(v, bool) else None
+    return to_float(v) if isinstance(v, float | int) else None
 
 
 def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
 
 TOOL = "nvidia-smi"
 
@@ -34,8 +34,10 @@ _BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)\s+CU
 _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
                    r"\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
-_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*\|"
-                   r"\s*(\S+)\s*/\s*(\S+)\s*\|\s*(\S+)\s+(.+?)\s*\|$")
+#: cells hold no ``|`` and a value before `` / `` no ``/``: with ``\S+`` a long run of ``/`` or ``|``
+#: could be split between the groups in very many ways (seconds on one long line)
+_ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+([^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
+                   r"\s*([^\s|/]+)\s*/\s*([^\s|]+)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")
@@ -56,12 +58,13 @@ def lost_gpu(line: str) -> dict[str, str] | None:
 def norm_bus_id(bus: str) -> str:
     """``0008:00:00.0`` and ``00000008:00:00.0`` -> ``00000008:00:00.0`` (upper-case hex)."""
     dom, _, rest = bus.partition(":")
-    return f"{int(dom, 16):08X}:{rest.upper()}"
+    n = to_int(dom, 16)
+    return f"{n:08X}:{rest.upper()}" if n is not None else bus.upper()
 
 
 def _num(v: str) -> float | None:
     m = re.match(r"^(-?\d+(?:\.\d+)?)", v)
-    return float(m.group(1)) if m else None
+    return to_float(m.group(1)) if m else None
 
 
 @parser("nvidia-smi")
@@ -105,11 +108,11 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         r1 = _ROW1.match(s)
         if r1:
             mode = r1.group(3)
-            pending = {"index": int(r1.group(1)), "name": r1.group(2).strip(),
+            pending = {"index": need_int(r1.group(1), TOOL, lineno, "GPU index"), "name": r1.group(2).strip(),
                        "persistence_mode": mode if mode in ("On", "Off") else None,
                        "driver_model": mode if mode in ("WDDM", "TCC", "MCDM") else None,
                        "bus_id": norm_bus_id(r1.group(4)), "display_active": r1.group(5),
-                       "ecc_uncorrected_volatile": int(r1.group(6)) if r1.group(6).isdigit() else None,
+                       "ecc_uncorrected_volatile": to_int(r1.group(6)) if r1.group(6).isdigit() else None,
                        "line": lineno}
             continue
         r2 = _ROW2.match(s)

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, parser, strip_source_line, to_int
 
 TOOL = "nvidia-smi topo -m"
 
@@ -32,7 +32,7 @@ _AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 def nvlinks(value: str | None) -> int:
     m = re.fullmatch(r"NV(\d+)", value or "")
-    return int(m.group(1)) if m else 0
+    return (to_int(m.group(1)) or 0) if m else 0
 
 
 @parser("nvidia-smi-topo")
@@ -102,7 +102,7 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         row: dict[str, Any] = {"name": label, "links": links, "line": lineno}
         affinity = dict(zip(aff_cols, rest, strict=False))
         if label.startswith("GPU"):
-            row["index"] = int(label[3:]) if label[3:].isdigit() else None
+            row["index"] = to_int(label[3:]) if label[3:].isdigit() else None
             row["cpu_affinity"] = affinity.get("CPU Affinity")
             numa = affinity.get("NUMA Affinity")
             row["numa_affinity"] = None if numa in (None, "N/A") else numa

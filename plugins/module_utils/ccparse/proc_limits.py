@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_int
 
 TOOL = "/proc/<pid>/limits"
 _HEADER = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$")
@@ -32,8 +32,8 @@ _ROW = re.compile(r"^(Max [a-z]{1,20}(?: [a-z]{1,20}){0,6})\s{2,}(unlimited|\d{1
 _PROCESS = re.compile(r"^#\s*process:\s*(\S+)(?:\s+pid\s+(\d+))?")
 
 
-def _value(text: str) -> int | None:
-    return None if text == "unlimited" else int(text)
+def _value(text: str, lineno: int) -> int | None:
+    return None if text == "unlimited" else need_int(text, TOOL, lineno, "limit")
 
 
 @parser("proc-limits")
@@ -46,7 +46,7 @@ def parse_proc_limits(text: str) -> dict[str, Any]:
             continue
         m = _PROCESS.match(line)
         if m and not header:
-            out["process"], out["pid"] = m.group(1), int(m.group(2)) if m.group(2) else None
+            out["process"], out["pid"] = m.group(1), to_int(m.group(2)) if m.group(2) else None
             continue
         if line.startswith("#") and not header:
             continue
@@ -59,7 +59,7 @@ def parse_proc_limits(text: str) -> dict[str, Any]:
         if not r:
             raise ParseError(TOOL, f"not a limit row: {line!r}", n)
         key = r.group(1).strip().lower().replace(" ", "_")
-        out["limits"][key] = {"soft": _value(r.group(2)), "hard": _value(r.group(3)), "unit": r.group(4) or ""}
+        out["limits"][key] = {"soft": _value(r.group(2), n), "hard": _value(r.group(3), n), "unit": r.group(4) or ""}
     if not header:
         raise ParseError(TOOL, "no header line: empty or not a limits file", None)
     if "max_locked_memory" not in out["limits"]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, need_int, parser, strip_source_line, to_int
 
 TOOL = "show_gids"
 
@@ -54,7 +54,7 @@ def parse_show_gids(text: str) -> dict[str, Any]:
             continue
         cm = _COUNT.match(line)
         if cm:
-            count = int(cm.group(1)) if len(cm.group(1)) < 7 else None
+            count = to_int(cm.group(1)) if len(cm.group(1)) < 7 else None
             continue
         tok = line.split()[:12]
         if len(tok) < 4 or not tok[1].isdigit() or not tok[2].isdigit() or not _GID.match(tok[3]) \
@@ -67,12 +67,12 @@ def parse_show_gids(text: str) -> dict[str, Any]:
         vm = _VER.match(ver) if ver else None
         gids.append({
             "device": tok[0],
-            "port": int(tok[1]),
-            "index": int(tok[2]),
+            "port": need_int(tok[1], TOOL, lineno, "port"),
+            "index": need_int(tok[2], TOOL, lineno, "index"),
             "gid": tok[3].lower(),
             "ipv4": ipv4,
             "version": ver.lower() if ver else None,
-            "roce_version": int(vm.group(1)) if vm else None,
+            "roce_version": to_int(vm.group(1)) if vm else None,
             "netdev": rest[0] if rest else None,
         })
     if not gids and not header:

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser
+from .common import ParseError, need_int, parser, to_int
 from .hostlist import expand_hostlist
 
 _SINFO_HEADER = ["PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"]
@@ -81,7 +81,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         if len(tok) != 6 or not tok[cols.index("NODES")].isdigit():
             raise ParseError(tool, f"expected 6 columns {' '.join(cols)}, got {line[:60]!r}", lineno)
         row = dict(zip(cols, tok, strict=True))
-        part, avail, limit, count = row["PARTITION"], row["AVAIL"], row["TIMELIMIT"], row["NODES"]
+        part, avail, limit = row["PARTITION"], row["AVAIL"], row["TIMELIMIT"]
+        count = need_int(row["NODES"], tool, lineno, "NODES")
         state, nodelist = row["STATE"], row["NODELIST"]
         base, flags = _split_state(state)
         if base.lower() not in _BASE_STATES:
@@ -90,10 +91,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             hosts = expand_hostlist(nodelist)
         except ValueError as exc:
             raise ParseError(tool, str(exc), lineno) from None
-        if len(hosts) != int(count):
+        if len(hosts) != count:
             raise ParseError(tool, f"NODES says {count} but NODELIST {nodelist!r} has {len(hosts)}", lineno)
         rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
-                     "timelimit": limit, "nodes": int(count), "state": state, "base_state": base,
+                     "timelimit": limit, "nodes": count, "state": state, "base_state": base,
                      "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno})
     if not header:
         raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
@@ -115,11 +116,12 @@ def parse_sinfo(text: str) -> dict[str, Any]:
 
 
 _REST_OF_LINE = ("OS", "Reason", "Comment", "Extra")
-_REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\]]+)@(?P<time>[^\]]+)\]\s*$")
+#: ``Reason=text [user@time]``; no ``[`` inside the brackets, so a run of ``[`` is not rescanned from each one
+_REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\[\]]+)@(?P<time>[^\[\]]+)\]\s*$")
 
 
 def _int(v: str | None) -> int | None:
-    return int(v) if v is not None and v.isdigit() else None
+    return to_int(v) if v is not None and v.isdigit() else None
 
 
 def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool = False) -> dict[str, Any]:

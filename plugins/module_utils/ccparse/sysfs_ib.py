@@ -52,7 +52,7 @@ import posixpath
 import re
 from typing import Any, Protocol
 
-from .common import ParseError, parser, strip_source_line
+from .common import ParseError, json_loads, need_float, need_int, parser, strip_source_line, to_int
 from .ibport import PHYS_BY_NUMBER
 
 TOOL = "sysfs-ib"
@@ -160,7 +160,7 @@ def _num_text(text: str | None) -> tuple[int | None, str | None]:
     m = _NUM_TEXT.match(text)
     if not m:
         return None, text
-    return int(m.group(1)), m.group(2)
+    return to_int(m.group(1)), m.group(2)
 
 
 def parse_state(text: str | None) -> tuple[int | None, str | None]:
@@ -186,7 +186,7 @@ def parse_rate(text: str | None) -> dict[str, Any]:
     m = _RATE.match(text)
     if not m:
         raise ParseError(TOOL, f"rate {text!r} is not '<n> Gb/sec (<w>X <speed>)'")
-    out["rate_gbps"] = float(m.group(1))
+    out["rate_gbps"] = need_float(m.group(1), TOOL, None, "rate")
     out["width"] = f"{m.group(2)}X"
     out["speed"] = m.group(3) or "SDR"
     return out
@@ -197,7 +197,7 @@ def gid_ipv4(gid: str) -> str | None:
     m = _V4_MAPPED.match(gid.strip())
     if not m:
         return None
-    hi, lo = int(m.group(1), 16), int(m.group(2), 16)
+    hi, lo = need_int(m.group(1), TOOL, None, "GID", 16), need_int(m.group(2), TOOL, None, "GID", 16)
     return f"{hi >> 8}.{hi & 0xFF}.{lo >> 8}.{lo & 0xFF}"
 
 
@@ -205,23 +205,18 @@ def _int(text: str | None) -> int | None:
     text = _clean(text)
     if text is None:
         return None
-    if len(text) > 40:  # no sysfs number is this long (and int() refuses > 4300 digits)
-        return None
-    try:
-        return int(text, 0)
-    except ValueError:
-        return None
+    return to_int(text, 0)
 
 
 def _read_gids(view: SysfsView, pdir: str) -> list[dict[str, Any]]:
     gids = []
-    for idx in sorted((i for i in view.listdir(f"{pdir}/gids") if i.isdigit()), key=int):
+    for idx in sorted((i for i in view.listdir(f"{pdir}/gids") if i.isdigit() and len(i) < 10), key=int):
         gid = _clean(view.read(f"{pdir}/gids/{idx}"))
         if gid is None or gid == _ZERO_GID:
             continue
         gids.append(
             {
-                "index": int(idx),
+                "index": need_int(idx, TOOL, None, "GID index"),
                 "gid": gid,
                 "type": _clean(view.read(f"{pdir}/gid_attrs/types/{idx}")),
                 "ndev": _clean(view.read(f"{pdir}/gid_attrs/ndevs/{idx}")),
@@ -282,7 +277,7 @@ def _read_port(view: SysfsView, ddir: str, port: int) -> dict[str, Any]:
 
 
 def _natural(name: str) -> list[Any]:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+    return [t.zfill(40) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
 def read_sysfs(view: SysfsView) -> dict[str, Any]:
@@ -291,8 +286,8 @@ def read_sysfs(view: SysfsView) -> dict[str, Any]:
     for name in sorted(view.listdir("class/infiniband"), key=_natural):
         ddir = f"class/infiniband/{name}"
         ports = [
-            _read_port(view, ddir, int(p))
-            for p in sorted((p for p in view.listdir(f"{ddir}/ports") if p.isdigit()), key=int)
+            _read_port(view, ddir, need_int(p, TOOL, None, "port"))
+            for p in sorted((p for p in view.listdir(f"{ddir}/ports") if p.isdigit() and len(p) < 10), key=int)
         ]
         devices.append(
             {
@@ -334,7 +329,7 @@ def _dump_entries(text: str) -> dict[str, str]:
         raise ParseError(TOOL, "empty input")
     if body.startswith("{"):
         try:
-            data = json.loads(body)
+            data = json_loads(body)
         except json.JSONDecodeError as exc:
             raise ParseError(TOOL, f"invalid JSON dump: {exc.msg}", exc.lineno + 1) from exc
         except RecursionError:

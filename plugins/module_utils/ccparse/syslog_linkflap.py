@@ -38,7 +38,13 @@ _ISO = re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?
 _DMESG = re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*(?P<msg>.*)$")
 _DMESG_IN_MSG = re.compile(r"^kernel:\s*\[\s*\d+\.\d+\]\s*")
 
-_IF = r"(?P<if>[A-Za-z][\w.\-]*)"
+#: an interface name starts a word and is short (IFNAMSIZ is 16; 32 leaves room for RDMA names):
+#: unbounded, the search retried it at every position of a long word (quadratic on a long line)
+_IF = r"(?P<if>(?<![\w.\-])[A-Za-z][\w.\-]{0,31})"
+_MLX = r"(?P<if>(?<![\w.\-])mlx\d{1,3}_\d{1,3})"
+#: printk's longest record line (LOG_LINE_MAX 1024 - 32): text past it is no kernel message, and
+#: the RDMA state patterns (three lazy gaps) stay cheap on it
+MAX_MSG = 1024
 _I = re.IGNORECASE
 #: (event, source, pattern); one physical flap may be logged by several sources (driver and bond)
 _PATTERNS = [
@@ -48,16 +54,17 @@ _PATTERNS = [
     ("up", "driver", re.compile(_IF + r":\s+(?:link (?:is )?up|nic link is up|link becomes ready)\b", _I)),
     ("down", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?down", _I)),
     ("up", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?up", _I)),
-    ("down", "rdma", re.compile(r"(?P<if>mlx\d+_\d+)\b.*?\bport\s+(?P<port>\d+)\b.*?state.*?(?:->|to)\s*"
+    ("down", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
                                r"(?:PORT_)?(?:DOWN|INIT|ARMED|POLLING)\b", _I)),
-    ("up", "rdma", re.compile(r"(?P<if>mlx\d+_\d+)\b.*?\bport\s+(?P<port>\d+)\b.*?state.*?(?:->|to)\s*"
+    ("up", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
                              r"(?:PORT_)?ACTIVE\b", _I)),
-    ("down", "rdma", re.compile(r"(?P<if>mlx\d+_\d+): Port: (?P<port>\d+) Link DOWN\b", _I)),
-    ("up", "rdma", re.compile(r"(?P<if>mlx\d+_\d+): Port: (?P<port>\d+) Link ACTIVE\b", _I)),
+    ("down", "rdma", re.compile(_MLX + r": Port: (?P<port>\d{1,3}) Link DOWN\b", _I)),
+    ("up", "rdma", re.compile(_MLX + r": Port: (?P<port>\d{1,3}) Link ACTIVE\b", _I)),
 ]
 
 
 def _match(msg: str) -> tuple[str, str, str] | None:
+    msg = msg[:MAX_MSG]
     for event, source, rx in _PATTERNS:
         m = rx.search(msg)
         if m:
