@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from test_change_kinds import at
+from test_slurm_lib import Clock
 from typer.testing import CliRunner
 
 from clusterctl.cli import app
@@ -103,27 +104,16 @@ def test_slurmd_limit_change_drains() -> None:
         assert [(d.task, d.kinds) for d in got["n1"]] == [(name, {"clusterctl_restarts_slurmd"})]
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, s: float) -> None:
-        self.now += s
-
-
 def test_wait_fit_needs_two_fit_checks_in_a_row() -> None:
     # registered, then missed a ping (idle*), then steady: the flap must not count as verified
     seq = iter([{"n1": "idle"}, {"n1": "idle*"}, {"n1": "idle"}, {"n1": "idle"}, {"n1": "idle*"}])
-    clock = _Clock()
+    clock = Clock()
     assert wait_fit(["n1"], lambda: next(seq), clock=clock, sleep=clock.sleep) == {}
     assert clock.now == 9.0  # four checks, 3 s apart
 
 
 def test_wait_fit_gives_up_with_the_last_state() -> None:
-    clock = _Clock()
+    clock = Clock()
     assert wait_fit(["n1", "n2"], lambda: {"n1": "idle", "n2": "down*"}, timeout=30, clock=clock,
                     sleep=clock.sleep) == {"n2": "down*"}
     assert 30 <= clock.now <= 33
