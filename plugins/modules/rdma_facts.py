@@ -76,7 +76,7 @@ ansible_facts:
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.common import ParseError  # noqa: E402
+from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.sysfs_facts import sysfs_facts_main  # noqa: E402
 from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.sysfs_ib import read_sysfs_root  # noqa: E402
 
 
@@ -96,23 +96,10 @@ def collect(sysfs_root):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "sysfs_root": {"type": "path", "default": "/sys"},
-            "fact_name": {"type": "str", "default": "clusterctl_rdma"},
-        },
-        supports_check_mode=True,
-    )
-    root = module.params["sysfs_root"]
-    if not os.path.isdir(root):
-        module.fail_json(msg=f"sysfs_root {root} is not a directory", sysfs_root=root, changed=False)
-    try:
-        facts = collect(root)
-    except ParseError as exc:
-        module.fail_json(msg=str(exc), tool=exc.tool, reason=exc.reason, sysfs_root=root, changed=False)
-    except OSError as exc:
-        module.fail_json(msg=f"cannot read {root}: {exc}", sysfs_root=root, changed=False)
-    module.exit_json(changed=False, ansible_facts={module.params["fact_name"]: facts})
+    sysfs_facts_main(AnsibleModule, collect, argument_spec={
+        "sysfs_root": {"type": "path", "default": "/sys"},
+        "fact_name": {"type": "str", "default": "clusterctl_rdma"},
+    })
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import pytest
 import simfabric
 import yaml
 from conftest import read_fixture
+from labutil import lab_copy_on_roce
 from test_slurm_lib import FakeSlurm
 
 from clusterctl import verify
@@ -45,13 +46,7 @@ def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def sim_inventory(tmp_path: Path, state: Path) -> Path:
     """The lab inventory on a RoCE spec, every host on the local connection, each compute host
     reading its own simulated tree."""
-    inv = tmp_path / "inv"
-    shutil.copytree(REPO / "inventories" / "lab", inv)
-    cluster = inv / "group_vars" / "all" / "cluster.yml"
-    spec = yaml.safe_load(cluster.read_text())
-    spec.update({"fabric": "roce", "pfc_priority": 3, "roce_dscp": 26, "rdma_devices_per_node": 2,
-                 "ib_rate_gbps": 400})
-    cluster.write_text(yaml.safe_dump(spec, sort_keys=False))
+    inv = lab_copy_on_roce(tmp_path / "inv")
     (inv / "group_vars" / "all" / "local.yml").write_text(yaml.safe_dump({
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
         "clusterctl_verify_kinds": ["sysfs-ib", "mlnx_qos"]}))
