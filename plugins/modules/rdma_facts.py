@@ -17,16 +17,11 @@ description:
     (the class exists but is empty) and errors (unreadable or malformed attributes fail the task).
 version_added: "0.1.0"
 options:
-  sysfs_root:
-    description: Root of the sysfs tree to read; a simulated tree in tests.
-    type: path
-    default: /sys
   fact_name:
-    description: Name of the fact set in C(ansible_facts).
-    type: str
     default: clusterctl_rdma
 extends_documentation_fragment:
   - clusterctl.hpc.clusterctl_collector
+  - clusterctl.hpc.clusterctl_collector.sysfs_facts  # sysfs_root; fact_name's description and type
 """
 
 EXAMPLES = r"""
