@@ -1,10 +1,14 @@
 """The errors clusterctl's library raises; each one carries the exit status the CLI gives it.
 
 Library modules raise these and return results; only the command modules (``clusterctl.commands``)
-print them and turn them into exit statuses (one place: ``commands/common.py``).
+print them and turn them into exit statuses (one place: ``commands/common.py``). A subclass names
+its exit status in its class line (``class X(ClusterctlError, exit_code=EXIT_...)``); without one
+it keeps its base's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # unexpected error, or Ansible/Slurm itself failed
@@ -14,36 +18,35 @@ EXIT_UNREACHABLE = 4  # some hosts were unreachable or never reached (and none f
 
 
 class ClusterctlError(Exception):
-    """Base of every error clusterctl reports without a traceback."""
+    """Base of every error clusterctl reports without a traceback (exit status 1)."""
 
     exit_code = EXIT_FAILED
 
+    def __init_subclass__(cls, *, exit_code: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
-class UsageError(ClusterctlError):
+
+class UsageError(ClusterctlError, exit_code=EXIT_BAD_INPUT):
     """Bad arguments or input: nothing was run on any host."""
 
-    exit_code = EXIT_BAD_INPUT
 
-
-class HostsFailed(ClusterctlError):
+class HostsFailed(ClusterctlError, exit_code=EXIT_HOSTS_FAILED):
     """Some hosts failed (a task failed, a node is unfit, a job outlived the drain timeout)."""
 
-    exit_code = EXIT_HOSTS_FAILED
 
-
-class Unreachable(ClusterctlError):
+class Unreachable(ClusterctlError, exit_code=EXIT_UNREACHABLE):
     """Hosts could not be reached (and none failed)."""
-
-    exit_code = EXIT_UNREACHABLE
 
 
 class AnsibleFailed(ClusterctlError):
     """ansible-playbook/ansible itself failed (syntax error, timeout) before any host failed."""
 
-    exit_code = EXIT_FAILED
-
 
 class SlurmError(ClusterctlError):
     """A Slurm command (scontrol, sinfo, squeue) failed on the controller."""
 
-    exit_code = EXIT_FAILED
+
+class NoEvidence(ClusterctlError):
+    """verify's capture wrote no evidence at all (every host failed or was not reached)."""

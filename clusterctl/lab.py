@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterctl import paths
+from clusterctl.errors import ClusterctlError
 from clusterctl.inventory import Inventory, load_checked
 
 PREFIX = "clusterctl-lab-"
@@ -23,8 +24,8 @@ DEFAULT_IMAGE = "localhost/clusterctl-lab:latest"
 KEY = Path("~/.ssh/clusterctl-lab_ed25519").expanduser()
 
 
-class LabError(RuntimeError):
-    pass
+class LabError(ClusterctlError):
+    """podman failed or is missing, or a lab container did not come up (exit status 1)."""
 
 
 @dataclass

@@ -21,7 +21,7 @@ step ruff check .
 step mypy
 step yamllint -s .
 step ansible-lint --profile production
-step bash scripts/sanity.sh --test validate-modules
+step bash scripts/sanity.sh
 tier=(--all-tiers)
 [[ $fast -eq 1 ]] && tier=(-m "not lab and not molecule")
 echo "== pytest ${tier[*]}"

@@ -53,3 +53,22 @@ def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None
     r = subprocess.run([str(exe) if exe.exists() else "molecule", "test", "-s", scenario], cwd=REPO, env=full,
                        text=True, capture_output=True, timeout=timeout, check=False)
     assert r.returncode == 0, f"molecule test -s {scenario} failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
+
+
+#: The lab's cluster spec on the simulated RoCE fabrics of tests/fixtures/simfabric/lab-roce-*.yml
+#: (two 400 Gb/s devices a node, PFC on priority 3, RoCE traffic on DSCP 26).
+ROCE_SPEC = {"fabric": "roce", "pfc_priority": 3, "roce_dscp": 26, "rdma_devices_per_node": 2, "ib_rate_gbps": 400}
+
+
+def lab_copy_on_roce(dest: Path) -> Path:
+    """A copy of the lab inventory at ``dest`` whose cluster spec declares :data:`ROCE_SPEC`."""
+    import shutil
+
+    import yaml
+
+    shutil.copytree(LAB, dest)
+    cluster = dest / "group_vars" / "all" / "cluster.yml"
+    spec = yaml.safe_load(cluster.read_text())
+    spec.update(ROCE_SPEC)
+    cluster.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return dest

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.app import EXIT_BAD_INPUT, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
+from clusterctl.app import EXIT_HOSTS_FAILED, EXIT_OK, app, examples
 from clusterctl.commands.common import reports_errors
 from clusterctl.display import console
 
@@ -40,24 +40,12 @@ def analyze_command(
 
     Only regular files inside EVIDENCE_DIR are read: symlinks leaving it, fifos and devices are
     refused and named."""
-    from clusterctl.analysis.engine import analyze_dir
-    from clusterctl.analysis.expectations import build
-    from clusterctl.inventory import load_checked
     from clusterctl.report_table import findings_table, summary_line, write_outputs
+    from clusterctl.verify import judge_folder
 
-    spec = None
-    if inventory is not None:
-        # the same validation as every other command: FILE: KEY: message on stderr, exit 2
-        spec = load_checked(inventory).spec()
-    if not evidence_dir.is_dir():
-        sys.stderr.write(f"clusterctl analyze: {evidence_dir} is not a folder\n")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    report = analyze_dir(evidence_dir, build(spec), jobs=jobs)
+    report = judge_folder(evidence_dir, inventory, jobs=jobs)
     for line in report.refused:
         sys.stderr.write(f"clusterctl analyze: {evidence_dir}/{line}\n")
-    if not report.hosts:
-        sys.stderr.write(f"clusterctl analyze: no <host>/ folders in {evidence_dir}\n")
-        raise typer.Exit(EXIT_BAD_INPUT)
     write_outputs(report, None, html, title=f"clusterctl analyze {evidence_dir}")
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), separators=(",", ":")) + "\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -30,14 +32,24 @@ app.add_typer(lab_app, name="lab")
 InvOpt = Annotated[Path | None, typer.Option("--inventory", "-i", help="Lab inventory (default: inventories/lab)")]
 
 
+@contextmanager
+def _lab_failure(what: str, as_json: bool = False) -> Iterator[None]:
+    """A lab or inventory error -> ``clusterctl lab WHAT: message`` on stderr (and the JSON error
+    document with ``--json``), exit 1."""
+    try:
+        yield
+    except (lab.LabError, InventoryError) as exc:
+        err_console.print(f"clusterctl lab {what}: {exc}")
+        if as_json:
+            print_json({"error": str(exc), "exit_code": EXIT_FAILED})
+        raise typer.Exit(EXIT_FAILED) from None
+
+
 @lab_app.command("up", epilog=examples("Examples:\n\n  clusterctl lab up\n  clusterctl provision inventories/lab\n"))
 def lab_up(inventory: InvOpt = None) -> None:
     """Create the lab network and containers (idempotent) and wait until they accept SSH."""
-    try:
+    with _lab_failure("up"):
         hosts = lab.up(inventory)
-    except (lab.LabError, InventoryError) as exc:
-        err_console.print(f"clusterctl lab up: {exc}")
-        raise typer.Exit(EXIT_FAILED) from None
     inv = inventory or lab.lab_inventory()
     console.print(f"lab up: {', '.join(h.name for h in hosts)}; next: clusterctl provision {inv}")
 
@@ -45,24 +57,16 @@ def lab_up(inventory: InvOpt = None) -> None:
 @lab_app.command("down", epilog=examples("Examples:\n\n  clusterctl lab down\n"))
 def lab_down(inventory: InvOpt = None) -> None:
     """Remove the lab containers and network (idempotent)."""
-    try:
+    with _lab_failure("down"):
         removed = lab.down(inventory)
-    except (lab.LabError, InventoryError) as exc:
-        err_console.print(f"clusterctl lab down: {exc}")
-        raise typer.Exit(EXIT_FAILED) from None
     console.print(f"lab down: removed {len(removed)} container(s)")
 
 
 @lab_app.command("status", epilog=examples("Examples:\n\n  clusterctl lab status\n  clusterctl lab status --json\n"))
 def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False) -> None:
     """Show each lab container and its state."""
-    try:
+    with _lab_failure("status", as_json):
         rows = lab.status(inventory)
-    except (lab.LabError, InventoryError) as exc:
-        err_console.print(f"clusterctl lab status: {exc}")
-        if as_json:
-            print_json({"error": str(exc), "exit_code": EXIT_FAILED})
-        raise typer.Exit(EXIT_FAILED) from None
     if as_json:
         print_json({"hosts": rows})
         return

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,7 +11,7 @@ from clusterctl.commands.common import JsonOpt, ansible_command, print_json, res
 from clusterctl.commands.provision_cmd import InventoryArg, print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK, UsageError
-from clusterctl.inventory import Inventory, load_checked
+from clusterctl.inventory import load_checked
 from clusterctl.rollout import COMPONENTS, Rollout, batches, plan_rollout
 from clusterctl.runner import RunResult
 from clusterctl.slurm import Slurm
@@ -94,34 +92,11 @@ def reconfigure(
         return run_site(inventory, label=f"reconfigure-{component}-b{index}", tags=comp.tags, limit=",".join(nodes))
 
     if rollout.batches:
+        from clusterctl.verify import quick_verify
+
         Rollout(Slurm(inventory), component, apply, lambda line: console.print(line, markup=False),
                 drain_timeout=drain_timeout, verify=lambda nodes: quick_verify(inventory, inv, nodes)).run(rollout)
     console.print(f"reconfigure {component}: done")
     if as_json:
         print_json({**out, "done": True, "exit_code": EXIT_OK})
 
-
-def quick_verify(inventory: Path, inv: Inventory, nodes: list[str]) -> dict[str, str]:
-    """``clusterctl verify --level quick`` on ``nodes`` only: node -> why it failed ({} if none did).
-
-    A node without evidence (collection failed, unreachable) fails too. Run after a batch's reboot.
-    """
-    from clusterctl.analysis.engine import analyze_dir
-    from clusterctl.analysis.expectations import build
-    from clusterctl.runner import run_playbook, state_dir
-
-    evidence = state_dir(inventory) / "evidence" / f"reconfigure-{time.strftime('%Y%m%dT%H%M%S')}-{nodes[0]}"
-    evidence.mkdir(parents=True, exist_ok=True)
-    run_playbook("verify.yml", inventory, limit=",".join(nodes), label="reconfigure-verify",
-                 extravars={"clusterctl_evidence_dir": str(evidence), "clusterctl_verify_level": "quick",
-                            "clusterctl_verify_hosts": ",".join(nodes)})
-    report = analyze_dir(evidence, build(inv.spec()))
-    out: dict[str, str] = {}
-    for n in nodes:
-        host = report.hosts.get(n)
-        if host is None:
-            out[n] = f"no evidence collected (see {evidence})"
-        elif host.status == "failed":
-            why = "; ".join(f"{f.check}: {f.message}" for f in host.findings if f.severity == "critical")
-            out[n] = why[:300] or "failed"
-    return out

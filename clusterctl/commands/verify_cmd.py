@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clusterctl.app import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
+from clusterctl.app import EXIT_OK, app, examples
 from clusterctl.commands.common import JsonOpt, ansible_command, print_json, result_dict
 from clusterctl.display import console
+
+if TYPE_CHECKING:
+    from clusterctl.pairwise import Round
+    from clusterctl.runner import RunResult
 
 VERIFY_EXAMPLES = """Examples:
 
@@ -48,59 +51,35 @@ def verify_command(
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
     (or with no evidence)."""
-    from clusterctl.analysis.engine import analyze_dir
-    from clusterctl.analysis.expectations import build
+    from clusterctl import verify
     from clusterctl.display import RunProgress, print_summary
-    from clusterctl.inventory import load_checked
-    from clusterctl.report_table import findings_table, summary_line, write_outputs
-    from clusterctl.runner import run_playbook
+    from clusterctl.report_table import findings_table, summary_line
 
-    if level not in ("quick", "full"):
-        sys.stderr.write(f"clusterctl verify: --level {level!r} must be quick or full\n")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    inv = load_checked(inventory)
-    from clusterctl.runner import state_dir
+    p = verify.plan(inventory, level=level, hosts=hosts, limit=limit, forks=forks)
+    with RunProgress(len(p.inv.hosts)) as progress:
+        col = verify.collect(p, on_event=progress)
+    print_summary(col.run, f"verify {inventory} (collection)")
 
-    evidence = state_dir(inventory) / "evidence" / _stamp()
-    evidence.mkdir(parents=True, exist_ok=True)
-    with RunProgress(len(inv.hosts)) as progress:
-        result = run_playbook("verify.yml", inventory, limit=limit, forks=forks, on_event=progress, label="verify",
-                              extravars={"clusterctl_evidence_dir": str(evidence), "clusterctl_verify_level": level,
-                                         "clusterctl_verify_hosts": hosts})
-    print_summary(result, f"verify {inventory} (collection)")
-    if not any(evidence.iterdir()):
-        sys.stderr.write("clusterctl verify: no evidence was collected (see the failures above)\n")
-        raise typer.Exit(EXIT_FAILED)
-    exp = build(inv.spec())
-    if level == "full":
-        # the pair rounds judge the folder after their last pass: that report is final
-        verified = [h for h in inv.hosts if (evidence / h).is_dir()]
-        slurm_nodes = set(inv.groups.get("slurm_compute", []))
-        report = _pairwise(inventory, evidence, {"ib_write_bw": verified,
-                                                 "nccl-tests": [h for h in verified if h in slurm_nodes]}, exp, forks)
-    else:
-        report = analyze_dir(evidence, exp)
-    out_dir = result.artifacts_dir
-    write_outputs(report, out_dir / "verify-report.json", out_dir / "verify-report.html",
-                  title=f"clusterctl verify {inventory} ({level})")
-    console.print(findings_table(report, f"verify {inventory}"))
-    console.print(summary_line(report))
-    console.print(f"evidence: {evidence}\nreport: {out_dir / 'verify-report.json'}  {out_dir / 'verify-report.html'}")
-    drained: list[dict[str, str]] = []
-    if drain and report.failed:
-        from clusterctl.slurm import Slurm
-        from clusterctl.slurm_drain import drain_failed
+    def round_start(label: str, rnd: Round) -> None:
+        console.print(f"{label}: " + "; ".join(f"{t} " + ", ".join(f"{a}<->{b}" for a, b in ps)
+                                               for t, ps in rnd.items()), markup=False)
 
-        drained = drain_failed(Slurm(inventory), report)
-        for d in drained:
+    def round_failed(label: str, run: RunResult) -> None:
+        print_summary(run, f"verify {inventory} ({label})")
+
+    v = verify.analyse(col, on_round_start=round_start, on_round_failed=round_failed)
+    for line in v.pairwise.lines() if v.pairwise else ():
+        console.print(line, markup=False)
+    console.print(findings_table(v.report, f"verify {inventory}"))
+    console.print(summary_line(v.report))
+    console.print(f"evidence: {col.evidence}\nreport: {v.report_json}  {v.report_html}")
+    if drain:
+        for d in verify.drain(v):
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
-    unreachable = [h for h, s in result.hosts.items() if s.unreachable] + list(result.not_reached)
     if as_json:
-        print_json({"report": report.to_dict(), "collection": result_dict(result), "evidence": str(evidence),
-                    "report_json": str(out_dir / "verify-report.json"), "drained": drained})
-    if report.failed or report.no_evidence or unreachable:
-        raise typer.Exit(EXIT_HOSTS_FAILED)
-    raise typer.Exit(EXIT_OK)
+        print_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
+                    "report_json": str(v.report_json), "drained": v.drained})
+    raise typer.Exit(v.exit_code)
 
 
 @app.command("resume", epilog=examples(RESUME_EXAMPLES))
@@ -112,12 +91,9 @@ def resume_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Return to service nodes drained by clusterctl (reason 'clusterctl: ...'), never admin-drained ones."""
-    from clusterctl.inventory import load_checked
-    from clusterctl.slurm import Slurm
-    from clusterctl.slurm_drain import resume_ours
+    from clusterctl import verify
 
-    load_checked(inventory)
-    plan = resume_ours(Slurm(inventory), nodes or None)
+    plan = verify.resume(inventory, nodes)
     for name, why in sorted(plan.refused.items()):
         console.print(f"left alone {name}: {why}", markup=False)
     if as_json:
@@ -125,32 +101,3 @@ def resume_command(
     console.print(f"resumed: {', '.join(plan.resume)}" if plan.resume else "nothing to resume")
     raise typer.Exit(EXIT_OK)
 
-
-def _pairwise(inventory: Path, evidence: Path, hosts: dict[str, list[str]], exp: dict, forks: int | None) -> Any:
-    """Pairwise ib_write_bw and 2-node nccl-tests rounds between the nodes that can run them; the
-    final report of the evidence folder (judged after the last pass)."""
-    from clusterctl.display import print_summary
-    from clusterctl.pairwise import Round, run_pairwise
-    from clusterctl.runner import run_playbook
-
-    def run_round(rnd: Round, label: str) -> int:
-        console.print(f"{label}: " + "; ".join(f"{t} " + ", ".join(f"{a}<->{b}" for a, b in ps)
-                                               for t, ps in rnd.items()), markup=False)
-        r = run_playbook("pairtest.yml", inventory, forks=forks, label=label, record_failures=False,
-                         extravars={"clusterctl_pair_round": [list(p) for p in rnd.get("ib_write_bw", [])],
-                                    "clusterctl_pair_nccl_round": [list(p) for p in rnd.get("nccl-tests", [])],
-                                    "clusterctl_evidence_dir": str(evidence)})
-        if r.rc != 0:
-            print_summary(r, f"verify {inventory} ({label})")
-        return r.rc
-
-    run = run_pairwise(evidence, hosts, exp, run_round)
-    for line in run.lines():
-        console.print(line, markup=False)
-    return run.report
-
-
-def _stamp() -> str:
-    import time
-
-    return time.strftime("%Y%m%d-%H%M%S")

@@ -1,4 +1,4 @@
-"""Documentation shared by clusterctl's read-only collector modules (rdma_facts, fabric_evidence,
+"""Documentation shared by clusterctl's read-only collector modules (rdma_facts, gpu_facts, fabric_evidence,
 fabric_pairtest, nccl_pairtest): ``extends_documentation_fragment: [clusterctl_collector, ...]``.
 
 A module's own option of the same name replaces the fragment's (Ansible's merge), so a module
@@ -46,4 +46,17 @@ options:
     type: list
     elements: path
     default: []
+"""
+
+    # the sysfs fact modules (rdma_facts, gpu_facts: ccparse.sysfs_facts); each module names its
+    # fact_name default
+    SYSFS_FACTS = r"""
+options:
+  sysfs_root:
+    description: Root of the sysfs tree to read; a simulated tree in tests.
+    type: path
+    default: /sys
+  fact_name:
+    description: Name of the fact set in C(ansible_facts).
+    type: str
 """

@@ -22,7 +22,7 @@ import pytest
 import simfabric
 import yaml
 from ccparse import registry
-from labutil import LAB, REPO, cc, sh
+from labutil import REPO, cc, lab_copy_on_roce, sh
 
 from clusterctl.analysis.engine import analyze_dir
 from clusterctl.analysis.expectations import build, load_spec
@@ -61,13 +61,7 @@ def put_sim(host: str, src: Path) -> None:
 @pytest.fixture(scope="module")
 def sim_inventory(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("verify-lab")
-    inv = tmp / "inv"
-    shutil.copytree(LAB, inv)
-    cluster = inv / "group_vars" / "all" / "cluster.yml"
-    spec = yaml.safe_load(cluster.read_text())
-    spec.update({"fabric": "roce", "pfc_priority": 3, "roce_dscp": 26, "rdma_devices_per_node": 2,
-                 "ib_rate_gbps": 400})
-    cluster.write_text(yaml.safe_dump(spec, sort_keys=False))
+    inv = lab_copy_on_roce(tmp / "inv")
     (inv / "group_vars" / "all" / "verify_sim.yml").write_text(yaml.safe_dump({
         "clusterctl_verify_sysfs_root": f"{SIM_ROOT}/sys",
         "clusterctl_verify_tool_dirs": [f"{SIM_ROOT}/bin"],

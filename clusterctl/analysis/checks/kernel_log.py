@@ -1,9 +1,10 @@
 """Judge the kernel log (KIND ``kernel-log``): NVIDIA Xid events, GPUs fallen off the bus, NVLink
 driver errors and link flaps.
 
-Xid codes: meaning and what to do from NVIDIA's Xid catalog ("Analyzing Xid Errors with the Xid
-Catalog", https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, description and
-resolution bucket columns; the page retirement Xids 48/63/64 from
+Xid codes (the table: ``xid_catalog.yml`` beside this file): meaning and what to do from NVIDIA's
+Xid catalog ("Analyzing Xid Errors with the Xid Catalog",
+https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, description and resolution
+bucket columns; the page retirement Xids 48/63/64 from
 https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html). Severity:
 
 - critical: the GPU (or its NVLink, memory, firmware) needs a reset, reboot or service before jobs
@@ -29,61 +30,34 @@ judged by :func:`clusterctl.analysis.checks.linkflap.judge_link_flaps` (the same
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from clusterctl.analysis.checks.linkflap import judge_link_flaps
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
 
+SEVERITIES: tuple[Severity, ...] = ("critical", "warning", "info")
+
+
+def load_catalog(path: Path) -> dict[int, tuple[str, Severity, str]]:
+    """Xid code -> (meaning, severity, what to do) from the catalog file (xid_catalog.yml: NVIDIA's
+    meanings, its source on its first lines); a malformed entry is an error naming the code."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    out: dict[int, tuple[str, Severity, str]] = {}
+    for code, entry in data.items():
+        sev = entry.get("severity") if isinstance(entry, dict) else None
+        if not isinstance(code, int) or sev not in SEVERITIES or not all(
+                isinstance(entry.get(k), str) and entry[k] for k in ("meaning", "todo")):
+            raise ValueError(f"{path}: Xid {code!r}: expected meaning, severity (one of {', '.join(SEVERITIES)}) "
+                             f"and todo, got {entry!r}")
+        out[code] = (entry["meaning"], sev, entry["todo"])
+    return out
+
+
 #: Xid code -> (meaning, severity, what to do); meanings from NVIDIA's Xid catalog (module docstring)
-XID_CATALOG: dict[int, tuple[str, Severity, str]] = {
-    8: ("GPU stopped processing", "warning", "restart the application; contact support if it recurs"),
-    13: ("Graphics Engine Exception", "info", "usually an application fault (out-of-bounds access, illegal "
-                                              "instruction); suspect the GPU only if it recurs across jobs"),
-    31: ("GPU memory page fault", "info", "usually an illegal address access by the application; suspect the "
-                                          "driver or GPU only if it recurs across jobs"),
-    32: ("Invalid or corrupted push buffer stream", "warning", "PCIe DMA fault: check the PCIe link and run "
-                                                               "dcgmi diag"),
-    38: ("Driver firmware error", "warning", "update the driver / firmware; contact support if it recurs"),
-    43: ("GPU stopped processing", "info", "an application fault; the GPU stays healthy"),
-    45: ("Preemptive cleanup, due to previous errors", "info", "channels torn down after an earlier error or a "
-                                                              "killed process; see the Xid that caused it"),
-    48: ("Double Bit ECC Error (DBE)", "critical", "uncorrectable memory error: drain, reset the GPU; RMA if "
-                                                   "it recurs"),
-    61: ("Internal micro-controller breakpoint/warning", "critical", "reset the GPU; contact support if it "
-                                                                     "recurs"),
-    62: ("Internal micro-controller halt", "critical", "reset the GPU; contact support if it recurs"),
-    63: ("ECC page retirement or row remapping recording event", "warning", "a row was remapped: reset the GPU "
-                                                                            "at the next drain to activate it"),
-    64: ("ECC page retirement or row remapper recording failure", "critical", "the memory fault was not "
-                                                                              "retired: drain, reset, RMA if "
-                                                                              "it recurs"),
-    68: ("NVDEC0 / video processor exception", "warning", "restart the application; contact support if it "
-                                                          "recurs"),
-    69: ("Graphics Engine class error", "warning", "restart the application; contact support if it recurs"),
-    74: ("NVLink Error", "critical", "drain, reset the GPU, check the NVLink/NVSwitch connections (the peer "
-                                     "GPU may be the cause)"),
-    79: ("GPU has fallen off the bus", "critical", "drain; reboot the node, then check PCIe seating, power and "
-                                                   "temperature"),
-    92: ("High single-bit ECC error rate", "warning", "corrected errors above the threshold: trend it, reset at "
-                                                      "the next drain"),
-    94: ("Contained ECC error", "warning", "the application was stopped; reset the GPU at the next drain"),
-    95: ("Uncontained ECC error", "critical", "drain and reset the GPU; every application on it is affected"),
-    109: ("Context Switch Timeout Error", "warning", "restart the application; contact support if it recurs"),
-    119: ("GSP RPC Timeout", "critical", "drain and reset the GPU (or reboot); update the driver if it recurs"),
-    120: ("GSP Error", "critical", "drain and reset the GPU (or reboot); update the driver if it recurs"),
-    121: ("C2C Link corrected error", "warning", "trend it; reset at the next drain"),
-    140: ("Unrecovered ECC Error", "critical", "drain and reset the GPU"),
-    143: ("GPU Initialization Failure", "critical", "drain; reboot, then reseat or RMA"),
-    144: ("NVLink SAW Error", "critical", "drain, reset, check the NVLink connections"),
-    145: ("NVLink RLW Error", "critical", "drain, reset, check the NVLink connections"),
-    146: ("NVLink TLW Error", "critical", "drain, reset, check the NVLink connections"),
-    147: ("NVLink TREX Error", "critical", "drain, reset, check the NVLink connections"),
-    148: ("NVLink NVLPW_CTRL Error", "critical", "drain, reset, check the NVLink connections"),
-    149: ("NVLink NETIR Error", "critical", "drain, reset, check the NVLink connections and the peer device"),
-    150: ("NVLink MSE Error", "critical", "drain, reset, check the NVLink connections"),
-    154: ("GPU Recovery Action Changed", "critical", "the driver asks for the recovery action in the message "
-                                                    "(GPU reset, node reboot)"),
-}
+XID_CATALOG = load_catalog(Path(__file__).with_name("xid_catalog.yml"))
 #: the NVLink Xids whose message says whether the event was fatal
 NVLINK_SUBCODED = frozenset(range(144, 151))
 

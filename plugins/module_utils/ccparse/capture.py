@@ -233,12 +233,12 @@ def clean_capture(text: str, kind: str) -> Cleaned:
 #: a shell prompt before a command: ``user@host:~$``, ``[root@n1 dir]#``, ``$``, ``#``, ``>``, ``sh-5.1#``,
 #: ``(venv) $``, ``PS C:\>``, ``hii$``
 _GPU_PROMPT = re.compile(r"^(?:\([^)]{1,40}\)\s*)?(?:\S{0,80}@\S{0,80}?[$#%>]|\[[^\]]{1,80}\][$#%>]|PS [^>]{0,80}>|"
-                     r"[\w.~/:-]{0,40}[$#%>])\s+\S")
+                         r"[\w.~/:-]{0,40}[$#%>])\s+\S")
 #: ``host: command`` (the Slurm docs' ``adev0: sinfo``)
 _HOST_GPU_PROMPT = re.compile(r"^[\w.-]{1,64}:\s+(\S+)")
 _GPU_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _GPU_LAUNCHERS = {"sudo", "srun", "mpirun", "mpiexec", "kubectl", "docker", "podman", "watch", "timeout", "time",
-              "env", "bash", "sh", "ssh", "exec", "nice", "numactl", "stdbuf", "oc", "enroot"}
+                  "env", "bash", "sh", "ssh", "exec", "nice", "numactl", "stdbuf", "oc", "enroot"}
 
 
 def lines(text: str) -> list[tuple[int, str]]:

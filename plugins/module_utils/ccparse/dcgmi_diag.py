@@ -112,8 +112,8 @@ def _from_json(doc: Any) -> dict[str, Any]:
                 "Pass" if "Pass" in statuses else statuses[0] if statuses else None)
             tests.append({"category": cname, "test": tname, "status": overall})
     meta: dict[str, Any] = doc["metadata"] if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict) else {}
-    version = meta.get("version") or meta.get("DCGM Version") or (root.get("version") if isinstance(root, dict)
-                                                                    else None)
+    version = meta.get("version") or meta.get("DCGM Version") or (
+        root.get("version") if isinstance(root, dict) else None)
     runtime_error = (root.get("runtime_error") if isinstance(root, dict) else None) or (
         doc.get("runtime_error") if isinstance(doc, dict) else None)
     if not results and runtime_error:

@@ -163,7 +163,8 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
                 dev["ports"].append(port)
             port["gids"].append({"index": to_int(gm.group(1)), "gid": gm.group(2), "type": gm.group(3)})
             continue
-        assert kv is not None and key is not None
+        if kv is None or key is None:
+            continue  # not reached: the test above passed over every line that is no key/value pair
         value = kv.group(2)
         if key in _PORT_KEYS:
             if port is None or (key == "state" and port.get("state") is not None):

@@ -102,7 +102,7 @@ def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
         "size_bytes": need_int(head["size"], TOOL, lineno, "size"), "count": _wrong(head.get("count", "")),
         "type": head.get("type"),
         "redop": head.get("redop"), "root": _wrong(head["root"]) if "root" in head else None,
-           "out_of_place": part(starts[0], starts[1]), "in_place": part(starts[1], stop2), "line": lineno}
+        "out_of_place": part(starts[0], starts[1]), "in_place": part(starts[1], stop2), "line": lineno}
     if "#iters" in cols:
         row["iterations"] = _wrong(toks[stop2])
     if row["out_of_place"]["busbw_GBps"] is None:

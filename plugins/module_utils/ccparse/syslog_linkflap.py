@@ -55,9 +55,9 @@ _PATTERNS = [
     ("down", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?down", _I)),
     ("up", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?up", _I)),
     ("down", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
-                               r"(?:PORT_)?(?:DOWN|INIT|ARMED|POLLING)\b", _I)),
+                                r"(?:PORT_)?(?:DOWN|INIT|ARMED|POLLING)\b", _I)),
     ("up", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
-                             r"(?:PORT_)?ACTIVE\b", _I)),
+                              r"(?:PORT_)?ACTIVE\b", _I)),
     ("down", "rdma", re.compile(_MLX + r": Port: (?P<port>\d{1,3}) Link DOWN\b", _I)),
     ("up", "rdma", re.compile(_MLX + r": Port: (?P<port>\d{1,3}) Link ACTIVE\b", _I)),
 ]
