@@ -10,6 +10,7 @@ combined once per distinct set of groups, so reading is linear in the number of 
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ def _plain(v: Any) -> Any:
 def _ansible(failures: list[str]) -> Iterator[Any]:
     """Ansible's constants as validation needs them, its warnings collected instead of printed."""
     from ansible import constants as C
+    from ansible.inventory import data as inventory_data
     from ansible.utils.display import Display
 
     display = Display()
@@ -66,9 +68,14 @@ def _ansible(failures: list[str]) -> Iterator[Any]:
     C.INVENTORY_ENABLED = enabled
     display.warning = warn
     display.error_as_warning = warn
+    # InventoryData.add_host asks for the folder of the current source once per host (two stat calls
+    # each): the answer is remembered for the duration of this read (the sources do not move meanwhile)
+    basedir = inventory_data.basedir
+    inventory_data.basedir = functools.lru_cache(maxsize=64)(basedir)
     try:
         yield C
     finally:
+        inventory_data.basedir = basedir
         for k, v in saved.items():
             setattr(C, k, v)
         for m, fn in methods.items():

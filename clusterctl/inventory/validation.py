@@ -23,6 +23,8 @@ from clusterctl.inventory.model import NODE_GROUPS, Definition, Inventory, Probl
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab allowed (ssh args), newline not
 DEFAULT_FILE = "group_vars/all/cluster.yml"
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])"
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")  # what ipaddress.IPv4Address accepts (no leading zeros)
 
 
 def validate(inv: Inventory) -> list[Problem]:
@@ -86,7 +88,7 @@ def _ansible_host(d: Definition) -> list[Problem]:
         return []
     if not isinstance(v, str) or not v.strip() or v != v.strip() or any(c.isspace() for c in v):
         return [Problem(d.file, d.shown_key, v, "ansible_host must be one address or host name")]
-    if re.fullmatch(r"[0-9.]+", v):
+    if re.fullmatch(r"[0-9.]+", v) and not _IPV4.fullmatch(v):
         try:
             ipaddress.IPv4Address(v)
         except ValueError:
