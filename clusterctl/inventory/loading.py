@@ -108,10 +108,17 @@ def load(path: Path) -> Inventory:
     The cyclic garbage collector is paused while reading: the objects made are all kept, and its
     passes over a growing heap would make reading 100,000 hosts grow faster than linearly.
     """
+    with gc_paused():
+        return _load(path)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (on again after it if it was on)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(path)
+        yield
     finally:
         if enabled:
             gc.enable()
@@ -166,9 +173,9 @@ def _fill(inv: Inventory, s: Scan, im: Any, dl: Any, C: Any) -> None:
     cache: dict[tuple[str, ...], dict[str, Any]] = {}
     with_files = s.host_files
     for host in hosts:
-        groups = sort_groups([g for g in host.get_groups() if g.name != "all"])
-        key = tuple(g.name for g in groups)
+        key = tuple(g.name for g in host.get_groups())  # hosts of the same groups share the group layers
         if key not in cache:
+            groups = sort_groups([g for g in host.get_groups() if g.name != "all"])
             layers = {"all_inventory": all_inventory, "groups_inventory": get_group_vars(groups),
                       "all_plugins_inventory": all_plugins, "groups_plugins_inventory": plugins(groups)}
             merged: dict[str, Any] = {}

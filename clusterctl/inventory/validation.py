@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from clusterctl.inventory import role_vars, secrets, spec
+from clusterctl.inventory.loading import gc_paused
 from clusterctl.inventory.model import NODE_GROUPS, Definition, Inventory, Problem, VaultValue
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab allowed (ssh args), newline not
@@ -28,7 +29,16 @@ _IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")  # what ipaddress.IPv4Addres
 
 
 def validate(inv: Inventory) -> list[Problem]:
-    """All problems of ``inv``: what loading found plus the rules."""
+    """All problems of ``inv``: what loading found plus the rules.
+
+    The garbage collector is paused as while loading: its passes over the heap of a large inventory
+    (all of it kept) were a third of the rules' time at 100,000 hosts.
+    """
+    with gc_paused():
+        return _validate(inv)
+
+
+def _validate(inv: Inventory) -> list[Problem]:
     problems = list(inv.problems)
     if problems or not inv.host_order:
         if not problems:
