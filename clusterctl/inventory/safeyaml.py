@@ -209,13 +209,18 @@ def _check(root: yaml.Node, loader: Any = None) -> tuple[bool, Any]:
                             raise Refused(f"{path}.{kname}" if path else kname,
                                           f"duplicate key (line {seen[ident]} and line {knode.start_mark.line + 1})")
                         seen[ident] = knode.start_mark.line + 1
-                    child = f"{path}.{kname}" if path else kname
-                    visit(vnode, child, depth + 1)
-                    total += size[id(vnode)]
-                    high = max(high, height[id(vnode)] + 1)
+                    if vnode.tag == _STR_TAG and depth < MAX_DEPTH and type(vnode) is yaml.ScalarNode:
+                        value = vnode.value  # a plain string: nothing to check, nothing to remember
+                        total += 1
+                        high = high or 1
+                    else:
+                        visit(vnode, f"{path}.{kname}" if path else kname, depth + 1)
+                        total += size[id(vnode)]
+                        high = max(high, height[id(vnode)] + 1)
+                        value = None if fallback else built[id(vnode)]
                     if not fallback:
                         try:
-                            data[key_of(knode)] = built[id(vnode)]
+                            data[knode.value if knode.tag == _STR_TAG else key_of(knode)] = value
                         except (_Fallback, TypeError):  # TypeError: a key the constructor refuses
                             fallback = True
                 built[nid] = data
@@ -224,6 +229,11 @@ def _check(root: yaml.Node, loader: Any = None) -> tuple[bool, Any]:
                 if tag != _SEQ_TAG:
                     fallback = True
                 for i, item in enumerate(node.value):
+                    if item.tag == _STR_TAG and depth < MAX_DEPTH and type(item) is yaml.ScalarNode:
+                        total += 1
+                        high = high or 1
+                        items.append(item.value)
+                        continue
                     visit(item, f"{path}[{i}]", depth + 1)
                     total += size[id(item)]
                     high = max(high, height[id(item)] + 1)

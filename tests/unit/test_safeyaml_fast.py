@@ -166,3 +166,12 @@ def test_plain_inventory_is_built_in_the_one_pass() -> None:
     finally:
         loader.dispose()
     assert done and data == {"all": {"hosts": {"gpu1": {"ansible_host": "10.0.0.1", "port": 22}}}}
+
+
+@pytest.mark.parametrize("levels", range(safeyaml.MAX_DEPTH - 2, safeyaml.MAX_DEPTH + 3))
+@pytest.mark.parametrize("leaf", ["x", "[x]", "1", "&a x"])
+def test_depth_limit_is_the_same_at_the_boundary(levels: int, leaf: str) -> None:
+    text = "".join(f"{' ' * i}k{i}:\n" for i in range(levels)) + f"{' ' * levels}last: {leaf}\n"
+    _assert_equivalent(text)
+    flow = "[" * levels + leaf.replace("&a ", "") + "]" * levels
+    _assert_equivalent(f"a: {flow}\n")
