@@ -167,7 +167,7 @@ def _ratio(base: dict[str, Any] | None, new: dict[str, Any], key: str) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Wall and CPU seconds of each configuration, ratios baseline/new and gc-on/new."""
-    out = ["| hosts | load before/after | new wall s | new CPU s | new us/host (CPU) | peak RSS MiB "
+    out = ["| hosts | load before/after | new wall s | new CPU s | new us/host (CPU) | peak RSS MiB new (baseline) "
            "| new, gc running: wall s | baseline wall s | baseline CPU s | baseline/new wall, CPU "
            "| ansible-inventory --list s |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -176,8 +176,9 @@ def table(rows: list[dict[str, Any]]) -> str:
         per = f"{new['cpu_s'] / r['n'] * 1e6:.0f}" if new.get("cpu_s") else "-"
         gc_cell = f"{_s(gcr)} ({_ratio(gcr, new, 's')})" if gcr else "-"
         ratios = f"{_ratio(base, new, 's')}, {_ratio(base, new, 'cpu_s')}" if base else "-"
+        rss_base = f" ({base['rss_mib']:.0f})" if base and base.get("rss_mib") else ""
         out.append(f"| {r['n']} | {r['load']:.1f}/{r.get('load_after', r['load']):.1f} | {_s(new)} "
-                   f"| {_s(new, 'cpu_s')} | {per} | {new.get('rss_mib', 0):.0f} | {gc_cell} | {_s(base)} "
+                   f"| {_s(new, 'cpu_s')} | {per} | {new.get('rss_mib', 0):.0f}{rss_base} | {gc_cell} | {_s(base)} "
                    f"| {_s(base, 'cpu_s')} | {ratios} | {_s(r.get('ansible_inventory'))} |")
     return "\n".join(out)
 
