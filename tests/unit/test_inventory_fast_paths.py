@@ -50,3 +50,20 @@ def test_ipv4_rule_is_unchanged_for_any_digits_and_dots(text: str) -> None:
 def test_remembered_answers_are_the_computed_ones(key: str) -> None:
     assert secret_looking(key) == secret_looking.__wrapped__(key)
     assert role_vars.owner(key) == role_vars.owner.__wrapped__(key)
+
+
+def test_space_regex_is_str_isspace_for_every_code_point() -> None:
+    for cp in range(0x110000):
+        c = chr(cp)
+        assert (validation._SPACE.search(c) is not None) == c.isspace(), hex(cp)
+
+
+@SETTINGS
+@given(st.text(max_size=12))
+def test_ansible_host_rule_is_the_long_way(text: str) -> None:
+    long_way = not text.strip() or text != text.strip() or any(c.isspace() for c in text)
+    got = validation._ansible_host(Definition("hosts.yml", "host:h", "ansible_host", text))
+    if long_way:
+        assert got and "one address" in got[0].message
+    else:
+        assert not got or "IPv4" in got[0].message
