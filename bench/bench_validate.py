@@ -8,13 +8,22 @@ a host_vars file for every 64th host. Each measurement runs in a fresh process (
 run's) and times ``clusterctl.inventory.load_checked`` (pre-checks, ansible-core's
 InventoryManager, precedence, every rule):
 
-* ``new``: this checkout's validator;
+* ``new``: this checkout's validator (wall and CPU seconds of the child, and per phase: scan of the
+  files with the YAML checks, ansible-core's InventoryManager, Ansible's precedence, the rules per
+  definition, the combined rules);
+* ``new, gc running``: the same with the garbage collector left running (``--gc-max``), the
+  configuration without the pause in ``clusterctl.inventory.loading.gc_paused``;
 * ``ansible-inventory``: Ansible's own ``ansible-inventory --list`` on the same folder (what reading
   the inventory costs Ansible itself), for N up to ``--ansible-max``;
-* ``baseline``: the validator of another checkout (``--baseline /work/main``), for N up to
-  ``--baseline-max`` (it grows with the square of N).
+* ``baseline``: the validator of another checkout (``--baseline /work/main``: the code before this
+  branch), for N up to ``--baseline-max``.
 
-    .venv/bin/python bench/bench_validate.py                       # N = 4096 16384 100000
+All configurations of one size run one after the other on the same folder; the table gives the
+machine's load average before and after, and the ratios baseline/new in wall and CPU seconds (CPU
+seconds move less with the load of a shared machine).
+
+    .venv/bin/python bench/bench_validate.py --baseline /work/main --baseline-max 100000 \
+        --gc-max 100000 --ansible-max 4096                         # N = 4096 16384 100000
     .venv/bin/python bench/bench_validate.py -n 64 --ansible-max 0  # smoke
 """
 
