@@ -171,6 +171,7 @@ def _fill(inv: Inventory, s: Scan, im: Any, dl: Any, C: Any) -> None:
     all_inventory = all_group.get_vars()
     all_plugins = plugins([all_group])
     cache: dict[tuple[str, ...], dict[str, Any]] = {}
+    replace = C.DEFAULT_HASH_BEHAVIOUR != "merge"
     with_files = s.host_files
     for host in hosts:
         key = tuple(g.name for g in host.get_groups())  # hosts of the same groups share the group layers
@@ -182,7 +183,9 @@ def _fill(inv: Inventory, s: Scan, im: Any, dl: Any, C: Any) -> None:
             for entry in C.VARIABLE_PRECEDENCE:
                 merged = combine_vars(merged, layers.get(entry, {}))
             cache[key] = merged
-        hv = combine_vars(cache[key], host.vars)
+        base = cache[key]
+        # combine_vars with hash_behaviour=replace is ``a | b`` after checking both are mappings
+        hv = base | host.vars if replace and type(host.vars) is dict else combine_vars(base, host.vars)
         if host.name in with_files:
             hv = combine_vars(hv, plugins([host]))
         inv.host_vars[host.name] = hv
