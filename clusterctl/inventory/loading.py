@@ -10,6 +10,7 @@ combined once per distinct set of groups, so reading is linear in the number of 
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ def _plain(v: Any) -> Any:
 def _ansible(failures: list[str]) -> Iterator[Any]:
     """Ansible's constants as validation needs them, its warnings collected instead of printed."""
     from ansible import constants as C
+    from ansible.inventory import data as inventory_data
     from ansible.utils.display import Display
 
     display = Display()
@@ -66,9 +68,14 @@ def _ansible(failures: list[str]) -> Iterator[Any]:
     C.INVENTORY_ENABLED = enabled
     display.warning = warn
     display.error_as_warning = warn
+    # InventoryData.add_host asks for the folder of the current source once per host (two stat calls
+    # each): the answer is remembered for the duration of this read (the sources do not move meanwhile)
+    basedir = inventory_data.basedir
+    inventory_data.basedir = functools.lru_cache(maxsize=64)(basedir)
     try:
         yield C
     finally:
+        inventory_data.basedir = basedir
         for k, v in saved.items():
             setattr(C, k, v)
         for m, fn in methods.items():
@@ -101,10 +108,17 @@ def load(path: Path) -> Inventory:
     The cyclic garbage collector is paused while reading: the objects made are all kept, and its
     passes over a growing heap would make reading 100,000 hosts grow faster than linearly.
     """
+    with gc_paused():
+        return _load(path)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (on again after it if it was on)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(path)
+        yield
     finally:
         if enabled:
             gc.enable()
@@ -157,18 +171,21 @@ def _fill(inv: Inventory, s: Scan, im: Any, dl: Any, C: Any) -> None:
     all_inventory = all_group.get_vars()
     all_plugins = plugins([all_group])
     cache: dict[tuple[str, ...], dict[str, Any]] = {}
+    replace = C.DEFAULT_HASH_BEHAVIOUR != "merge"
     with_files = s.host_files
     for host in hosts:
-        groups = sort_groups([g for g in host.get_groups() if g.name != "all"])
-        key = tuple(g.name for g in groups)
+        key = tuple(g.name for g in host.get_groups())  # hosts of the same groups share the group layers
         if key not in cache:
+            groups = sort_groups([g for g in host.get_groups() if g.name != "all"])
             layers = {"all_inventory": all_inventory, "groups_inventory": get_group_vars(groups),
                       "all_plugins_inventory": all_plugins, "groups_plugins_inventory": plugins(groups)}
             merged: dict[str, Any] = {}
             for entry in C.VARIABLE_PRECEDENCE:
                 merged = combine_vars(merged, layers.get(entry, {}))
             cache[key] = merged
-        hv = combine_vars(cache[key], host.vars)
+        base = cache[key]
+        # combine_vars with hash_behaviour=replace is ``a | b`` after checking both are mappings
+        hv = base | host.vars if replace and type(host.vars) is dict else combine_vars(base, host.vars)
         if host.name in with_files:
             hv = combine_vars(hv, plugins([host]))
         inv.host_vars[host.name] = hv

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,12 @@ SECRET_KEY = re.compile(
     r"($|_)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1 << 16)
 def secret_looking(key: str) -> bool:
-    """True for a key whose value must never be shown (``munge_key``, ``*_password``, ...)."""
+    """True for a key whose value must never be shown (``munge_key``, ``*_password``, ...).
+
+    Remembered per key: an inventory asks about the same few keys once per host.
+    """
     parts = [p for p in re.split(r"[.\[\]]", key) if p]
     for p in parts:
         if p.endswith(_NOT_SECRET_SUFFIXES):

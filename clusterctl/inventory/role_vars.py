@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import yaml
@@ -60,6 +60,7 @@ def _names_longest_first() -> tuple[str, ...]:
     return tuple(sorted(role_options(), key=len, reverse=True))
 
 
+@lru_cache(maxsize=1 << 16)
 def owner(key: str) -> str | None:
     """The role whose prefix ``key`` carries (the longest role name that matches), or None."""
     return next((r for r in _names_longest_first() if key.startswith(f"{r}_")), None)

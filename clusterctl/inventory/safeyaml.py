@@ -27,6 +27,7 @@ MAX_FLOW_NESTING = 256  # brackets opened before the parser runs (the C parser r
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_BRACKETS = re.compile(r"[\[\]{}]")
 _NON_FINITE = re.compile(r"^[-+]?\.(inf|nan)$", re.IGNORECASE)
 
 
@@ -101,23 +102,67 @@ _KNOWN_TAGS = {"!vault", "!unsafe"}
 
 
 def _flow_nesting(text: str) -> int:
+    if text.count("[") + text.count("{") <= MAX_FLOW_NESTING:
+        return 0  # cannot nest deeper than the brackets it has (the common case: no walk over the text)
     depth = deepest = 0
-    for ch in text:
+    for ch in _BRACKETS.findall(text):
         if ch in "[{":
             depth += 1
             deepest = max(deepest, depth)
-        elif ch in "]}":
+        else:
             depth = max(depth - 1, 0)
     return deepest
 
 
-def _check(root: yaml.Node) -> None:
-    """Walk the node graph once: cycles, expanded size, depth, keys, floats, tags, vault payloads."""
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+# scalar tags whose SafeLoader constructor is a plain function of the node (no generator, no state)
+_SCALAR_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "binary", "timestamp")}
+
+
+class _Fallback(Exception):
+    """The pass below cannot build this node the way the SafeLoader's constructor would."""
+
+
+def _check(root: yaml.Node, loader: Any = None) -> tuple[bool, Any]:
+    """Walk the node graph once: cycles, expanded size, depth, keys, floats, tags, vault payloads.
+
+    In the same walk the data is built, as the SafeLoader's constructor would build it, for plain
+    documents (mappings, sequences, str/int/float/bool/null/binary/timestamp scalars, ``!vault``,
+    ``!unsafe`` scalars; aliases shared). Returns ``(True, data)``, or ``(False, None)`` when the
+    document holds anything else (merge keys, ``!!set``/``!!omap``, ``!unsafe`` on a collection, a
+    scalar the constructor refuses, ...): then the caller constructs it the usual way. Every check
+    runs in both cases, in the same order, so what is refused and why does not change.
+    """
     size: dict[int, int] = {}
     height: dict[int, int] = {}
+    built: dict[int, Any] = {}
     on_path: set[int] = set()
+    ctors = loader.yaml_constructors if loader is not None else {}
+    fallback = loader is None
+
+    def scalar(node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR_TAG or tag == "!unsafe":
+            return node.value
+        if tag == "!vault":
+            return VaultValue()
+        if tag in _SCALAR_TAGS and isinstance(node, yaml.ScalarNode):
+            try:
+                return ctors[tag](loader, node)
+            except Exception:
+                raise _Fallback from None  # the constructor will refuse it, after every check ran
+        raise _Fallback
+
+    def key_of(knode: yaml.Node) -> Any:
+        kid = id(knode)
+        if kid not in built:
+            built[kid] = scalar(knode)
+        return built[kid]
 
     def visit(node: yaml.Node, path: str, depth: int) -> None:
+        nonlocal fallback
         nid = id(node)
         if nid in on_path:
             raise Refused(path or "(document)", "alias refers to a node that contains it (a cycle)")
@@ -136,15 +181,24 @@ def _check(root: yaml.Node) -> None:
                 raise Refused(path, "!vault value is not an Ansible vault payload ($ANSIBLE_VAULT;1.1;AES256 ...)")
             if tag == _FLOAT_TAG and _NON_FINITE.match(str(node.value)):
                 raise Refused(path, f"{node.value} is not a number a cluster setting can take")
+            if not fallback:
+                try:
+                    built[nid] = scalar(node)
+                except _Fallback:
+                    fallback = True
         elif tag == "!vault":
             raise Refused(path, "!vault must tag an encrypted string")
         else:
             on_path.add(nid)
             if isinstance(node, yaml.MappingNode):
                 seen: dict[tuple[str, str], int] = {}
+                data: dict[Any, Any] = {}
+                if tag != _MAP_TAG:
+                    fallback = True
                 for knode, vnode in node.value:
                     if knode.tag == _MERGE_TAG:
                         kname = "<<"
+                        fallback = True
                     elif not isinstance(knode, yaml.ScalarNode):
                         raise Refused(path or "(document)", f"line {knode.start_mark.line + 1}: a key must be a "
                                                             "string or a number")
@@ -155,15 +209,37 @@ def _check(root: yaml.Node) -> None:
                             raise Refused(f"{path}.{kname}" if path else kname,
                                           f"duplicate key (line {seen[ident]} and line {knode.start_mark.line + 1})")
                         seen[ident] = knode.start_mark.line + 1
-                    child = f"{path}.{kname}" if path else kname
-                    visit(vnode, child, depth + 1)
-                    total += size[id(vnode)]
-                    high = max(high, height[id(vnode)] + 1)
+                    if vnode.tag == _STR_TAG and depth < MAX_DEPTH and type(vnode) is yaml.ScalarNode:
+                        value = vnode.value  # a plain string: nothing to check, nothing to remember
+                        total += 1
+                        high = high or 1
+                    else:
+                        visit(vnode, f"{path}.{kname}" if path else kname, depth + 1)
+                        total += size[id(vnode)]
+                        high = max(high, height[id(vnode)] + 1)
+                        value = None if fallback else built[id(vnode)]
+                    if not fallback:
+                        try:
+                            data[knode.value if knode.tag == _STR_TAG else key_of(knode)] = value
+                        except (_Fallback, TypeError):  # TypeError: a key the constructor refuses
+                            fallback = True
+                built[nid] = data
             elif isinstance(node, yaml.SequenceNode):
+                items: list[Any] = []
+                if tag != _SEQ_TAG:
+                    fallback = True
                 for i, item in enumerate(node.value):
+                    if item.tag == _STR_TAG and depth < MAX_DEPTH and type(item) is yaml.ScalarNode:
+                        total += 1
+                        high = high or 1
+                        items.append(item.value)
+                        continue
                     visit(item, f"{path}[{i}]", depth + 1)
                     total += size[id(item)]
                     high = max(high, height[id(item)] + 1)
+                    if not fallback:
+                        items.append(built[id(item)])
+                built[nid] = items
             on_path.discard(nid)
         if total > MAX_NODES:
             raise Refused(path or "(document)", f"more than {MAX_NODES} values once aliases are expanded "
@@ -171,10 +247,15 @@ def _check(root: yaml.Node) -> None:
         size[nid], height[nid] = total, high
 
     visit(root, "", 0)
+    return (False, None) if fallback else (True, built[id(root)])
 
 
-def load(text: str) -> Any:
-    """Parse YAML ``text`` with the limits above; :class:`Refused` on anything refused."""
+def load(text: str, fast: bool = True) -> Any:
+    """Parse YAML ``text`` with the limits above; :class:`Refused` on anything refused.
+
+    ``fast=False`` constructs every document with the SafeLoader's constructor (the reference the
+    one-pass build of :func:`_check` is tested against).
+    """
     if _flow_nesting(text) > MAX_FLOW_NESTING:
         raise Refused("(file)", f"nested deeper than {MAX_DEPTH} levels")
     loader = _Loader(text)
@@ -182,8 +263,8 @@ def load(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check(node)
-        return loader.construct_document(node)
+        done, data = _check(node, loader if fast else None)
+        return data if done else loader.construct_document(node)
     except Refused:
         raise
     except yaml.YAMLError as exc:

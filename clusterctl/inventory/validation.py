@@ -19,14 +19,28 @@ import re
 from typing import Any
 
 from clusterctl.inventory import role_vars, secrets, spec
+from clusterctl.inventory.loading import gc_paused
 from clusterctl.inventory.model import NODE_GROUPS, Definition, Inventory, Problem, VaultValue
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab allowed (ssh args), newline not
 DEFAULT_FILE = "group_vars/all/cluster.yml"
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])"
+_SPACE = re.compile(r"\s")  # str.isspace(), character by character (the same Unicode table)
+_DIGITS_DOTS = re.compile(r"[0-9.]+")
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")  # what ipaddress.IPv4Address accepts (no leading zeros)
 
 
 def validate(inv: Inventory) -> list[Problem]:
-    """All problems of ``inv``: what loading found plus the rules."""
+    """All problems of ``inv``: what loading found plus the rules.
+
+    The garbage collector is paused as while loading: its passes over the heap of a large inventory
+    (all of it kept) were a third of the rules' time at 100,000 hosts.
+    """
+    with gc_paused():
+        return _validate(inv)
+
+
+def _validate(inv: Inventory) -> list[Problem]:
     problems = list(inv.problems)
     if problems or not inv.host_order:
         if not problems:
@@ -84,9 +98,9 @@ def _ansible_host(d: Definition) -> list[Problem]:
     v = d.value
     if isinstance(v, VaultValue):
         return []
-    if not isinstance(v, str) or not v.strip() or v != v.strip() or any(c.isspace() for c in v):
+    if not isinstance(v, str) or not v.strip() or _SPACE.search(v):
         return [Problem(d.file, d.shown_key, v, "ansible_host must be one address or host name")]
-    if re.fullmatch(r"[0-9.]+", v):
+    if _DIGITS_DOTS.fullmatch(v) and not _IPV4.fullmatch(v):
         try:
             ipaddress.IPv4Address(v)
         except ValueError:

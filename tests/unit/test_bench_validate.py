@@ -21,3 +21,4 @@ def test_smoke_size(tmp_path: Path) -> None:
     rows = bench.run([70], baseline=None, baseline_max=0, ansible_max=0, timeout=300)
     assert rows[0]["new"]["hosts"] == 71
     assert "| 70 |" in bench.table(rows)
+    assert "| 70 | new |" in bench.phase_table(rows)
