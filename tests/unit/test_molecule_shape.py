@@ -44,10 +44,19 @@ def test_idempotence_follows_converge_everywhere() -> None:
         assert "converge" in seq and seq[seq.index("converge") + 1] == "idempotence", s
 
 
-def test_slurm_converge_imports_the_site_playbook() -> None:
-    plays = yaml.safe_load((MOLECULE / "slurm" / "converge.yml").read_text())
-    assert plays == [{"name": "Site playbook", "ansible.builtin.import_playbook": "clusterctl.hpc.site"}]
-    assert "fabric" in _conf("slurm")["provisioner"]["env"]["ANSIBLE_SKIP_TAGS"]
+# Converges that still apply their roles directly instead of importing site.yml with a tag: nvidia_gpu
+# is i16-kernel's (#16); rdma, roce_qos, nccl and lustre are converted on branch i18-slurm-once-converge
+# (ANSIBLE_RUN_TAGS, not yet run through Molecule). A new scenario must import the site playbook.
+NOT_YET_SITE = {"nvidia_gpu", "rdma", "roce_qos", "nccl", "lustre"}
+
+
+def test_converge_imports_the_site_playbook() -> None:
+    for s in SCENARIOS:
+        if s in NOT_YET_SITE:
+            continue
+        plays = yaml.safe_load((MOLECULE / s / "converge.yml").read_text())
+        assert plays == [{"name": "Site playbook", "ansible.builtin.import_playbook": "clusterctl.hpc.site"}], s
+    assert _conf("slurm")["provisioner"]["env"]["ANSIBLE_SKIP_TAGS"] == "fabric,health"
 
 
 def test_the_shared_cluster_has_a_bare_node_for_the_real_package_installs() -> None:
