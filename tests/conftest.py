@@ -77,7 +77,9 @@ def provisioned(lab: Path) -> Path:
 
 # --- the one Molecule Slurm cluster of a run (molecule/slurm/molecule.yml): created, prepared,
 # converged and checked for idempotence once; the slurm, slurm_scaleout and storage cases
-# (tests/integration/test_molecule_slurm.py, test_molecule_storage.py) run on it in turn ---
+# (tests/integration/test_molecule_slurm.py) run on it in turn. Module scope: it is destroyed as soon
+# as that module is done (not left running beside the lab), and a second module using it would build
+# a second cluster, which the count below turns into a failed run ---
 
 
 def _molecule_destroy(env: dict[str, str]) -> None:
@@ -87,7 +89,7 @@ def _molecule_destroy(env: dict[str, str]) -> None:
         print(f"molecule destroy -s slurm: {exc}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment for ``labutil.molecule(step, "slurm", ...)`` on the converged shared cluster."""
     env = {"CC_STOR_BUCKET": str(tmp_path_factory.mktemp("jfs") / "bucket")}  # the JuiceFS `file` bucket

@@ -12,7 +12,7 @@ LAB = REPO / "inventories" / "lab"
 CLI = [sys.executable, "-m", "clusterctl.cli"]
 
 
-# Every Slurm cluster this test run builds on fresh containers (a session fixture appends its name;
+# Every Slurm cluster this test run builds on fresh containers (a fixture appends its name each time it sets one up;
 # molecule_test() appends a scenario that brings up its own controller). tests/conftest.py prints the
 # count at the end and fails the run when it exceeds SLURM_BUILDS_MAX (#18: Slurm built once per run;
 # the lab is the second: its tests exercise `clusterctl provision` itself, over SSH).
@@ -90,7 +90,7 @@ SLURM_CASES = {
 
 
 def run_slurm_case(case: str, env: dict[str, str]) -> None:
-    """One case of the shared Molecule Slurm cluster (the session fixture slurm_cluster built it)."""
+    """One case of the shared Molecule Slurm cluster (the fixture slurm_cluster built it)."""
     for step, playbook in SLURM_CASES[case]:
         var = "CC_SLURM_SIDE_EFFECT" if step == "side_effect" else "CC_SLURM_VERIFY"
         molecule(step.replace("_", "-"), "slurm", 1800, {**env, var: playbook})

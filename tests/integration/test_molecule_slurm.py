@@ -1,11 +1,11 @@
 """The cases of the one Molecule Slurm cluster of a run (molecule/slurm/molecule.yml): real Slurm 22.05
 in podman containers, built once by the session fixture ``slurm_cluster`` (create, prepare, converge,
-idempotence) and shared, in this order, by the slurm and slurm_scaleout cases here and the storage case
-(test_molecule_storage.py, last: it stops the metadata engine). Each case is a side effect and a verify
+idempotence) and shared, in this order, by the slurm, slurm_scaleout and storage cases (storage last: it
+stops the metadata engine). Each case is a side effect and a verify
 playbook, run through ``molecule side-effect`` / ``molecule verify`` on the shared cluster
 (labutil.SLURM_CASES).
 
-`pytest -m molecule tests/integration/test_molecule_slurm.py tests/integration/test_molecule_storage.py`
+`pytest -m molecule tests/integration/test_molecule_slurm.py`
 """
 
 from __future__ import annotations
@@ -26,3 +26,9 @@ def test_scaleout_adds_a_bare_node_under_a_running_job(slurm_cluster: dict[str, 
     """cc-slurm-c3 (bare image: munge and slurmd installed for real) joins slurm_compute; a running job
     survives the restarts 22.05 needs; then three idle nodes answer srun -N3."""
     run_slurm_case("slurm_scaleout", slurm_cluster)
+
+
+def test_storage_juicefs(slurm_cluster: dict[str, str]) -> None:
+    """Both computes mount one JuiceFS volume, a job's file written on one is read on the other, the
+    password is nowhere but the credentials file; then, Redis stopped, the role fails fast naming the server."""
+    run_slurm_case("storage", slurm_cluster)

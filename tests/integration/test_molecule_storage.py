@@ -1,20 +1,14 @@
-"""Storage: real JuiceFS on the shared Molecule Slurm cluster (the storage case of molecule/slurm, run
-after the Slurm cases of test_molecule_slurm.py), Lustre configuration in its own scenario."""
+"""Storage scenarios of their own: Lustre configuration. (JuiceFS runs on the shared Slurm cluster: the
+storage case in test_molecule_slurm.py.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from labutil import molecule_test, run_slurm_case
+from labutil import molecule_test
 
 pytestmark = pytest.mark.molecule
-
-
-def test_molecule_storage_juicefs(slurm_cluster: dict[str, str]) -> None:
-    """Both computes mount one volume, a job's file written on one is read on the other, the password
-    is nowhere but the credentials file; then, Redis stopped, the role fails fast naming the server."""
-    run_slurm_case("storage", slurm_cluster)
 
 
 def test_molecule_lustre_client(tmp_path: Path) -> None:
