@@ -2,12 +2,24 @@
 # Build the lab's container image without any container registry (mmdebstrap -> podman import).
 #   lab/build-image.sh            build localhost/clusterctl-lab:latest unless it exists
 #   lab/build-image.sh --force    rebuild
+#   lab/build-image.sh --bare     build localhost/clusterctl-bare:latest (CLUSTERCTL_BARE_IMAGE) unless
+#                                 it exists: the same Debian base without the baked-in packages
+#                                 (--bare --force rebuilds it)
 # The apt mirror is read from this machine's own apt sources at run time. Packages are baked in
 # only for speed: every service is disabled and no key or config is left, so the roles still do
-# all of the configuration themselves.
+# all of the configuration themselves. The bare image is where the roles' package installs run for
+# real once per test run: the scale-out node of molecule/slurm.
 set -euo pipefail
 IMAGE=${CLUSTERCTL_LAB_IMAGE:-localhost/clusterctl-lab:latest}
-force=0; [[ "${1:-}" == "--force" ]] && force=1
+force=0; bare=0
+for arg in "$@"; do
+  case $arg in
+    --force) force=1 ;;
+    --bare) bare=1 ;;
+    *) echo "usage: $0 [--bare] [--force]" >&2; exit 2 ;;
+  esac
+done
+[[ $bare -eq 1 ]] && IMAGE=${CLUSTERCTL_BARE_IMAGE:-localhost/clusterctl-bare:latest}
 if [[ $force -eq 0 ]] && podman image exists "$IMAGE"; then
   echo "image $IMAGE exists"; exit 0
 fi
@@ -46,12 +58,13 @@ PY
 
 base=systemd,systemd-sysv,dbus,python3,python3-apt,sudo,iproute2,iputils-ping,procps,openssh-server,ca-certificates,kmod,less
 speed=munge,slurm-wlm,slurmctld,slurmd,slurm-client,slurmdbd,mariadb-server,redis-server,fuse3,rdma-core,ibverbs-utils,infiniband-diags,perftest,cron
+include="$base,$speed"; [[ $bare -eq 1 ]] && include=$base
 disable='for u in munge slurmd slurmctld slurmdbd mariadb redis-server ssh cron; do
   rm -f "$1/etc/systemd/system/multi-user.target.wants/$u.service"; done
   rm -f "$1"/etc/munge/munge.key "$1"/etc/ssh/ssh_host_*
   ln -sf /dev/null "$1/etc/systemd/system/systemd-logind.service"
   echo clusterctl-lab > "$1/etc/hostname"'
-mmdebstrap --variant=apt --include="$base,$speed" \
+mmdebstrap --variant=apt --include="$include" \
   --customize-hook="$disable" \
   --aptopt='Acquire::Retries "3"' \
   bookworm "$work/rootfs.tar" "${mirrors[@]}"

@@ -23,5 +23,10 @@ fi
 # The checkout is the collection clusterctl.hpc: link it where ansible.cfg and Molecule look for it.
 mkdir -p .ansible/collections/ansible_collections/clusterctl
 ln -sfn ../../../.. .ansible/collections/ansible_collections/clusterctl/hpc
-[[ $lab -eq 1 ]] && bash lab/build-image.sh
+# The lab image (packages baked in) and the bare image (the scale-out node of molecule/slurm, where
+# the roles install munge and slurmd for real): each built once, skipped when it exists.
+if [[ $lab -eq 1 ]]; then
+  bash lab/build-image.sh
+  bash lab/build-image.sh --bare
+fi
 exit 0

@@ -69,6 +69,49 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def provisioned(lab: Path) -> Path:
+    labutil.SLURM_BUILDS.append("lab: clusterctl provision")
     res = labutil.cc("provision", str(lab))
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
     return lab
+
+
+# --- the one Molecule Slurm cluster of a run (molecule/slurm/molecule.yml): created, prepared,
+# converged and checked for idempotence once; the slurm, slurm_scaleout and storage cases
+# (tests/integration/test_molecule_slurm.py) run on it in turn. Module scope: it is destroyed as soon
+# as that module is done (not left running beside the lab), and a second module using it would build
+# a second cluster, which the count below turns into a failed run ---
+
+
+def _molecule_destroy(env: dict[str, str]) -> None:
+    try:
+        labutil.molecule("destroy", "slurm", 600, env)
+    except AssertionError as exc:  # a failed clean-up must not hide the tests' own result
+        print(f"molecule destroy -s slurm: {exc}")
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment for ``labutil.molecule(step, "slurm", ...)`` on the converged shared cluster."""
+    env = {"CC_STOR_BUCKET": str(tmp_path_factory.mktemp("jfs") / "bucket")}  # the JuiceFS `file` bucket
+    labutil.molecule("destroy", "slurm", 600, env)  # what an interrupted run left behind
+    labutil.SLURM_BUILDS.append("molecule slurm (shared by the slurm, slurm_scaleout, storage cases)")
+    try:
+        for step in ("create", "prepare", "converge", "idempotence"):
+            labutil.molecule(step, "slurm", 1800, env)
+        yield env
+    finally:
+        if not os.environ.get("CLUSTERCTL_KEEP_LAB"):
+            _molecule_destroy(env)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if labutil.SLURM_BUILDS:
+        verdict = "ok" if len(labutil.SLURM_BUILDS) <= labutil.SLURM_BUILDS_MAX else "FAILED: too many"
+        terminalreporter.write_line(
+            f"Slurm clusters built from scratch in this run: {len(labutil.SLURM_BUILDS)} "
+            f"(at most {labutil.SLURM_BUILDS_MAX}, {verdict}): {'; '.join(labutil.SLURM_BUILDS)}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if len(labutil.SLURM_BUILDS) > labutil.SLURM_BUILDS_MAX:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -12,13 +12,23 @@ LAB = REPO / "inventories" / "lab"
 CLI = [sys.executable, "-m", "clusterctl.cli"]
 
 
+# Every Slurm cluster this test run builds on fresh containers (a fixture appends its name each time it sets one up;
+# molecule_test() appends a scenario that brings up its own controller). tests/conftest.py prints the
+# count at the end and fails the run when it exceeds SLURM_BUILDS_MAX (#18: Slurm built once per run;
+# the lab is the second: its tests exercise `clusterctl provision` itself, over SSH).
+SLURM_BUILDS: list[str] = []
+SLURM_BUILDS_MAX = 2
+
+
 @functools.cache
 def lab_image() -> None:
-    """The one image every Molecule scenario and the lab run on (Slurm, munge, MariaDB, Redis, rdma-core
-    packages baked in, services off): built at most once per test run, a no-op when it exists."""
-    r = subprocess.run(["bash", str(REPO / "lab" / "build-image.sh")], capture_output=True, text=True,
-                       timeout=1800, check=False)
-    assert r.returncode == 0, f"lab/build-image.sh failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    """The images every Molecule scenario and the lab run on, each built at most once per test run (a
+    no-op when it exists): localhost/clusterctl-lab (Slurm, munge, MariaDB, Redis, rdma-core packages
+    baked in, services off) and localhost/clusterctl-bare (the same base without them)."""
+    for args in ([], ["--bare"]):
+        r = subprocess.run(["bash", str(REPO / "lab" / "build-image.sh"), *args], capture_output=True, text=True,
+                           timeout=1800, check=False)
+        assert r.returncode == 0, f"lab/build-image.sh {args} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
 def cc(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
@@ -31,8 +41,16 @@ def sh(host: str, command: str) -> str:
     return out.stdout
 
 
-def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None) -> None:
-    """``molecule test -s SCENARIO`` from the repository root with this venv's tools on PATH; fails
+def builds_slurm(scenario: str) -> bool:
+    """Whether Molecule scenario SCENARIO brings up its own Slurm controller (a platform in slurm_controller)."""
+    import yaml
+
+    conf = yaml.safe_load((REPO / "molecule" / scenario / "molecule.yml").read_text())
+    return any("slurm_controller" in p.get("groups", []) for p in conf.get("platforms", []))
+
+
+def molecule(step: str, scenario: str, timeout: int, env: dict[str, str] | None = None) -> None:
+    """``molecule STEP -s SCENARIO`` from the repository root with this venv's tools on PATH; fails
     the calling test with the end of its output unless it exits 0 (skips when podman is missing)."""
     import os
     import shutil
@@ -50,9 +68,9 @@ def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None
     full = dict(os.environ, **(env or {}))
     # molecule shells out to ansible-config/ansible-playbook: the venv's bin must be on PATH
     full["PATH"] = f"{venv_bin}{os.pathsep}{full.get('PATH', '')}"
-    r = subprocess.run([str(exe) if exe.exists() else "molecule", "test", "-s", scenario], cwd=REPO, env=full,
+    r = subprocess.run([str(exe) if exe.exists() else "molecule", step, "-s", scenario], cwd=REPO, env=full,
                        text=True, capture_output=True, timeout=timeout, check=False)
-    assert r.returncode == 0, f"molecule test -s {scenario} failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, f"molecule {step} -s {scenario} failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
 
 
 #: The lab's cluster spec on the simulated RoCE fabrics of tests/fixtures/simfabric/lab-roce-*.yml
@@ -72,3 +90,26 @@ def lab_copy_on_roce(dest: Path) -> Path:
     spec.update(ROCE_SPEC)
     cluster.write_text(yaml.safe_dump(spec, sort_keys=False))
     return dest
+
+
+def molecule_test(scenario: str, timeout: int, env: dict[str, str] | None = None) -> None:
+    """``molecule test -s SCENARIO`` (its whole sequence, its own containers)."""
+    if builds_slurm(scenario):
+        SLURM_BUILDS.append(f"molecule test -s {scenario}")
+    molecule("test", scenario, timeout, env)
+
+
+# (side effect, verify) playbooks relative to molecule/, in the order of molecule/slurm/molecule.yml's
+# test_sequence (tests/unit/test_molecule_shape.py keeps the two in step).
+SLURM_CASES = {
+    "slurm": [("side_effect", "slurm/munge_side_effect.yml"), ("verify", "slurm/cluster_verify.yml")],
+    "slurm_scaleout": [("side_effect", "slurm_scaleout/side_effect.yml"), ("verify", "slurm_scaleout/verify.yml")],
+    "storage": [("verify", "storage/verify.yml"), ("side_effect", "storage/side_effect.yml")],
+}
+
+
+def run_slurm_case(case: str, env: dict[str, str]) -> None:
+    """One case of the shared Molecule Slurm cluster (the fixture slurm_cluster built it)."""
+    for step, playbook in SLURM_CASES[case]:
+        var = "CC_SLURM_SIDE_EFFECT" if step == "side_effect" else "CC_SLURM_VERIFY"
+        molecule(step.replace("_", "-"), "slurm", 1800, {**env, var: playbook})

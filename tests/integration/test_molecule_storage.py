@@ -1,4 +1,5 @@
-"""Molecule scenarios of the storage roles: real JuiceFS across containers, Lustre configuration."""
+"""Storage scenarios of their own: Lustre configuration. (JuiceFS runs on the shared Slurm cluster: the
+storage case in test_molecule_slurm.py.)"""
 
 from __future__ import annotations
 
@@ -8,11 +9,6 @@ import pytest
 from labutil import molecule_test
 
 pytestmark = pytest.mark.molecule
-
-
-def test_molecule_storage_juicefs(tmp_path: Path) -> None:
-    # the host folder shared as the juicefs bucket
-    molecule_test("storage", timeout=3600, env={"CC_STOR_BUCKET": str(tmp_path / "bucket")})
 
 
 def test_molecule_lustre_client(tmp_path: Path) -> None:
