@@ -162,3 +162,31 @@ def test_back_from_reboot_and_out_of_service(state: str, back: bool, out: bool) 
     from clusterctl.rollout import back_from_reboot, out_of_service
 
     assert (back_from_reboot(state), out_of_service(state)) == (back, out)
+
+
+def test_driver_and_kernel_installs_of_nvidia_gpu_declare_reboots() -> None:
+    """Found by what the task installs (the held driver set, the pinned kernel packages), not by its
+    name: each such apt/dnf task of nvidia_gpu declares clusterctl_reboots, so reconfigure reboots."""
+    from pathlib import Path
+
+    import yaml
+    from test_change_kinds import at
+
+    from clusterctl.rollout import disruptive_hosts
+
+    tasks = Path(__file__).resolve().parents[2] / "roles" / "nvidia_gpu" / "tasks"
+    found = []
+    for f in sorted(tasks.glob("*.yml")):
+        for task in yaml.safe_load(f.read_text()) or []:
+            for module in ("ansible.builtin.apt", "ansible.builtin.dnf"):
+                name = str((task.get(module) or {}).get("name", ""))
+                if "__nvidia_gpu_held" in name or "__nvidia_gpu_kernel_packages" in name:
+                    found.append((f.name, task["name"]))
+                    got = disruptive_hosts({"n1": [at(f, task["name"])]})
+                    assert [d.kinds for d in got["n1"]] == [{"clusterctl_reboots"}], (f, task["name"])
+    assert sorted(found) == [
+        ("kernel_apt.yml", "Install the pinned kernel image and headers"),
+        ("kernel_dnf.yml", "Install the pinned kernel and its headers (kernel, kernel-devel)"),
+        ("packages_apt.yml", "Install the driver (and fabric manager) at the pinned version"),
+        ("packages_dnf.yml", "Install the driver (and fabric manager) at the pinned version"),
+    ]
