@@ -134,12 +134,34 @@ def reboot_hosts(disruptive: dict[str, list[Disruption]], nodes: list[str]) -> l
     return [n for n in nodes if any(REBOOTS in d.kinds for d in disruptive.get(n, []))]
 
 
+#: sinfo %T suffixes of a node that is not back: not responding, reboot requested, reboot issued,
+#: powering up, powered down, powering down, pending power down
+_NOT_BACK_SUFFIXES = ("*", "@", "^", "#", "~", "%", "!")
+_NOT_BACK_WORDS = ("reboot", "unknown", "future", "power", "fail")
+#: sinfo %T words of a node that takes no new job (DRAIN flag or DOWN)
+_OUT_OF_SERVICE = ("drain", "down")
+
+
+def back_from_reboot(state: str) -> bool:
+    """Whether a sinfo ``%T`` state says the node registered after its reboot: responding, no reboot
+    pending or issued, not powering. With ``nextstate=DOWN`` that state is ``down`` (or ``drained``
+    while our DRAIN flag stays): the node is back but takes no job until we resume it."""
+    s = state.lower()
+    return state != "missing" and not s.endswith(_NOT_BACK_SUFFIXES) and not any(w in s for w in _NOT_BACK_WORDS)
+
+
+def out_of_service(state: str) -> bool:
+    """Whether a sinfo ``%T`` state keeps new jobs off the node (``down``, ``drained``, ``draining``...)."""
+    return any(w in state.lower() for w in _OUT_OF_SERVICE)
+
+
 def wait_rebooted(nodes: list[str], before: dict[str, str], boot_times: Callable[[], dict[str, str]],
                   states: Callable[[], dict[str, str]], timeout: float = REBOOT_TIMEOUT, interval: float = 3.0,
                   clock: Callable[[], float] = time.monotonic,
                   sleep: Callable[[float], None] = time.sleep) -> dict[str, str]:
-    """Wait until every node reports a BootTime other than ``before`` and is no longer in a reboot
-    state nor unfit, in two checks in a row; {} then, else node -> what it still shows at ``timeout``."""
+    """Wait until every node reports a BootTime other than ``before`` and a state that says it is back
+    (:func:`back_from_reboot`; ``down`` is back: ``nextstate=DOWN``), in two checks in a row; {} then,
+    else node -> what it still shows at ``timeout``."""
     deadline = clock() + timeout
     in_row = 0
     while True:
@@ -149,12 +171,17 @@ def wait_rebooted(nodes: list[str], before: dict[str, str], boot_times: Callable
             s = st.get(n, "missing")
             if boots.get(n) in (None, before.get(n)):
                 bad[n] = f"not rebooted yet (BootTime {boots.get(n)}, {s})"
-            elif "reboot" in s.lower() or unfit_nodes([n], st):
+            elif not back_from_reboot(s):
                 bad[n] = s
         in_row = 0 if bad else in_row + 1
         if in_row >= 2 or (bad and clock() >= deadline):
             return bad
         sleep(interval)
+
+
+def reason_text(text: str, limit: int = 200) -> str:
+    """``text`` as one line a Slurm reason (and Ansible's ad-hoc templating) takes: no quotes, no braces."""
+    return re.sub(r"\s+", " ", re.sub(r"[\"'{}%#]", "", text)).strip()[:limit] or "failed"
 
 
 def wait_fit(nodes: list[str], states: Callable[[], dict[str, str]], timeout: float = SETTLE_TIMEOUT,
@@ -308,13 +335,12 @@ class Rollout:
                               f"batch stays drained (reason '{reason}'); rollout stopped; untouched: {untouched}")
         rebooted = [n for n in reboot or [] if n in ours]
         if reboot:
-            self._reboot(label, rebooted, [n for n in reboot if n not in ours], reason, untouched)
+            # resumes the rebooted nodes that pass the quick verify itself; raises when one fails
+            self._reboot(label, rebooted, [n for n in reboot if n not in ours], reason, untouched, drained)
         if ours:
-            # nextstate=RESUME may already have returned the rebooted ones: resume what is still drained
-            back = (set(rebooted) - {n for n, s in self.slurm.node_states(rebooted).items() if "drain" in s.lower()}
-                    if rebooted else set())
-            if [n for n in ours if n not in back]:
-                self.slurm.resume([n for n in ours if n not in back])
+            rest = [n for n in ours if n not in rebooted]
+            if rest:
+                self.slurm.resume(rest)
             drained.clear()
             bad = wait_fit(ours, lambda: self.slurm.node_states(nodes), timeout=self.settle_timeout,
                            clock=self.clock, sleep=self.sleep)
@@ -324,29 +350,50 @@ class Rollout:
                                   f"untouched: {untouched}")
         self.say(f"{label}: changed, verified, resumed")
 
-    def _reboot(self, label: str, ours: list[str], held: list[str], reason: str, untouched: str) -> None:
-        """Reboot ``ours`` through Slurm (RebootProgram), wait for them, quick-verify them; a node that
-        fails is drained again and the rollout stops. ``held`` (out of service for someone else's
-        reason) are not rebooted: their reboot stays pending, said so."""
+    def _reboot(self, label: str, ours: list[str], held: list[str], reason: str, untouched: str,
+                drained: list[str]) -> None:
+        """Reboot ``ours`` through Slurm (RebootProgram) with ``nextstate=DOWN``, wait for them, quick-verify
+        them and resume only the nodes that pass: until then Slurm gives them no job (DOWN, and our DRAIN).
+        A node that fails stays drained with a reason naming the failed check, and the rollout stops. A node
+        whose reason is no longer ours by then (someone else drained it meanwhile) keeps its state.
+        ``held`` (out of service for someone else's reason) are not rebooted: their reboot stays pending."""
         for n in held:
             self.say(f"{label}: {n} is held by someone else: not rebooted; the change is active after its next reboot")
         if not ours:
             return
         before = self.slurm.boot_times(ours)
-        self.say(f"{label}: rebooting {', '.join(ours)} through Slurm (scontrol reboot ASAP nextstate=RESUME)")
+        self.say(f"{label}: rebooting {', '.join(ours)} through Slurm (scontrol reboot ASAP nextstate=DOWN): no job "
+                 "until the quick verify passed")
         self.slurm.reboot(ours, f"{reason}: reboot")
         bad = wait_rebooted(ours, before, lambda: self.slurm.boot_times(ours), lambda: self.slurm.node_states(ours),
                             timeout=self.reboot_timeout, clock=self.clock, sleep=self.sleep)
         if bad:
             raise HostsFailed(f"{label}: reboot not completed: {', '.join(f'{n} {s}' for n, s in sorted(bad.items()))}"
-                              f"; rollout stopped; untouched: {untouched}")
-        self.say(f"{label}: {', '.join(ours)} back from the reboot")
-        failed = self.verify(ours) if self.verify else {}
-        if failed:
-            self.slurm.drain(sorted(failed), f"{reason}: verify failed after reboot")
-            raise HostsFailed(f"{label}: quick verify failed after the reboot: "
-                              f"{'; '.join(f'{n}: {w}' for n, w in sorted(failed.items()))}; drained again "
-                              f"(reason '{reason}: verify failed after reboot'); rollout stopped; "
+                              f"; they stay out of service (reason '{reason}: reboot'); rollout stopped; "
                               f"untouched: {untouched}")
-        if self.verify:
-            self.say(f"{label}: quick verify passed on {', '.join(ours)}")
+        info = self.slurm.node_info(ours)
+        early = sorted(n for n in ours if not out_of_service(info.get(n, ("missing", ""))[0]))
+        if early:  # Slurm returned them although nextstate=DOWN was asked for: take them out again
+            self.slurm.drain(early, f"{reason}: awaiting verify after reboot")
+            self.say(f"{label}: {', '.join(early)} came back in service before the verify: drained again")
+        self.say(f"{label}: {', '.join(ours)} back from the reboot (out of service until verified)")
+        failed = self.verify(ours) if self.verify else {}
+        for n, why in sorted(failed.items()):
+            self.slurm.drain([n], reason_text(f"{reason}: verify failed after reboot: {why}"))
+        passed = [n for n in ours if n not in failed]
+        info = self.slurm.node_info(passed) if passed else {}
+        others = {n: r for n, (_, r) in info.items() if not r.startswith(REASON_PREFIX)}
+        for n, r in sorted(others.items()):
+            self.say(f"{label}: {n} passed the quick verify but is out of service for another reason ({r}): "
+                     "left as it is")
+        back = [n for n in passed if n not in others]
+        if back:
+            self.slurm.resume(back)
+            self.say(f"{label}: quick verify passed on {', '.join(back)}: resumed")
+        drained[:] = sorted(failed)
+        if failed:
+            raise HostsFailed(f"{label}: quick verify failed after the reboot: "
+                              f"{'; '.join(f'{n}: {w}' for n, w in sorted(failed.items()))}; "
+                              f"{', '.join(sorted(failed))} stay drained (reason '{reason}: verify failed after "
+                              f"reboot: ...'); resumed: {', '.join(back) or '-'}; rollout stopped; "
+                              f"untouched: {untouched}")

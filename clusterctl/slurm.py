@@ -56,9 +56,11 @@ def resume_argv(nodes: Sequence[str] | str) -> list[str]:
 
 
 def reboot_argv(nodes: Sequence[str], reason: str) -> list[str]:
-    """``scontrol reboot ASAP nextstate=RESUME reason=... NODES``: slurmd runs the RebootProgram once
-    the node is idle; the node returns to service when slurmd registers with a new boot time."""
-    return ["scontrol", "reboot", "ASAP", "nextstate=RESUME", f"reason={check_reason(reason)}", node_list(nodes)]
+    """``scontrol reboot ASAP nextstate=DOWN reason=... NODES``: slurmd runs the RebootProgram once the
+    node is idle (ASAP: DRAIN meanwhile); when slurmd registers with a new boot time the node is set
+    DOWN (reason suffixed ``: reboot complete``) and takes no job until ``State=RESUME`` (the rollout
+    resumes it after its quick verify passed)."""
+    return ["scontrol", "reboot", "ASAP", "nextstate=DOWN", f"reason={check_reason(reason)}", node_list(nodes)]
 
 
 def boot_times_argv(nodes: Sequence[str]) -> list[str]:

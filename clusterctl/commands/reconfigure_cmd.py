@@ -62,8 +62,9 @@ def reconfigure(
     if not plan.changes:
         console.print(f"reconfigure {component}: nothing to change")
         if component == "gpu":
-            console.print("  (a driver version change needs nvidia_gpu_allow_driver_change=true, in the inventory "
-                          "or with -e; without it the role keeps the installed driver)")
+            console.print("  (a driver version change needs nvidia_gpu_allow_driver_change=true, a kernel not yet "
+                          "installed nvidia_gpu_allow_kernel_change=true, in the inventory or with -e; without it "
+                          "the role keeps the installed driver and kernel pin)")
         if as_json:
             print_json({**out, "done": True, "exit_code": EXIT_OK})
         raise typer.Exit(EXIT_OK)

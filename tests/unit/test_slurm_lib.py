@@ -62,30 +62,63 @@ def test_slurm_run_maps_results_to_errors() -> None:
 
 
 class FakeSlurm:
-    """Records the rollout's calls; jobs end after ``job_polls`` polls."""
+    """Records the rollout's calls and keeps each node's (sinfo %T state, reason); jobs end after
+    ``job_polls`` polls. It refuses what the real wrapper or scontrol refuses: an empty node list or
+    a bad reason (UsageError, from the same argv builders), and ``State=RESUME`` of a node that is
+    neither drained nor down (scontrol: "Invalid node state specified", a SlurmError)."""
 
     def __init__(self, job_polls: int, states: dict[str, tuple[str, str]]) -> None:
         self.calls: list[tuple[str, list[str]]] = []
         self.job_polls = job_polls
-        self.states = states
+        self.states = dict(states)
+        self.reasons: dict[str, str] = {}
+
+    def _info(self, n: str) -> tuple[str, str]:
+        return self.states.get(n, ("idle", "none"))
 
     def drain(self, nodes: Sequence[str], reason: str) -> None:
+        drain_argv(nodes, reason)
         self.calls.append(("drain", list(nodes)))
+        for n in nodes:
+            state = self._info(n)[0]
+            self.states[n] = (state if "down" in state else "drained", reason)
+            self.reasons[n] = reason
 
     def resume(self, nodes: Sequence[str]) -> None:
+        resume_argv(nodes)
+        bad = [n for n in nodes if not any(w in self._info(n)[0] for w in ("drain", "down"))]
+        if bad:
+            raise SlurmError(f"scontrol update failed on lab-ctl (rc 1): slurm_update error: Invalid node state "
+                             f"specified ({', '.join(bad)})")
         self.calls.append(("resume", list(nodes)))
+        for n in nodes:
+            self.states[n] = ("idle", "none")
 
     def jobs_on(self, nodes: Sequence[str]) -> list[str]:
+        node_list(nodes)
         self.job_polls -= 1
         return ["42"] if self.job_polls >= 0 else []
 
     def node_info(self, nodes: Sequence[str]) -> dict[str, tuple[str, str]]:
         node_list(nodes)  # the real Slurm wrapper refuses an empty node list (UsageError): so does the fake
-        return {n: self.states.get(n, ("idle", "none")) for n in nodes}
+        return {n: self._info(n) for n in nodes}
 
     def node_states(self, nodes: Sequence[str]) -> dict[str, str]:
-        node_list(nodes)
-        return {n: "idle" for n in nodes}
+        return {n: state for n, (state, _) in self.node_info(nodes).items()}
+
+
+def test_fake_slurm_refuses_what_scontrol_refuses() -> None:
+    slurm = FakeSlurm(job_polls=0, states={"c2": ("down", "Not responding")})
+    with pytest.raises(SlurmError, match="Invalid node state specified"):
+        slurm.resume(["c1"])  # idle: scontrol refuses to resume it
+    with pytest.raises(UsageError):
+        slurm.node_states([])
+    with pytest.raises(UsageError):
+        slurm.drain(["c1"], "two\nlines")
+    slurm.drain(["c1", "c2"], "clusterctl: x")
+    assert slurm.node_info(["c1", "c2"]) == {"c1": ("drained", "clusterctl: x"), "c2": ("down", "clusterctl: x")}
+    slurm.resume(["c1", "c2"])
+    assert slurm.node_states(["c1", "c2"]) == {"c1": "idle", "c2": "idle"}
 
 
 class Clock:

@@ -8,7 +8,11 @@
 # (nvidia-persistenced, nvidia-fabricmanager, nvidia-dcgm running a stand-in nv-hostengine,
 # nvidia-dcgm-exporter) whose process only logs its start and sleeps; the DCGM one also ships a
 # stand-in dcgmi that answers only whether the host engine unit runs. Units are not enabled by the
-# packages (the role enables them). A flat-repository index (Packages, Release, and Release.gpg
+# packages (the role enables them). Kernel STAND-INs: linux-image-<release> and linux-headers-<release>
+# for the releases 6.1.0-900-amd64 (package version 6.1.900-1) and 6.1.0-901-amd64 (6.1.901-1),
+# named like Debian's kernel packages at ABI numbers Debian never used; each holds ONLY a marker
+# file: no vmlinuz, no modules, no headers and no maintainer scripts, so no kernel hook
+# (/etc/kernel/postinst.d: initramfs, DKMS, grub) ever runs. A flat-repository index (Packages, Release, and Release.gpg
 # signed by molecule/rdma/files/pgp_sign.py with a throw-away ed25519 key made for this run), that
 # key as key.asc and key.asc.sha256 (its sha256, which the scenario pins). $PYTHON runs pgp_sign.py.
 set -euo pipefail
@@ -67,6 +71,29 @@ SH
   dpkg-deb -Zxz --root-owner-group --build "$root" "$out/${name}_${version#*:}_all.deb" >/dev/null
 }
 
+# mkkernel NAME VERSION: a kernel package stand-in, a marker file and nothing else (see above)
+mkkernel() {
+  local name=$1 version=$2 root="$work/$1-$2"
+  mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$name"
+  cat > "$root/DEBIAN/control" <<CTL
+Package: $name
+Version: $version
+Architecture: all
+Maintainer: clusterctl tests <noreply@invalid>
+Section: kernel
+Priority: optional
+Description: clusterctl test STAND-IN for a kernel package (not Debian's, no kernel inside)
+ Built by molecule/nvidia_gpu/files/gpu-standin-repo.sh for the nvidia_gpu role's Molecule
+ scenario. It contains only a marker file and has no maintainer scripts: no kernel hook runs.
+CTL
+  echo "clusterctl stand-in for $name $version, not a kernel" > "$root/usr/share/doc/$name/STAND-IN"
+  dpkg-deb -Zxz --root-owner-group --build "$root" "$out/${name}_${version}_all.deb" >/dev/null
+}
+
+for abi in 900 901; do
+  mkkernel "linux-image-6.1.0-$abi-amd64" "6.1.$abi-1"
+  mkkernel "linux-headers-6.1.0-$abi-amd64" "6.1.$abi-1"
+done
 for v in 550.90.07-1 550.127.05-1; do
   mkpkg nvidia-driver-550 "$v" nvidia-persistenced nvidia-persistenced
   mkpkg nvidia-fabricmanager-550 "$v" nvidia-fabricmanager nv-fabricmanager
