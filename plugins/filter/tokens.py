@@ -28,9 +28,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-_SAFE = r"A-Za-z0-9_@+:,./-"
+_SAFE = r"A-Za-z0-9_@+:,./"  # and '-', always last in a class (see _cls)
+_SHOWN = "_@+:,./-"
+
+
+def _cls(extra: str = "") -> str:
+    """The safe character class plus ``extra`` (escaped as needed), '-' last so it is no range."""
+    return f"[{_SAFE}{extra}-]"
+
+
 KINDS: dict[str, tuple[re.Pattern[str], str]] = {
-    "word": (re.compile(rf"[{_SAFE}]{{1,256}}"), f"one word of letters, digits and {_SAFE[9:]}"),
+    "word": (re.compile(_cls() + "{1,256}"), f"one word of letters, digits and {_SHOWN}"),
     "name": (re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}"), "a name: letters, digits, '_', '-', a letter first"),
     "slurm_name": (re.compile(r"[a-z][a-z0-9_-]{0,39}"), "lower-case letters, digits, '-', '_', a letter first"),
     "host": (re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?"), "one host name or address"),
@@ -40,9 +48,9 @@ KINDS: dict[str, tuple[re.Pattern[str], str]] = {
     "memlock": (re.compile(r"infinity|[0-9]{1,20}[KMGTPE]?"), "infinity or a size such as 64G"),
     "size": (re.compile(r"[0-9]{1,20}[KMG]?"), "a size such as 1G"),
     "slurm_key": (re.compile(r"[A-Z][A-Za-z0-9]{0,63}"), "a Slurm option name such as OverSubscribe"),
-    "slurm_value": (re.compile(rf"[{_SAFE}\[\]*]{{1,1024}}"), f"one word of letters, digits and {_SAFE[9:]}[]*"),
+    "slurm_value": (re.compile(_cls(r"\[\]*") + "{1,1024}"), f"one word of letters, digits and {_SHOWN}[]*"),
     "modprobe_key": (re.compile(r"[a-z][a-z0-9_]{0,63}"), "a module parameter name"),
-    "mount_option": (re.compile(r"[A-Za-z0-9_]{1,64}(?:=[A-Za-z0-9_@+:./-]{1,256})?"),
+    "mount_option": (re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}(?:=[A-Za-z0-9_@+:./-]{1,256})?"),
                      "one mount option name[=value] of letters, digits and _@+:./-"),
     "cli_option": (re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]{0,63}(?:=[A-Za-z0-9_@+:,./-]{1,256})?"),
                    "one command-line option --name[=value] of letters, digits and _@+:,./-"),
@@ -96,8 +104,8 @@ def _daemon_args(path: str, v: Any) -> list[tuple[str, Any, str]]:
     """Daemon arguments in a double-quoted /etc/default line: words of the safe alphabet (and '=')."""
     if v == "":
         return []
-    if not isinstance(v, str) or not all(re.fullmatch(rf"[{_SAFE}=]{{1,256}}", w) for w in v.split(" ")):
-        return [(path, v, f"must be words of letters, digits and {_SAFE[9:]}= separated by single spaces "
+    if not isinstance(v, str) or not all(re.fullmatch(_cls("=") + "{1,256}", w) for w in v.split(" ")):
+        return [(path, v, f"must be words of letters, digits and {_SHOWN}= separated by single spaces "
                           "(no quotes, $, backquote or backslash: it is one double-quoted line)")]
     return []
 
@@ -244,7 +252,7 @@ def systemd_quote(value: Any) -> str:
     bare when it is a safe token, else double-quoted with '\\' and '"' escaped; '%' (a specifier)
     is always doubled and '$' (a variable) always written '$$'."""
     text = str(value).replace("%", "%%").replace("$", "$$")
-    if re.fullmatch(rf"[{_SAFE}=%$]+", text):
+    if re.fullmatch(_cls("=%$") + "+", text):
         return text
     text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
     return f'"{text}"'
