@@ -58,6 +58,10 @@ KINDS: dict[str, tuple[re.Pattern[str], str]] = {
     "ifname": (re.compile(r"[A-Za-z0-9_.:-]{1,15}"), "an interface name"),
     "nids": (re.compile(r"[A-Za-z0-9_.-]+@[a-z0-9]+(?:[,:][A-Za-z0-9_.-]+@[a-z0-9]+)*"), "MGS NIDs (10.0.0.1@o2ib)"),
     "fsname": (re.compile(r"[A-Za-z0-9_-]{1,8}"), "a Lustre fsname (1-8 of letters, digits, '_', '-')"),
+    "module": (re.compile(r"[A-Za-z0-9_-]{1,64}"), "a kernel module name"),
+    "cidr": (re.compile(r"[0-9A-Fa-f.:]{2,45}/[0-9]{1,3}"), "an address/prefix such as 10.0.0.1/24"),
+    "unit": (re.compile(r"[A-Za-z0-9_.:@-]{1,200}[.](?:service|mount|timer|target)"),
+             "a systemd unit name such as x.service"),
     "juicefs_name": (re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"), "3-63 of a-z, 0-9 and '-'"),
 }
 # Keys of a PartitionName line that the template writes itself: options must not set them again.
@@ -136,6 +140,9 @@ RULES: dict[str, Rule] = {
     "storage_mounts": ("list", MOUNT),
     # slurm_common: slurm.conf, gres.conf, cgroup.conf, scripts
     "slurm_common_partitions": ("list", PARTITION),
+    "slurm_common_cluster_name": "slurm_name",
+    "slurm_common_topology": ("keys", {"switches": ("list", ("keys", {"name": "host", "nodes": _hostlist,
+                                                                      "switches": _hostlist}))}),
     "slurm_common_slurm_user": "name",
     "slurm_common_state_save_location": "path",
     "slurm_common_slurmd_spool_dir": "path",
@@ -190,6 +197,29 @@ RULES: dict[str, Rule] = {
     "lustre_client_ko2iblnd_options": ("map", "modprobe_key", "word"),
     "lustre_client_mounts": ("list", ("keys", {**MOUNT[1], "options": ("list", "mount_option")})),
     "lustre_client_mount_options": ("list", "mount_option"),
+    # node_health: node-check.conf (shell syntax, sourced by the check)
+    "node_health_program_path": "path",
+    "node_health_sysfs_root": "path",
+    "node_health_exclude_devices": ("list", "ifname"),
+    # rdma: modules-load.d, systemd-networkd .network files
+    "rdma_kernel_modules": ("list", "module"),
+    "rdma_gpu_modules": ("list", "module"),
+    "rdma_ipoib_interfaces": ("list", ("keys", {"name": "ifname", "address": "cidr"})),
+    "rdma_modules_load_file": "path",
+    "rdma_networkd_dir": "path",
+    "rdma_sysfs_root": "path",
+    # roce_qos: the apply script (shell) and its unit
+    "roce_qos_interfaces": ("list", ("keys", {"interface": "ifname"})),
+    "roce_qos_frontend_nics": ("list", "ifname"),
+    "roce_qos_mlnx_qos_path": "path?",
+    "roce_qos_dcb_path": "path?",
+    "roce_qos_sysfs_root": "path",
+    "roce_qos_configfs_root": "path?",
+    "roce_qos_apply_script": "path",
+    "roce_qos_unit_name": "unit",
+    # nvidia_gpu: the RebootProgram script and its slurm.conf line
+    "nvidia_gpu_reboot_program": "path",
+    "nvidia_gpu_sysfs_root": "path",
 }
 
 

@@ -26,7 +26,8 @@ BAD = REPO / "tests" / "bad_inventories"
 # the cases of this class, each refused by a role's own input check as well
 CASES = ("partition-option-smuggled-words", "partition-option-include", "partition-option-value-shell",
          "lustre-mount-option-subst", "storage-mount-option-subst", "systemd-extra-directive", "path-with-spaces",
-         "daemon-options-quote", "gres-extra-include", "extra-config-include", "modprobe-option-words")
+         "daemon-options-quote", "gres-extra-include", "extra-config-include", "modprobe-option-words",
+         "node-health-exclude-subst", "roce-qos-tool-path-shell")
 ROLE_OF_SPEC = {"slurm_partitions": ("slurm_common", "slurm_common_partitions"),
                 "storage_mounts": ("juicefs", "juicefs_volumes")}
 
@@ -42,8 +43,7 @@ def _role_var(case: str) -> tuple[str, str, Any]:
             if key in ROLE_OF_SPEC and problems(key, value):
                 return (*ROLE_OF_SPEC[key], value)
             if key in RULES and key not in ROLE_OF_SPEC:
-                role = next(r for r in ("slurm_common", "slurm_compute", "slurm_controller", "slurm_dbd",
-                                        "juicefs", "lustre_client") if key.startswith(f"{r}_"))
+                role = max((r.name for r in (REPO / "roles").iterdir() if key.startswith(f"{r.name}_")), key=len)
                 return role, key, value
     raise AssertionError(f"{case}: no hostile value found")
 
@@ -57,7 +57,7 @@ def test_every_rule_names_a_declared_variable() -> None:
 
 
 @pytest.mark.parametrize("role", ["slurm_common", "slurm_compute", "slurm_controller", "slurm_dbd", "juicefs",
-                                  "lustre_client"])
+                                  "lustre_client", "node_health", "rdma", "roce_qos", "nvidia_gpu"])
 def test_role_checks_its_tokens_first(role: str) -> None:
     assert token_vars(role)
     tasks = yaml.safe_load((REPO / "roles" / role / "tasks" / "validate.yml").read_text())
@@ -67,7 +67,8 @@ def test_role_checks_its_tokens_first(role: str) -> None:
 
 
 def test_role_defaults_pass() -> None:
-    for role in ("slurm_common", "slurm_compute", "slurm_controller", "slurm_dbd", "juicefs", "lustre_client"):
+    for role in ("slurm_common", "slurm_compute", "slurm_controller", "slurm_dbd", "juicefs", "lustre_client",
+                 "node_health", "rdma", "roce_qos", "nvidia_gpu"):
         defaults = yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text())
         assert token_problems({k: v for k, v in defaults.items() if k in RULES}) == [], role
 
