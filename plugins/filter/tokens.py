@@ -134,10 +134,20 @@ PARTITION = ("keys", {"name": "slurm_name", "nodes": _hostlist, "max_time": "wor
 MOUNT = ("keys", {"name": "name", "mountpoint": "path", "cache_dir": "path", "mgs": "nids", "fsname": "fsname",
                   "options": ("list", _either("mount_option", "cli_option")),
                   "format_options": ("list", "cli_option"), "storage": "word"})
+JUICEFS_VOLUME = ("keys", {**MOUNT[1], "name": "juicefs_name", "options": ("list", "cli_option")})
+LUSTRE_MOUNT = ("keys", {**MOUNT[1], "options": ("list", "mount_option")})
+
+
+def _storage_mount(path: str, v: Any) -> list[Finding]:
+    """A storage_mounts entry: the rules of the role its type sends it to (juicefs or lustre_client)."""
+    kind = v.get("type") if isinstance(v, dict) else None
+    return _check(path, v, JUICEFS_VOLUME if kind == "juicefs" else LUSTRE_MOUNT if kind == "lustre" else MOUNT)
+
+
 RULES: dict[str, Rule] = {
     # cluster spec keys that roles render
     "slurm_partitions": ("list", PARTITION),
-    "storage_mounts": ("list", MOUNT),
+    "storage_mounts": ("list", _storage_mount),
     # slurm_common: slurm.conf, gres.conf, cgroup.conf, scripts
     "slurm_common_partitions": ("list", PARTITION),
     "slurm_common_cluster_name": "slurm_name",
@@ -183,8 +193,7 @@ RULES: dict[str, Rule] = {
     "slurm_dbd_innodb_buffer_pool_size": "size",
     "slurm_dbd_innodb_log_file_size": "size",
     # juicefs: the mount units
-    "juicefs_volumes": ("list", ("keys", {**MOUNT[1], "name": "juicefs_name",
-                                          "options": ("list", "cli_option")})),
+    "juicefs_volumes": ("list", JUICEFS_VOLUME),
     "juicefs_mount_options": ("list", "cli_option"),
     "juicefs_cache_dir": "path",
     "juicefs_env_dir": "path",
@@ -195,7 +204,7 @@ RULES: dict[str, Rule] = {
     "lustre_client_lnet_networks": ("list", ("keys", {"net": "lnet_net", "interfaces": ("list", "ifname")})),
     "lustre_client_lnet_options": ("map", "modprobe_key", "word"),
     "lustre_client_ko2iblnd_options": ("map", "modprobe_key", "word"),
-    "lustre_client_mounts": ("list", ("keys", {**MOUNT[1], "options": ("list", "mount_option")})),
+    "lustre_client_mounts": ("list", LUSTRE_MOUNT),
     "lustre_client_mount_options": ("list", "mount_option"),
     # node_health: node-check.conf (shell syntax, sourced by the check)
     "node_health_program_path": "path",
