@@ -215,3 +215,17 @@ def test_no_kind_lets_a_metacharacter_through(kind: str) -> None:
     for c in " \t\n\"'$`;|&%\\#<>(){}?!~^\r\x00":
         for text in (base + c, c + base, base[:1] + c + base[1:]):
             assert not pattern.fullmatch(text), (kind, text)
+
+
+def test_daemon_options_allowed_words_stay_one_assignment() -> None:
+    opts = f"-M --conf={ALLOWED} -v"
+    assert token_problems({"slurm_compute_options": opts, "slurm_controller_options": opts}) == []
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO / "roles"), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True)
+    env.filters["bool"] = lambda v: bool(v)
+    text = env.get_template("slurm_controller/templates/slurmctld.default.j2").render(
+        ansible_managed="Ansible managed", slurm_controller_options=opts)
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    # the file is read by systemd's EnvironmentFile= and by sh: one NAME="..." assignment, no expansion
+    assert len(lines) == 1 and shlex.split(lines[0]) == [f"SLURMCTLD_OPTIONS={opts}"]
+    assert not re.search(r"[$`\\\"]", lines[0].split("=", 1)[1][1:-1])
