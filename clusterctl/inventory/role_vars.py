@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from clusterctl import paths
+from clusterctl.inventory import tokens
 from clusterctl.inventory.model import Problem, VaultValue, secret_looking
 
 # Variable prefixes that belong to no role: Ansible's own, the playbooks', vaulted references.
@@ -149,4 +150,5 @@ def check(file: str, key: str, value: Any, shown_key: str | None = None) -> list
             hint = ""
         out.append(Problem(file, where, "<redacted>" if spec.get("no_log") else value,
                            f"{msg}{hint} (role {role}, roles/{role}/meta/argument_specs.yml)"))
-    return out
+    # the right shape: now each value that is written into a file must be one safe token
+    return out or tokens.check(file, key, value, where)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from clusterctl.inventory import tokens
 from clusterctl.inventory.model import Problem
 
 FABRICS = ("infiniband", "roce", "ethernet")
@@ -179,6 +180,15 @@ def _topology(file: str, key: str, v: Any) -> list[Problem]:
     return out
 
 
+def _then_tokens(rule: Validator) -> Validator:
+    """``rule``, then (when the shape is right) the single-token rules of the values roles render."""
+
+    def check(file: str, key: str, v: Any) -> list[Problem]:
+        return rule(file, key, v) or tokens.check(file, key.rsplit(".", 1)[-1], v, key)
+
+    return check
+
+
 SPEC: dict[str, Validator] = {
     "cluster_name": _cluster_name,
     "fabric": _choice(FABRICS),
@@ -194,9 +204,9 @@ SPEC: dict[str, Validator] = {
     "gpu_persistence_required": _bool,
     "nccl_busbw_floor_GBps": _positive_number,
     "nccl_overrides": _nccl_overrides,
-    "slurm_partitions": _partitions,
+    "slurm_partitions": _then_tokens(_partitions),
     "slurm_topology": _topology,
-    "storage_mounts": _storage,
+    "storage_mounts": _then_tokens(_storage),
 }
 REQUIRED = ("cluster_name", "fabric")
 # Keys that describe the whole cluster: Ansible would let a group or a host override them, which
