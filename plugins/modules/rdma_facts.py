@@ -25,6 +25,14 @@ options:
     description: Name of the fact set in C(ansible_facts).
     type: str
     default: clusterctl_rdma
+  file_paths:
+    description:
+      - Files whose current state (sha1 checksum, mode, owner, group) is returned in C(files), so
+        that a role deciding both from the RDMA facts and from the files it writes (nccl) needs one
+        module round-trip per host in steady state instead of two. Only read, never written.
+    type: list
+    elements: path
+    default: []
 extends_documentation_fragment:
   - clusterctl.hpc.clusterctl_collector
 """
@@ -71,9 +79,21 @@ ansible_facts:
           description: C(<device>:<port>) of every port whose state is ACTIVE.
           type: list
           elements: str
+files:
+  description: >-
+    One entry per C(file_paths) item, in order: path, exists, and for a regular file checksum
+    (sha1), mode (octal string such as C(0644)), pw_name and gr_name (the shape of
+    M(ansible.builtin.find)'s C(files)).
+  returned: always
+  type: list
+  elements: dict
 """
 
+import grp  # noqa: E402
+import hashlib  # noqa: E402
 import os  # noqa: E402
+import pwd  # noqa: E402
+import stat  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.common import ParseError  # noqa: E402
@@ -95,11 +115,36 @@ def collect(sysfs_root):
     }
 
 
+def _name(lookup, ident):
+    try:
+        return lookup(ident)[0]
+    except KeyError:
+        return str(ident)
+
+
+def file_state(path):
+    """Checksum, mode and owner of ``path`` as ansible.builtin.find reports them; exists=False if absent."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {"path": path, "exists": False}
+    state = {"path": path, "exists": True, "mode": f"{stat.S_IMODE(st.st_mode):04o}",
+             "pw_name": _name(pwd.getpwuid, st.st_uid), "gr_name": _name(grp.getgrgid, st.st_gid)}
+    if stat.S_ISREG(st.st_mode):
+        digest = hashlib.sha1()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(65536), b""):
+                digest.update(block)
+        state["checksum"] = digest.hexdigest()
+    return state
+
+
 def main():
     module = AnsibleModule(
         argument_spec={
             "sysfs_root": {"type": "path", "default": "/sys"},
             "fact_name": {"type": "str", "default": "clusterctl_rdma"},
+            "file_paths": {"type": "list", "elements": "path", "default": []},
         },
         supports_check_mode=True,
     )
@@ -108,11 +153,12 @@ def main():
         module.fail_json(msg=f"sysfs_root {root} is not a directory", sysfs_root=root, changed=False)
     try:
         facts = collect(root)
+        files = [file_state(path) for path in module.params["file_paths"]]
     except ParseError as exc:
         module.fail_json(msg=str(exc), tool=exc.tool, reason=exc.reason, sysfs_root=root, changed=False)
     except OSError as exc:
         module.fail_json(msg=f"cannot read {root}: {exc}", sysfs_root=root, changed=False)
-    module.exit_json(changed=False, ansible_facts={module.params["fact_name"]: facts})
+    module.exit_json(changed=False, ansible_facts={module.params["fact_name"]: facts}, files=files)
 
 
 if __name__ == "__main__":
