@@ -19,6 +19,14 @@ version_added: "0.1.0"
 options:
   fact_name:
     default: clusterctl_rdma
+  file_paths:
+    description:
+      - Files whose current state (sha1 checksum, mode, owner, group) is returned in C(files), so
+        that a role deciding both from the RDMA facts and from the files it writes (nccl) needs one
+        module round-trip per host in steady state instead of two. Only read, never written.
+    type: list
+    elements: path
+    default: []
 extends_documentation_fragment:
   - clusterctl.hpc.clusterctl_collector
   - clusterctl.hpc.clusterctl_collector.sysfs_facts  # sysfs_root; fact_name's description and type
@@ -66,9 +74,21 @@ ansible_facts:
           description: C(<device>:<port>) of every port whose state is ACTIVE.
           type: list
           elements: str
+files:
+  description: >-
+    One entry per C(file_paths) item, in order: path, exists, and for a regular file checksum
+    (sha1), mode (octal string such as C(0644)), pw_name and gr_name (the shape of
+    M(ansible.builtin.find)'s C(files)).
+  returned: always
+  type: list
+  elements: dict
 """
 
+import grp  # noqa: E402
+import hashlib  # noqa: E402
 import os  # noqa: E402
+import pwd  # noqa: E402
+import stat  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.sysfs_facts import sysfs_facts_main  # noqa: E402
@@ -90,11 +110,36 @@ def collect(sysfs_root):
     }
 
 
+def _name(lookup, ident):
+    try:
+        return lookup(ident)[0]
+    except KeyError:
+        return str(ident)
+
+
+def file_state(path):
+    """Checksum, mode and owner of ``path`` as ansible.builtin.find reports them; exists=False if absent."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {"path": path, "exists": False}
+    state = {"path": path, "exists": True, "mode": f"{stat.S_IMODE(st.st_mode):04o}",
+             "pw_name": _name(pwd.getpwuid, st.st_uid), "gr_name": _name(grp.getgrgid, st.st_gid)}
+    if stat.S_ISREG(st.st_mode):
+        digest = hashlib.sha1()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(65536), b""):
+                digest.update(block)
+        state["checksum"] = digest.hexdigest()
+    return state
+
+
 def main():
     sysfs_facts_main(AnsibleModule, collect, argument_spec={
         "sysfs_root": {"type": "path", "default": "/sys"},
         "fact_name": {"type": "str", "default": "clusterctl_rdma"},
-    })
+        "file_paths": {"type": "list", "elements": "path", "default": []},
+    }, extra=lambda params: {"files": [file_state(path) for path in params["file_paths"]]})
 
 
 if __name__ == "__main__":

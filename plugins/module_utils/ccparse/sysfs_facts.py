@@ -16,17 +16,19 @@ from .common import ParseError
 
 
 def sysfs_facts_main(module_class: Callable[..., Any], collect: Callable[[str], dict],
-                     argument_spec: dict) -> None:
+                     argument_spec: dict, extra: Callable[[dict], dict] | None = None) -> None:
     """Run a fact module: ``module_class`` is the module's AnsibleModule (passed in, so ccparse
-    imports nothing of Ansible), ``argument_spec`` its options (``sysfs_root``, ``fact_name``)."""
+    imports nothing of Ansible), ``argument_spec`` its options (``sysfs_root``, ``fact_name``, and any
+    the module adds); ``extra(params)``, when given, returns further keys of the result (read-only)."""
     module = module_class(argument_spec=argument_spec, supports_check_mode=True)
     root = module.params["sysfs_root"]
     if not os.path.isdir(root):
         module.fail_json(msg=f"sysfs_root {root} is not a directory", sysfs_root=root, changed=False)
     try:
         facts = collect(root)
+        more = extra(module.params) if extra else {}
     except ParseError as exc:
         module.fail_json(msg=str(exc), tool=exc.tool, reason=exc.reason, sysfs_root=root, changed=False)
     except OSError as exc:
         module.fail_json(msg=f"cannot read {root}: {exc}", sysfs_root=root, changed=False)
-    module.exit_json(changed=False, ansible_facts={module.params["fact_name"]: facts})
+    module.exit_json(changed=False, ansible_facts={module.params["fact_name"]: facts}, **more)
