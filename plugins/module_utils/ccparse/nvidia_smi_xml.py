@@ -21,6 +21,10 @@ field, the XML element paths map onto the text report's keys::
     {gpu_,}power_readings/{power_draw|instant_power_draw, average_power_draw, current_power_limit|
                           enforced_power_limit|power_limit, default_power_limit, max_power_limit}
 
+Speed: the sections nothing reads (``supported_clocks``, ``processes``) are cut out as text
+before parsing (about half of a report); :func:`ccparse.registry.parse` skips the paste clean-up
+for a document that starts with the XML declaration (the tool's own output, nothing pasted).
+
 Safety: the input is bounded (:data:`MAX_BYTES`); the only declaration accepted is nvidia-smi's
 own external DTD reference (``<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">``, which
 expat never fetches), removed before parsing; any other ``<!DOCTYPE``, an internal subset or an
@@ -56,7 +60,30 @@ _DECLARATION = re.compile(r"<!(?!--|\[CDATA\[)", re.I)
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 _GPU_OPEN = re.compile(r"<gpu[\s/>]")
 
+#: sections never read (the supported clock table is half of an H200 report, process lists grow
+#: with the load): cut out as text before the XML parser builds them; the declaration check has
+#: already seen them
+_SKIPPED = ("supported_clocks", "processes", "accounted_processes")
+
 Node = ET.Element
+
+
+def _cut_unread(doc: str) -> str:
+    """``doc`` without the :data:`_SKIPPED` sections (each ``<tag>`` to its ``</tag>``; newlines
+    kept, so line numbers stay those of the input). A section without its end tag stays."""
+    for tag in _SKIPPED:
+        open_, close = f"<{tag}>", f"</{tag}>"
+        if open_ not in doc:
+            continue
+        out: list[str] = []
+        i = 0
+        while (a := doc.find(open_, i)) >= 0 and (e := doc.find(close, a)) >= 0:
+            out.append(doc[i:a])
+            out.append("\n" * doc.count("\n", a, e))
+            i = e + len(close)
+        out.append(doc[i:])
+        doc = "".join(out)
+    return doc
 
 
 def _text(el: Node | None) -> str | None:
@@ -335,7 +362,7 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
                          "'<!DOCTYPE nvidia_smi_log SYSTEM \"...dtd\">' is accepted; no DTD subset, no ENTITY)",
                          line)
     try:
-        root = ET.fromstring(doc)
+        root = ET.fromstring(_cut_unread(doc))
     except ET.ParseError as exc:
         row = exc.position[0] if getattr(exc, "position", None) else 1
         raise ParseError(TOOL, f"malformed XML (cut in transit?): {exc}", first_line + row - 1) from None
