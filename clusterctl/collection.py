@@ -10,13 +10,10 @@ runs Ansible gets :func:`ansible_env`: one ``ANSIBLE_COLLECTIONS_PATH`` instead 
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 from functools import cache
 from pathlib import Path
-
-from clusterctl.errors import UsageError
 
 NAMESPACE = "clusterctl"
 NAME = "hpc"
@@ -57,39 +54,8 @@ def collections_path() -> Path:
     return base
 
 
-#: the opt-in switch: ``CLUSTERCTL_STRATEGY=mitogen`` runs every play with Mitogen for Ansible
-STRATEGY_ENV = "CLUSTERCTL_STRATEGY"
-STRATEGIES = ("", "linear", "mitogen")
-
-
-class StrategyError(UsageError):
-    """``CLUSTERCTL_STRATEGY`` names a strategy that is unknown or not installed (exit status 2)."""
-
-
-def strategy_env(strategy: str | None = None) -> dict[str, str]:
-    """The ``ANSIBLE_STRATEGY*`` variables for ``strategy`` (default: ``$CLUSTERCTL_STRATEGY``).
-
-    Empty or ``linear``: nothing (ansible.cfg's strategy). ``mitogen``: Mitogen for Ansible's
-    ``mitogen_linear`` strategy (the optional extra ``clusterctl[mitogen]``, pip package
-    ``mitogen``), which runs the modules over one persistent interpreter per host instead of one
-    Python process per task."""
-    name = (os.environ.get(STRATEGY_ENV, "") if strategy is None else strategy).strip().lower()
-    if name not in STRATEGIES:
-        raise StrategyError(f"{STRATEGY_ENV}={name!r}: not one of {', '.join(s for s in STRATEGIES if s)}")
-    if name != "mitogen":
-        return {}
-    try:
-        ansible_mitogen = importlib.import_module("ansible_mitogen")  # optional: not a typed import
-    except ImportError:
-        raise StrategyError(f"{STRATEGY_ENV}=mitogen: Mitogen for Ansible is not installed "
-                            "(pip install 'clusterctl[mitogen]')") from None
-    plugins = Path(str(ansible_mitogen.__file__)).parent / "plugins" / "strategy"
-    return {"ANSIBLE_STRATEGY_PLUGINS": str(plugins), "ANSIBLE_STRATEGY": "mitogen_linear"}
-
-
 def ansible_env() -> dict[str, str]:
-    """The environment that makes Ansible resolve ``clusterctl.hpc.*`` (other collection paths kept
-    after it), with the strategy of :func:`strategy_env` when ``CLUSTERCTL_STRATEGY`` asks for one."""
+    """The environment that makes Ansible resolve ``clusterctl.hpc.*`` (other collection paths kept after it)."""
     extra = os.environ.get("ANSIBLE_COLLECTIONS_PATH", "")
     value = str(collections_path()) + (os.pathsep + extra if extra else "")
-    return {"ANSIBLE_COLLECTIONS_PATH": value, **strategy_env()}
+    return {"ANSIBLE_COLLECTIONS_PATH": value}
