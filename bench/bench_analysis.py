@@ -23,6 +23,13 @@ Each N's folder is judged four times in the same process, one after the other: f
 with 1 process and with ``--jobs`` processes, then with the collectors' pre-parsed JSON
 in every host folder (``_parsed.json``, ccparse.preparsed, what playbooks/verify.yml writes) with 1 and ``--jobs``
 processes; the four reports must be identical.
+
+Beside them, the ``nvidia-smi -q`` text path and the ``nvidia-smi -q -x`` XML path are timed on
+the same GPUs: two more folders whose ``nvidia-smi-q.txt`` is the H200 report of
+tests/fixtures/h200-xml-pair (text and XML of one GPU, captured one after the other) with its GPU
+repeated 8 times (bus ids 00000000:10:00.0 upwards, ``Attached GPUs`` 8), the same faults
+injected (Pending Yes / ``<remapped_row_pending>Yes`` for GPU 3), judged raw with 1 and ``--jobs``
+processes; the text and XML reports must be identical too.
 """
 
 from __future__ import annotations
@@ -89,6 +96,34 @@ def set_port_rate(text: str, device: str, rate: int) -> str:
     return text[: m.start(2)] + str(rate) + text[m.end(2):]
 
 
+PAIR = REPO / "tests" / "fixtures" / "h200-xml-pair"
+
+
+def _drop_source(text: str) -> str:
+    return text.split("\n", 1)[1] if text.startswith("# source:") else text
+
+
+def h200x8(fmt: str) -> str:
+    """The H200 report of tests/fixtures/h200-xml-pair (``fmt`` text or xml) with its GPU repeated
+    8 times under distinct bus ids and ``Attached GPUs`` 8 (the same 8 GPUs in both formats)."""
+    if fmt == "xml":
+        text = _drop_source((PAIR / "nvidia-smi-q-x.txt").read_text())
+        a, b = text.index("\t<gpu id="), text.index("</gpu>") + len("</gpu>\n")
+        gpus = "".join(text[a:b].replace("00000000:00:06.0", f"00000000:{0x10 + i:02X}:00.0") for i in range(8))
+        return text[:a].replace("<attached_gpus>1<", "<attached_gpus>8<") + gpus + text[b:]
+    text = _drop_source((PAIR / "nvidia-smi-q.txt").read_text())
+    a = text.index("GPU 00000000:00:06.0")
+    head = re.sub(r"(Attached GPUs\s*:\s*)1", r"\g<1>8", text[:a])
+    return head + "".join(text[a:].replace("00000000:00:06.0", f"00000000:{0x10 + i:02X}:00.0") for i in range(8))
+
+
+def set_remap_pending_xml(text: str, gpu: int) -> str:
+    """``nvidia-smi -q -x`` XML with GPU number ``gpu`` (0-based) showing a pending row remap."""
+    start = [m.start() for m in re.finditer(r"<gpu id=", text)][gpu]
+    i = text.index("<remapped_row_pending>No<", start)
+    return text[:i] + "<remapped_row_pending>Yes<" + text[i + len("<remapped_row_pending>No<"):]
+
+
 def set_remap_pending(text: str, gpu: int) -> str:
     """``nvidia-smi -q`` text with GPU number ``gpu`` (0-based, file order) showing a pending row remap."""
     starts = [m.start() for m in re.finditer(r"^GPU [0-9A-Fa-f]{8}:", text, re.M)]
@@ -152,21 +187,25 @@ def judged_kinds() -> set[str]:
     return {k for k in registry.kinds() if CHECKS.get(k)}
 
 
-def generate(n: int, dest: Path, seed: int = 7, kinds: set[str] | None = None) -> list[Fault]:
+def generate(n: int, dest: Path, seed: int = 7, kinds: set[str] | None = None, gpu_format: str = "") -> list[Fault]:
     """Write the evidence folder for ``n`` nodes under ``dest``; return the injected faults.
 
     Only KINDs in ``kinds`` (default: every KIND with a parser and a check) are written, so the
     benchmark scores what the analysis can judge today; the others are listed as skipped.
+    ``gpu_format`` ``text`` or ``xml`` replaces the A100 ``nvidia-smi -q`` base by :func:`h200x8`.
     """
     rng = random.Random(seed)
     kinds = judged_kinds() if kinds is None else kinds
     base = {kind: read_fixture(rel) for kind, rel in BASE.items() if kind in kinds}
+    if gpu_format and "nvidia-smi-q" in base:
+        base["nvidia-smi-q"] = h200x8(gpu_format)
     faults = [f for f in plan_faults(n) if FAULT_KIND[f.kind] in kinds]
     by_host: dict[str, list[Fault]] = {}
     for f in faults:
         by_host.setdefault(f.host, []).append(f)
     port_bad = set_port_rate(base["ibstat"], FAULTY_PORT_DEVICE, 200) if "ibstat" in base else ""
-    gpu_bad = set_remap_pending(base["nvidia-smi-q"], FAULTY_GPU) if "nvidia-smi-q" in base else ""
+    remap = set_remap_pending_xml if gpu_format == "xml" else set_remap_pending
+    gpu_bad = remap(base["nvidia-smi-q"], FAULTY_GPU) if "nvidia-smi-q" in base else ""
     for host in host_names(n):
         d = dest / host
         d.mkdir(parents=True)
@@ -259,6 +298,8 @@ def _comparable(report: Any) -> dict[str, Any]:
     return d
 
 
+#: the two ``nvidia-smi -q`` formats of the H200 pair, timed on folders of their own
+GPU_FORMATS = ("text", "xml")
 #: the four configurations timed on the same folder, one after the other: (label, pre-parsed, jobs)
 MODES = (("raw_j1", False, 1), ("raw_jN", False, None), ("pre_j1", True, 1), ("pre_jN", True, None))
 
@@ -294,6 +335,21 @@ def run_one(n: int, jobs: int, keep: Path | None) -> dict[str, Any]:
         differ = [k for k, r in reports.items() if _comparable(r) != base]
         if differ:
             raise SystemExit(f"N={n}: reports of {differ} differ from the raw 1-process report")
+        fmt_reports: dict[str, Any] = {}
+        for fmt in GPU_FORMATS:
+            generate(n, tmp / fmt, kinds=kinds, gpu_format=fmt)
+            for label, j in (("j1", 1), ("jN", jobs)):
+                t1 = time.perf_counter()
+                fmt_reports[f"{fmt}_{label}"] = analyze_dir(tmp / fmt, EXPECTATIONS, jobs=j)
+                walls[f"h200{fmt}_{label}"] = time.perf_counter() - t1
+            shutil.rmtree(tmp / fmt)
+        fbase = _comparable(fmt_reports["text_j1"])
+        differ = [k for k, r in fmt_reports.items() if _comparable(r) != fbase]
+        if differ:
+            raise SystemExit(f"N={n}: H200 reports of {differ} differ from the text 1-process report")
+        fscore = score(fmt_reports["xml_j1"], faults)
+        if fscore["missed"] or fscore["invented_count"]:
+            raise SystemExit(f"N={n}: the XML path missed or invented faults: {fscore}")
         children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, children)
         out = {"n": n, "jobs": jobs, "default_jobs_now": default_jobs(n), "load1": round(os.getloadavg()[0], 2),
@@ -321,6 +377,19 @@ def speed_table(rows: list[dict[str, Any]]) -> str:
             f"| {r['n']} | {r['load1']:.1f} | {r['raw_j1_s']:.2f} | {r['raw_jN_s']:.2f} | {r['pre_j1_s']:.2f} | "
             f"{r['pre_jN_s']:.2f} | {r['raw_j1_s'] / max(r['pre_j1_s'], 1e-3):.1f}x | "
             f"{r['raw_j1_s'] / max(r['pre_jN_s'], 1e-3):.1f}x |")
+    return "\n".join(lines)
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """``nvidia-smi -q`` text vs ``-q -x`` XML of the same 8 H200 GPUs, raw: wall seconds, same run."""
+    j = rows[0]["jobs"] if rows else 2
+    lines = [f"| N | load | text 1 proc (s) | XML 1 proc (s) | text/XML (1 proc) | text {j} procs (s) | "
+             f"XML {j} procs (s) | text/XML ({j} procs) |", "|" + "---|" * 8]
+    for r in rows:
+        lines.append(
+            f"| {r['n']} | {r['load1']:.1f} | {r['h200text_j1_s']:.2f} | {r['h200xml_j1_s']:.2f} | "
+            f"{r['h200text_j1_s'] / max(r['h200xml_j1_s'], 1e-3):.2f}x | {r['h200text_jN_s']:.2f} | "
+            f"{r['h200xml_jN_s']:.2f} | {r['h200text_jN_s'] / max(r['h200xml_jN_s'], 1e-3):.2f}x |")
     return "\n".join(lines)
 
 
@@ -369,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     print()
     print(speed_table(rows))
+    print()
+    print(format_table(rows))
     skipped = sorted({k for r in rows for k in r["kinds_skipped"]})
     if skipped:
         print(f"\nnot scored (no parser or check registered yet): {', '.join(skipped)}")

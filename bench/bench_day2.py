@@ -107,28 +107,6 @@ def mitogen_strategy_dir() -> str | None:
     return str(Path(ansible_mitogen.__file__).parent / "plugins" / "strategy")
 
 
-def mitogen_library(root: Path) -> Path:
-    """A copy of plugins/modules for the Mitogen runs, each module importing every ccparse module
-    by its absolute name. Mitogen's module_utils scanner (ansible_mitogen/module_finder.py, 0.3.54)
-    follows only absolute imports, not the relative imports between
-    ccparse files (``sysfs_ib`` -> ``.ibport``), so without this the modules fail on the node with
-    ``No module named '...ccparse.ibport'``. Measurement only: the repository's
-    modules are unchanged."""
-    lib = root / "mitogen-modules"
-    shutil.rmtree(lib, ignore_errors=True)
-    lib.mkdir(parents=True)
-    names = sorted(p.stem for p in (REPO / "plugins" / "module_utils" / "ccparse").glob("*.py") if p.stem != "__init__")
-    pkg = "ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse"
-    extra = "".join(f"import {pkg}.{n}  # noqa: E402,F401\n" for n in names)
-    anchor = "from ansible.module_utils.basic import AnsibleModule  # noqa: E402\n"
-    for mod in (REPO / "plugins" / "modules").glob("*.py"):
-        text = mod.read_text()
-        if pkg in text and anchor in text:
-            text = text.replace(anchor, anchor + extra, 1)
-        (lib / mod.name).write_text(text)
-    return lib
-
-
 def env_for(config: str, root: Path, connection: str = "local") -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
@@ -148,9 +126,7 @@ def env_for(config: str, root: Path, connection: str = "local") -> dict[str, str
             if strategy is None:
                 raise SystemExit("config mitogen: pip install mitogen (Mitogen for Ansible) first")
             env["ANSIBLE_STRATEGY_PLUGINS"] = strategy
-            env["ANSIBLE_STRATEGY"] = "mitogen_linear"
-            lib = root / "mitogen-modules"
-            env["ANSIBLE_LIBRARY"] = str(lib if lib.is_dir() else mitogen_library(root))
+            env["ANSIBLE_STRATEGY"] = "mitogen_linear"  # the repository's own modules (FQCN imports)
     else:
         empty = root / "empty.cfg"
         empty.write_text("[defaults]\n")

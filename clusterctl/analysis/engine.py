@@ -56,12 +56,13 @@ COLLECT_FILE = "_collect.json"
 PARSED_FILE = "_parsed.json"
 #: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
 RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
-GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag"})
+GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink",
+                       "dcgmi-diag"})
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 #: status of a host folder that held nothing to judge (not "healthy": nothing was seen)
 NO_EVIDENCE = "no evidence"
 #: KINDs whose "ok" status means the node has GPUs (nvidia-smi found at least one)
-GPU_DISCOVERY_KINDS = ("nvidia-smi-query", "nvidia-smi-q", "nvidia-smi-topo", "nvidia-smi-nvlink")
+GPU_DISCOVERY_KINDS = ("nvidia-smi-query", "nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-topo", "nvidia-smi-nvlink")
 #: The GPU tools of ``verify --level full`` (their entry in _collect.json means the level asked for
 #: them): without them a node with GPUs would pass untested. What to install, per tool.
 FULL_LEVEL_GPU_TOOLS = {

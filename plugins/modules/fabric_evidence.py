@@ -26,6 +26,9 @@ description:
     all_reduce_perf within the node, C(ib_write_bw) loopback on one device) run only when listed in
     I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
     are reported with status C(skipped).
+  - KIND C(nvidia-smi-q) is captured as C(nvidia-smi -q -x) XML (the same report, read by the
+    controller with the standard library's XML parser) and, where that fails or prints no XML
+    (older drivers, a stand-in nvidia-smi), as the C(nvidia-smi -q) text; both parse to one shape.
   - Tells apart C(tool_missing) (the binary is not installed), C(device_absent) (no RDMA device /
     no GPU) and C(error) (the tool ran and failed). Never reports changed; supports check mode
     (every tool it runs is read-only; the active tests only load the devices).
@@ -329,8 +332,19 @@ class Collector:
             "nvidia-smi-nvlink": ["nvlink", "-s"],
         }
         for kind, args in gpu_args.items():
-            if kind in kinds:
-                self.run(kind, "nvidia-smi", args, absent_when=no_gpu)
+            if kind not in kinds:
+                continue
+            if kind == "nvidia-smi-q" and self.xml_report(no_gpu):
+                continue
+            self.run(kind, "nvidia-smi", args, absent_when=no_gpu)
+
+    def xml_report(self, no_gpu):
+        """``nvidia-smi -q -x`` into the ``nvidia-smi-q`` key; False (nothing kept) when it fails or
+        prints no XML document, so the caller captures the ``-q`` text instead."""
+        if self.run("nvidia-smi-q", "nvidia-smi", ["-q", "-x"], absent_when=no_gpu) is None:
+            return True  # tool missing or exec failure: already reported, the text would fail alike
+        res = self.result["nvidia-smi-q"]
+        return res["status"] == "device_absent" or (res["status"] == "ok" and "<nvidia_smi_log" in res["stdout"])
 
     def kernel_log(self):
         """journalctl -k (the current boot or since kernel_log_since), else dmesg; the last N lines."""

@@ -47,3 +47,15 @@ def test_all_four_analysis_paths_agree_at_n8() -> None:
     assert r["found"] == r["faults"] and r["invented_count"] == 0
     assert r["preparsed_files"] == r["files"] == 24
     assert all(r[f"{m}_s"] >= 0 for m, _, _ in bench.MODES)
+    # the H200 text and XML folders were judged too, to the same report (run_one fails otherwise)
+    assert all(r[f"h200{f}_{j}_s"] >= 0 for f in bench.GPU_FORMATS for j in ("j1", "jN"))
+
+
+def test_h200_text_and_xml_bases_carry_the_same_eight_gpus() -> None:
+    from ccparse import registry
+
+    text, xml = (registry.parse("nvidia-smi-q", bench.h200x8(f)) for f in ("text", "xml"))
+    assert text["attached_gpus"] == xml["attached_gpus"] == 8
+    assert [g["bus_id"] for g in text["gpus"]] == [g["bus_id"] for g in xml["gpus"]]
+    bad = registry.parse("nvidia-smi-q", bench.set_remap_pending_xml(bench.h200x8("xml"), 3))
+    assert [g["remapped_rows"]["pending"] for g in bad["gpus"]] == [False, False, False, True] + [False] * 4

@@ -112,3 +112,33 @@ def test_ib_write_bw_loopback_failing_device_is_an_error_not_a_retry(loopback_no
     assert ev["status"] == "error" and ev["rc"] == 1
     assert "IB device mlx5_7 not found" in ev["stderr"]
     assert "did not accept" not in ev["stderr"]  # not mistaken for a server that never listened
+
+
+PAIR = Path(__file__).resolve().parents[1] / "fixtures" / "h200-xml-pair"
+
+
+def test_nvidia_smi_q_is_captured_as_xml_where_nvidia_smi_prints_it(env: Path) -> None:
+    # the H200 text and XML reports of one run (tests/fixtures/h200-xml-pair), source lines dropped
+    for name in ("nvidia-smi-q.txt", "nvidia-smi-q-x.txt"):
+        (env / name).write_text((PAIR / name).read_text().split("\n", 1)[1])
+    fake(env / "bin", "nvidia-smi", f'if [ "$2" = "-x" ]; then cat {env}/nvidia-smi-q-x.txt; '
+                                    f"else cat {env}/nvidia-smi-q.txt; fi\n")
+    r = run_module("fabric_evidence", {"sysfs_root": str(env / "nosys"), "proc_root": str(env / "proc"),
+                                       "kinds": ["nvidia-smi-q"]}, check_mode=True)
+    ev = r["evidence"]["nvidia-smi-q"]
+    assert ev["status"] == "ok" and ev["cmd"][1:] == ["-q", "-x"]
+    assert "<nvidia_smi_log>" in ev["stdout"]
+    data = r["parsed"]["nvidia-smi-q"]["data"]
+    assert data == registry.parse("nvidia-smi-q", ev["stdout"])
+    assert data["gpus"][0]["name"] == "NVIDIA H200"
+
+
+def test_nvidia_smi_q_falls_back_to_text_when_no_xml_comes(env: Path) -> None:
+    # a stand-in (or an old driver) that ignores -x and prints the text report
+    (env / "q.txt").write_text((PAIR / "nvidia-smi-q.txt").read_text().split("\n", 1)[1])
+    fake(env / "bin", "nvidia-smi", f"cat {env}/q.txt\n")
+    r = run_module("fabric_evidence", {"sysfs_root": str(env / "nosys"), "proc_root": str(env / "proc"),
+                                       "kinds": ["nvidia-smi-q"]}, check_mode=True)
+    ev = r["evidence"]["nvidia-smi-q"]
+    assert ev["status"] == "ok" and ev["cmd"][1:] == ["-q"]
+    assert r["parsed"]["nvidia-smi-q"]["data"]["gpus"][0]["bus_id"] == "00000000:00:06.0"

@@ -277,6 +277,11 @@ def judge_nvidia_smi_q(host: str, data: Mapping[str, Any], exp: Mapping[str, Any
     return judge_gpu_list(host, data, exp)
 
 
+@check("nvidia-smi-q-xml")
+def judge_nvidia_smi_q_xml(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    return judge_gpu_list(host, data, exp)
+
+
 @check("nvidia-smi-query")
 def judge_nvidia_smi_query(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     return judge_gpu_list(host, data, exp)

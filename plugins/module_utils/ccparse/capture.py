@@ -42,6 +42,7 @@ KIND_COMMANDS: dict[str, frozenset[str]] = {
     "lspci": frozenset({"lspci"}),
     "nvidia-smi": frozenset({"nvidia-smi"}),
     "nvidia-smi-q": frozenset({"nvidia-smi"}),
+    "nvidia-smi-q-xml": frozenset({"nvidia-smi"}),
     "nvidia-smi-query": frozenset({"nvidia-smi"}),
     "nvidia-smi-topo": frozenset({"nvidia-smi"}),
     "nvidia-smi-nvlink": frozenset({"nvidia-smi"}),

@@ -51,6 +51,9 @@ never mixed with absolute ones (the absolute keys are then None).
 ``Clocks Throttle Reasons`` (before driver 535) and ``Clocks Event Reasons`` (535+) are read
 into the same ``clocks_event_reasons`` keys (snake_case of the printed names).
 
+``nvidia-smi -q -x`` XML given to this KIND is parsed by :mod:`ccparse.nvidia_smi_xml` (by
+content, as ``nccl-tests`` does for its JSON); ``nvidia-smi-q-xml`` is that parser's own KIND.
+
 Excerpts (documentation slices with ``[...]`` or a bare ``ECC Errors`` section without a
 ``GPU`` header) parse with ``excerpt: True``; without an elision marker, fewer ``GPU`` blocks
 than ``Attached GPUs`` is a truncated report and raises :class:`ParseError`.
@@ -65,6 +68,7 @@ from typing import Any
 from . import capture
 from .common import ParseError, parser, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
+from .nvidia_smi_xml import looks_like_xml, parse_nvidia_smi_q_xml
 
 TOOL = "nvidia-smi -q"
 
@@ -322,6 +326,10 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
 
 @parser("nvidia-smi-q")
 def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
+    """The text report; ``nvidia-smi -q -x`` XML (the first markup character is ``<``) is handed
+    to :func:`ccparse.nvidia_smi_xml.parse_nvidia_smi_q_xml`, which gives the same shape."""
+    if looks_like_xml(text):
+        return parse_nvidia_smi_q_xml(text)
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
     top: dict[str, str] = {}

@@ -14,6 +14,15 @@ from .common import PARSERS, ParseError
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
 
 _loaded = False
+#: KINDs whose parser reads ``nvidia-smi -q -x`` XML (see :func:`_raw_xml`)
+_XML_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-q-xml"})
+
+
+def _raw_xml(text: str) -> bool:
+    """True for an XML document as the tool wrote it: it starts (after a ``# source:`` line) with
+    the XML declaration and holds no escape, carriage return or NUL that a terminal paste adds."""
+    body = text.split("\n", 1)[1] if text.startswith(("# source:", "#source:")) and "\n" in text else text
+    return body.startswith("<?xml ") and "\x1b" not in body and "\r" not in body and "\x00" not in body
 
 
 def _load_all() -> None:
@@ -39,6 +48,8 @@ def parse(kind: str, text: str) -> Any:
     _load_all()
     if kind not in PARSERS:
         raise KeyError(kind)
+    if kind in _XML_KINDS and _raw_xml(text):
+        return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
     try:
         return PARSERS[kind](cleaned.text)
