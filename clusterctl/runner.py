@@ -27,6 +27,7 @@ import shlex
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from clusterctl import collection, paths
+from clusterctl import collection, leftovers, paths
 from clusterctl.errors import EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, EXIT_UNREACHABLE, UsageError
 
 log = logging.getLogger("clusterctl.runner")
@@ -86,6 +87,7 @@ class RunResult:
     plays_started: int = 0
     passes: list[Path] = field(default_factory=list)  # artifacts of every pass (see run_playbook)
     seconds: float = 0.0
+    leftovers: list[int] = field(default_factory=list)  # pids of the run's processes ended after it stopped
 
     @property
     def problem_hosts(self) -> list[str]:
@@ -422,8 +424,14 @@ def execute(call: AnsibleCall, on_event: EventHandler | None = None) -> RunResul
         what = call.playbook.name if call.playbook is not None else f"{call.module} on {call.pattern}"
         log.info("ansible %s: %s limit=%s tags=%s check=%s timeout=%s artifacts=%s", call.label, what,
                  call.limit, call.tags, call.check, call.options.timeout, result.artifacts_dir)
+        mark = f"{ident}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        kw["envvars"] = {**(kw.get("envvars") or {}), leftovers.MARKER: mark}
         started = time.monotonic()
-        r = ansible_runner.run(event_handler=handler, **kw)
+        try:
+            r = ansible_runner.run(event_handler=handler, **kw)
+        finally:
+            # a timed-out or interrupted run leaves ansible-core's setsid() workers running: end them
+            result.leftovers = leftovers.end(mark)
         result.seconds = time.monotonic() - started
     command = getattr(getattr(r, "config", None), "command", None)
     if command:

@@ -118,6 +118,21 @@ def test_extra_vars_vault_and_verbosity_reach_ansible(local_inv: Path, tmp_path:
     assert "s3cret!" not in text and "correct horse" not in text
 
 
+def _processes_running(needle: str) -> list[int]:
+    """Pids whose command line names ``needle`` (zombies excluded)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "cmdline").read_bytes().decode(errors="replace") and \
+                    (entry / "stat").read_text().split(") ", 1)[1][0] != "Z":
+                found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
 @needs_ansible
 def test_timeout_stops_the_run(local_inv: Path, tmp_path: Path) -> None:
     pb = tmp_path / "slow.yml"
@@ -126,6 +141,10 @@ def test_timeout_stops_the_run(local_inv: Path, tmp_path: Path) -> None:
     res = run_playbook(str(pb), local_inv, label="slow", record_failures=False, options=RunOptions(timeout=3))
     assert res.status == "timeout" and res.exit_code == 1
     assert res.seconds < 30
+    # ansible-core's worker (it calls setsid(), so ansible-runner's killpg misses it) was ended too:
+    # before clusterctl.leftovers, every run of this test left an ansible-playbook process pausing for good
+    assert res.leftovers, "the pausing worker should have been found and ended"
+    assert not [p for p in _processes_running(str(pb))], "a process of the timed-out run is still running"
 
 
 @needs_ansible
