@@ -44,19 +44,28 @@ def test_idempotence_follows_converge_everywhere() -> None:
         assert "converge" in seq and seq[seq.index("converge") + 1] == "idempotence", s
 
 
-# Converges that still apply their roles directly instead of importing site.yml with a tag: nvidia_gpu
-# is i16-kernel's (#16); rdma, roce_qos, nccl and lustre are converted on branch i18-slurm-once-converge
-# (ANSIBLE_RUN_TAGS, not yet run through Molecule). A new scenario must import the site playbook.
-NOT_YET_SITE = {"nvidia_gpu", "rdma", "roce_qos", "nccl", "lustre"}
+# molecule/nvidia_gpu is i16-kernel's (#16) and still applies its roles directly.
+NOT_YET_SITE = {"nvidia_gpu"}
 
 
-def test_converge_imports_the_site_playbook() -> None:
+def test_converge_imports_the_site_playbook_with_tags() -> None:
+    """No scenario copies plays from site.yml: each converge is the site playbook itself, narrowed by
+    ANSIBLE_RUN_TAGS (one role) or ANSIBLE_SKIP_TAGS (the components not under test)."""
+    tags = {"rdma": "rdma", "roce_qos": "roce", "nccl": "nccl", "lustre": "lustre"}
     for s in SCENARIOS:
         if s in NOT_YET_SITE:
             continue
         plays = yaml.safe_load((MOLECULE / s / "converge.yml").read_text())
         assert plays == [{"name": "Site playbook", "ansible.builtin.import_playbook": "clusterctl.hpc.site"}], s
-    assert _conf("slurm")["provisioner"]["env"]["ANSIBLE_SKIP_TAGS"] == "fabric,health"
+        env = _conf(s)["provisioner"]["env"]
+        if s == "slurm":
+            assert env["ANSIBLE_SKIP_TAGS"] == "fabric,health", env
+        else:
+            assert env["ANSIBLE_RUN_TAGS"] == tags[s], (s, env)
+    site = yaml.safe_load((labutil.REPO / "playbooks" / "site.yml").read_text())
+    role_tags = {r["role"].rsplit(".", 1)[1]: r.get("tags", []) for play in site for r in play.get("roles", [])}
+    assert "rdma" in role_tags["rdma"] and "roce" in role_tags["roce_qos"] and "nccl" in role_tags["nccl"]
+    assert "lustre" in role_tags["lustre_client"]
 
 
 def test_the_shared_cluster_has_a_bare_node_for_the_real_package_installs() -> None:
