@@ -131,6 +131,22 @@ def test_text_and_xml_of_the_same_h200_normalise_to_equal_values() -> None:
     assert g["clocks_event_counters_us"]["hw_power_braking"] == 0
 
 
+LIVE = REPO / "tests" / "fixtures" / "h200-live"
+
+
+def test_a_second_live_h200_pair_normalises_to_equal_values_too() -> None:
+    """Another machine of the same kind, captured by bench/device/h200_gpu_tools.sh (12:54 UTC)."""
+    text = registry.parse("nvidia-smi-q", (LIVE / "nvidia-smi-q-live-580.159.04-b.txt").read_text())
+    xml = registry.parse("nvidia-smi-q", (LIVE / "nvidia-smi-q-x-live-580.159.04.xml").read_text())
+    ft = _flat(text) | _flat(gpu0(text), "g.")
+    fx = _flat(xml) | _flat(gpu0(xml), "g.")
+    assert set(ft) == set(fx)
+    assert {k: (ft[k], fx[k]) for k in ft if k not in SAMPLED and ft[k] != fx[k]} == {}
+    g = gpu0(xml)  # read off both files: GPU UUID line 28 of the text, <uuid> line 32 of the XML
+    assert g["uuid"] == "GPU-add5c7eb-7975-0a5d-01da-c6a28c4d5dbf" and g["bus_id"] == "00000000:00:06.0"
+    assert g["inforom_image"] == "G520.0282.02.02" and g["pcie"]["width_current"] == 16
+
+
 HEAD = '<?xml version="1.0" ?>\n'
 DOC = "<nvidia_smi_log><driver_version>1</driver_version><attached_gpus>0</attached_gpus></nvidia_smi_log>\n"
 
