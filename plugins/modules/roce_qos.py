@@ -330,7 +330,7 @@ def run(module):
     backend = pick_backend(module, p)
     prio, dscp = p["pfc_priority"], p["dscp"]
     tos = p["roce_tos"] if p["roce_tos"] is not None else dscp << 2
-    unsupported = set()
+    unsupported: set[str] = set()
     before = {**backend.read(dscp), **read_sysfs(paths, prio, unsupported)}
     want = {
         "trust": "dscp",
