@@ -69,11 +69,17 @@ class Problem:
             return "<vaulted>"
         if secret_looking(self.key) or self.value == "<redacted>" or _KEY_MATERIAL.search(repr(self.value)):
             return "<redacted>"
-        text = repr(self.value)
-        return text if len(text) <= 200 else text[:200] + "...(cut)"
+        return _cut(repr(self.value), 200)
 
     def __str__(self) -> str:
-        return f"{_printable(self.file)}: {_printable(self.key)}: {self.message} (value: {self.shown_value()})"
+        # Key and message are cut as the value is: a 100,000-character key (or a message quoting a
+        # long expression) must not turn one problem into a screenful.
+        return (f"{_printable(self.file)}: {_cut(_printable(self.key), 200)}: {_cut(self.message, 400)} "
+                f"(value: {self.shown_value()})")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "...(cut)"
 
 
 def _printable(text: str) -> str:

@@ -90,6 +90,8 @@ def _definitions(inv: Inventory) -> list[Problem]:
             out.append(Problem(d.file, key, value, f"unknown key in the cluster spec{hint}"))
         elif key == "ansible_host":
             out += _ansible_host(d)
+        elif key in _CONNECTION_VARS:
+            out += _CONNECTION_VARS[key](d)
         out += secrets.check(d, plain)
     return out
 
@@ -106,6 +108,32 @@ def _ansible_host(d: Definition) -> list[Problem]:
         except ValueError:
             return [Problem(d.file, d.shown_key, v, "not a valid IPv4 address")]
     return []
+
+
+def _ansible_port(d: Definition) -> list[Problem]:
+    v = d.value
+    if isinstance(v, VaultValue) or (isinstance(v, str) and _BARE_REFERENCE.fullmatch(v)):
+        return []
+    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and v.isascii() and v.isdigit())) \
+            or not 1 <= int(v) <= 65535:
+        return [Problem(d.file, d.shown_key, v, "ansible_port must be a port number, 1-65535")]
+    return []
+
+
+def _ansible_user(d: Definition) -> list[Problem]:
+    v = d.value
+    if isinstance(v, VaultValue) or (isinstance(v, str) and _BARE_REFERENCE.fullmatch(v)):
+        return []
+    if not isinstance(v, str) or not _USER_NAME.fullmatch(v):
+        return [Problem(d.file, d.shown_key, v, "ansible_user must be one user name (letters, digits, '.', '_', "
+                                                "'-', not starting with '-')")]
+    return []
+
+
+_BARE_REFERENCE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
+_USER_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}")
+_CONNECTION_VARS = {"ansible_port": _ansible_port, "ansible_ssh_port": _ansible_port,
+                    "ansible_user": _ansible_user, "ansible_ssh_user": _ansible_user}
 
 
 def _combined(inv: Inventory) -> list[Problem]:
@@ -223,8 +251,12 @@ def _layout(inv: Inventory) -> list[Problem]:
                                    f"host is in two node groups ({owner[h]} and {group})"))
             else:
                 owner[h] = group
+    groups = set(inv.groups)
     addresses: dict[str, str] = {}
     for h in inv.host_order:
+        if h in groups:
+            out.append(Problem(hf, f"hosts.{h}", h, "a host and a group have this name (an Ansible pattern "
+                                                    "or --limit naming it would mean both)"))
         if not spec.SLURM_HOSTNAME.fullmatch(h):
             out.append(Problem(hf, f"hosts.{h}", h, "hostname not valid for Slurm: letters, digits and '-', "
                                                     "starting with a letter, no dots, at most 63 characters"))
