@@ -43,8 +43,8 @@ def juicefs_meta_split(url: Any) -> dict[str, Any]:
     # percent-encoded; JuiceFS gets it decoded through META_PASSWORD.
     head, sep, tail = rest.partition("/")
     if "@" in head:
-        userinfo, _, hostpart = head.rpartition("@")
-        user, _, password = userinfo.partition(":")
+        userinfo, _at, hostpart = head.rpartition("@")
+        user, _colon, password = userinfo.partition(":")
         rest = hostpart + sep + tail
         head = hostpart
     public = f"{scheme}://{user + '@' if user else ''}{rest}"
@@ -56,10 +56,10 @@ def juicefs_meta_split(url: Any) -> dict[str, Any]:
             netloc = paren.group(1)
         first = netloc.split(",")[0]
         if first.startswith("["):  # [ipv6]:port
-            h, _, p = first[1:].partition("]")
+            h, _bracket, p = first[1:].partition("]")
             host, port_s = h, p.lstrip(":")
         else:
-            host, _, port_s = first.partition(":")
+            host, _colon, port_s = first.partition(":")
         port = int(port_s) if port_s.isdigit() else DEFAULT_PORTS.get(scheme, 0)
     return {
         "scheme": scheme,

@@ -104,7 +104,7 @@ def _roce_entries(chosen: list[tuple], roce_dscp: int | None) -> list[dict[str, 
     found = {f"{n}:{p['port']}": p.get("roce_v2_gid_index") for n, p in chosen}
     indexes = Counter(v for v in found.values() if v is not None)
     if indexes:
-        index, _ = indexes.most_common(1)[0]
+        index, _count = indexes.most_common(1)[0]
         odd = sorted((k for k, v in found.items() if v != index), key=_natural)
         why = "rdma_facts: RoCE v2 GID with IPv4 address"
         if odd:

@@ -256,7 +256,7 @@ def sysfs_ib_dump(sysfs_root):
 
 
 def gpu_count(module, nvsmi):
-    rc, out, _ = module.run_command([nvsmi, "--query-gpu=index", "--format=csv,noheader"], environ_update=ENV)
+    rc, out, _err = module.run_command([nvsmi, "--query-gpu=index", "--format=csv,noheader"], environ_update=ENV)
     return len([x for x in out.splitlines() if x.strip()]) if rc == 0 else 0
 
 

@@ -182,10 +182,10 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     if numbered and numbered[0][1].startswith(("# source:", "#source:")):
         source, numbered = numbered[:1], numbered[1:]
     numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
-    stripped = _strip_prefix([ln for _, ln in numbered])
+    stripped = _strip_prefix([ln for _n, ln in numbered])
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)
-    numbered = [(n, ln) for (n, _), ln in zip(numbered, stripped, strict=True)]
+    numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped, strict=True)]
 
     # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
     segments: list[tuple[str | None, bool, list[tuple[int, str]]]] = [(None, False, [])]
@@ -201,14 +201,14 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     out: list[tuple[int, str]] = []
     commands: list[str] = []
     if mine:
-        for cmd, _, body in mine:
+        for cmd, _is_cmd, body in mine:
             commands.append(cmd or "")
             if keep_cmd:
                 out.append((body[0][0], f"$ {cmd}"))
             out.extend(body[1:])
     else:
         out.extend(segments[0][2])
-        for cmd, _, body in segments[1:]:
+        for cmd, _is_cmd, body in segments[1:]:
             if cmd:
                 commands.append(cmd)
             out.extend(body[1:])
@@ -221,10 +221,10 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         # are the file's own
         kept = dict(out)
         out = [(n, kept.get(n, "")) for n in range(1, out[-1][0] + 1)]
-    result = "\n".join(ln for _, ln in out)
+    result = "\n".join(ln for _n, ln in out)
     if out and trailing_newline:
         result += "\n"
-    return Cleaned(result, [n for n, _ in out], commands)
+    return Cleaned(result, [n for n, _ln in out], commands)
 
 
 # --- line-level helpers of the GPU/NCCL/Slurm parsers -------------------------------------------

@@ -104,7 +104,7 @@ def _parse_text(text: str) -> dict[str, Any]:
         if words and words[0] == "dscp-prio":
             table: dict[str, int] = {}
             for pair in words[1:64]:
-                name, _, prio = pair.partition(":")
+                name, _colon, prio = pair.partition(":")
                 d = _dscp(name)
                 if d is not None and prio.isdigit() and len(prio) == 1:
                     table[str(d)] = int(prio)

@@ -280,10 +280,10 @@ def parse_dcgmi_diag(text: str) -> dict[str, Any]:
     if not stripped:
         raise ParseError(TOOL, "empty input", None)
     text_lines = capture.lines(text)
-    first = next((i for i, (_, ln) in enumerate(text_lines) if ln.strip() and not ln.strip().startswith(
+    first = next((i for i, (_n, ln) in enumerate(text_lines) if ln.strip() and not ln.strip().startswith(
         "Successfully ran diagnostic") and not capture.is_command(ln, ("dcgmi",))), None)
     if first is not None and text_lines[first][1].lstrip().startswith(("{", "[")):
-        js = "\n".join(ln for _, ln in text_lines[first:])
+        js = "\n".join(ln for _n, ln in text_lines[first:])
         try:
             doc = _load_json(js)
         except json.JSONDecodeError as exc:

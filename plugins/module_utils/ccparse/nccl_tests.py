@@ -205,8 +205,7 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             _summary(out, TOOL, last or None)
         return out
     if cols is None:
-        first = next((s.strip() for _, s in enumerate(text.splitlines()) if s.strip() and not s.startswith("# source")),
-                     "")
+        first = next((s.strip() for s in text.splitlines() if s.strip() and not s.startswith("# source")), "")
         raise ParseError(TOOL, f"no nccl-tests result header ('#  size  count  type ...'); starts {first[:60]!r}",
                          last or None)
     _summary(out, TOOL, last or None)

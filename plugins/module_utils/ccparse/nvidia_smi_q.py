@@ -422,7 +422,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         if top.get("Attached GPUs", "0").strip() not in ("0", "") and not lost:
             raise ParseError(TOOL, f"report says Attached GPUs {top['Attached GPUs']} but has no GPU block "
                              "(truncated?)", last or None)
-    if excerpt and any(bus is None for bus, _, _ in blocks):
+    if excerpt and any(bus is None for bus, _ln, _block in blocks):
         tree = blocks[0][2].root
         if not (_KNOWN_SECTIONS & set(tree)) and "GPU UUID" not in tree:
             raise ParseError(TOOL, "indented text without a 'GPU <bus id>' header and no known section",
@@ -432,7 +432,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         raise ParseError(TOOL, f"Attached GPUs is {attached} but only {len(blocks)} GPU block(s) follow "
                          "(truncated output?)", last or None)
     gpus = [_gpu_fields(i, bus, b.root, ln) for i, (bus, ln, b) in enumerate(blocks)]
-    for g, (_, ln, b) in zip(gpus, blocks, strict=True):
+    for g, (_bus, ln, b) in zip(gpus, blocks, strict=True):
         if not b.root:
             raise ParseError(TOOL, f"GPU {g['bus_id']} block is empty (truncated?)", ln)
     return {

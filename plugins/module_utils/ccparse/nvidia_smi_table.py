@@ -57,7 +57,7 @@ def lost_gpu(line: str) -> dict[str, str] | None:
 
 def norm_bus_id(bus: str) -> str:
     """``0008:00:00.0`` and ``00000008:00:00.0`` -> ``00000008:00:00.0`` (upper-case hex)."""
-    dom, _, rest = bus.partition(":")
+    dom, _colon, rest = bus.partition(":")
     n = to_int(dom, 16)
     return f"{n:08X}:{rest.upper()}" if n is not None else bus.upper()
 

@@ -31,7 +31,7 @@ import re
 import sys
 from typing import Any
 
-from . import (  # noqa: F401  imported to register their KINDs (and to be shipped to the nodes)
+from . import (  # noqa: F401  # pylint: disable=unused-import  # imported to register their KINDs and ship with collectors
     dcgmi_diag,
     ib_write_bw,
     ibstat,

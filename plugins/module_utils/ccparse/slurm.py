@@ -183,7 +183,7 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
         records.append((fields, lineno))
     # a grep'd excerpt ('| grep NodeName\\|Extra') has no State= at all: its nodes are kept unjudged;
     # one node without State= among nodes with it is a cut capture
-    excerpt = bool(records) and not any("State" in f for f, _ in records)
+    excerpt = bool(records) and not any("State" in f for f, _lineno in records)
     nodes = [_finish_node(f, tool, ln, excerpt) for f, ln in records]
     if not nodes:
         raise ParseError(tool, "no 'NodeName=' record found (empty input?)", lineno or None)

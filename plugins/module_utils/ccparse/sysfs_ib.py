@@ -76,7 +76,6 @@ class SysfsView(Protocol):
 
     def target_name(self, rel: str) -> str | None:
         """Last component of the path ``rel`` resolves to (symlinks followed), None if absent."""
-        ...
 
 
 class DirView:
@@ -123,7 +122,7 @@ class MapView:
 
     def resolve(self, rel: str) -> str:
         parts = posixpath.normpath(rel).split("/")
-        for _ in range(40):  # symlink depth bound, like the kernel's
+        for _depth in range(40):  # symlink depth bound, like the kernel's
             for i in range(len(parts), 0, -1):
                 head = "/".join(parts[:i])
                 if head in self.links:
