@@ -108,7 +108,7 @@ def expand_one(expr: str) -> list[str]:
     parsed = [_ranges(body, expr) for body in bodies]
     total = 1
     for ranges in parsed:
-        total *= sum(b - a + 1 for a, b, _, _ in ranges)
+        total *= sum(r[1] - r[0] + 1 for r in ranges)
         if total > MAX_EXPAND:
             raise HostlistError(f"expansion of {_show(expr)} is too large (more than {MAX_EXPAND} names)")
     names = [literals[0]]
