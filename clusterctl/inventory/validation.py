@@ -91,7 +91,7 @@ def _definitions(inv: Inventory) -> list[Problem]:
         elif key == "ansible_host":
             out += _ansible_host(d)
         elif key in _CONNECTION_VARS:
-            out += _CONNECTION_VARS[key](d)
+            out += _connection_var(d)
         out += secrets.check(d, plain)
     return out
 
@@ -110,30 +110,26 @@ def _ansible_host(d: Definition) -> list[Problem]:
     return []
 
 
-def _ansible_port(d: Definition) -> list[Problem]:
-    v = d.value
-    if isinstance(v, VaultValue) or (isinstance(v, str) and _BARE_REFERENCE.fullmatch(v)):
-        return []
-    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and v.isascii() and v.isdigit())) \
-            or not 1 <= int(v) <= 65535:
-        return [Problem(d.file, d.shown_key, v, "ansible_port must be a port number, 1-65535")]
-    return []
-
-
-def _ansible_user(d: Definition) -> list[Problem]:
-    v = d.value
-    if isinstance(v, VaultValue) or (isinstance(v, str) and _BARE_REFERENCE.fullmatch(v)):
-        return []
-    if not isinstance(v, str) or not _USER_NAME.fullmatch(v):
-        return [Problem(d.file, d.shown_key, v, "ansible_user must be one user name (letters, digits, '.', '_', "
-                                                "'-', not starting with '-')")]
-    return []
+def _is_port(v: Any) -> bool:
+    digits = isinstance(v, str) and v.isascii() and v.isdigit()
+    return not isinstance(v, bool) and (isinstance(v, int) or digits) and 1 <= int(v) <= 65535
 
 
 _BARE_REFERENCE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
 _USER_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}")
-_CONNECTION_VARS = {"ansible_port": _ansible_port, "ansible_ssh_port": _ansible_port,
-                    "ansible_user": _ansible_user, "ansible_ssh_user": _ansible_user}
+_PORT = (_is_port, "must be a port number, 1-65535")
+_USER = (lambda v: isinstance(v, str) and _USER_NAME.fullmatch(v) is not None,
+         "must be one user name (letters, digits, '.', '_', '-', not starting with '-')")
+#: how Ansible connects: checked where set (a vaulted value or a bare {{ reference }} is left alone)
+_CONNECTION_VARS = {"ansible_port": _PORT, "ansible_ssh_port": _PORT, "ansible_user": _USER, "ansible_ssh_user": _USER}
+
+
+def _connection_var(d: Definition) -> list[Problem]:
+    ok, must = _CONNECTION_VARS[d.key]
+    v = d.value
+    if isinstance(v, VaultValue) or (isinstance(v, str) and _BARE_REFERENCE.fullmatch(v)) or ok(v):
+        return []
+    return [Problem(d.file, d.shown_key, v, f"{d.key} {must}")]
 
 
 def _combined(inv: Inventory) -> list[Problem]:

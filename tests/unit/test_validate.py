@@ -3,9 +3,11 @@ the file, the key and the value its EXPECT file gives; the shipped inventories a
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from clusterctl.cli import app
@@ -72,3 +74,21 @@ def test_example_prod_has_64_compute_nodes() -> None:
 def test_expand_host_pattern(pattern: str, first: str, last: str, count: int) -> None:
     out = expand_host_pattern(pattern)
     assert (out[0], out[-1], len(out)) == (first, last, count)
+
+
+@pytest.mark.parametrize("key,value,refused", [
+    ("ansible_port", 2222, False), ("ansible_port", "2222", False), ("ansible_port", "{{ lab_port }}", False),
+    ("ansible_port", 0, True), ("ansible_port", 65536, True), ("ansible_port", True, True),
+    ("ansible_port", "22 -o ProxyCommand=x", True), ("ansible_ssh_port", "\uff12\uff12", True),
+    ("ansible_user", "root", False), ("ansible_user", "svc.deploy-1", False),
+    ("ansible_user", "-oProxyCommand=x", True), ("ansible_user", "a b", True), ("ansible_ssh_user", ["root"], True),
+])
+def test_connection_variables(tmp_path: Path, key: str, value: object, refused: bool) -> None:
+    inv = tmp_path / "inv"
+    shutil.copytree(REPO / "inventories" / "lab", inv)
+    (inv / "host_vars").mkdir()
+    (inv / "host_vars" / "lab-c1.yml").write_text(yaml.safe_dump({key: value}, allow_unicode=True))
+    res = runner.invoke(app, ["validate", str(inv)])
+    assert res.exit_code == (2 if refused else 0), res.output
+    if refused:
+        assert f"host_vars/lab-c1.yml: lab-c1.{key}: {key} must be" in res.output
