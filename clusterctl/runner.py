@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from clusterctl import collection, leftovers, paths
+from clusterctl import collection, extra_vars, leftovers, paths
 from clusterctl.errors import EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, EXIT_UNREACHABLE, UsageError
 
 log = logging.getLogger("clusterctl.runner")
@@ -308,37 +308,18 @@ def _run_ident(runs: Path, label: str) -> str:
 
 
 def _extra_vars_args(options: RunOptions, tmpdir: Path, stack: contextlib.ExitStack) -> list[str]:
-    """``-e`` arguments for the user's extra vars. ``@file`` passes through; inline values (``k=v``
-    pairs, JSON or YAML) go into a 0600 file that is removed after the run, so that neither the
-    process list nor the run's artifacts (``command``) show them."""
-    from ansible.parsing.splitter import parse_kv
-
+    """``-e`` arguments for the user's extra vars (read by :mod:`clusterctl.extra_vars`). ``@file``
+    passes through; inline values (``k=v`` pairs, JSON or YAML) go into a 0600 file that is removed
+    after the run, so that neither the process list nor the run's artifacts (``command``) show them."""
     out: list[str] = []
-    for raw in options.extra_vars:
-        if raw.startswith("@"):
-            given = Path(raw[1:]).expanduser()
-            if not given.is_file():
-                raise UsageError(f"-e {raw}: no such file")
-            out += ["-e", f"@{given.resolve()}"]
+    for ev in extra_vars.read_all(options.extra_vars):
+        if ev.file is not None:
+            out += ["-e", f"@{ev.file}"]
             continue
-        text = raw.strip()
-        if text.startswith(("{", "[")):
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise UsageError(f"-e: not valid JSON/YAML: {exc}") from None
-        else:
-            try:
-                data = parse_kv(text)
-            except Exception as exc:
-                raise UsageError(f"-e: expected key=value pairs, JSON or @file: {exc}") from None
-            data.pop("_raw_params", None)
-        if not isinstance(data, dict) or not data:
-            raise UsageError("-e: expected key=value pairs, a JSON/YAML mapping or @file")
         fd, name = tempfile.mkstemp(prefix="extravars-", suffix=".json", dir=tmpdir)
         stack.callback(Path(name).unlink, missing_ok=True)
         with os.fdopen(fd, "w") as out_file:
-            json.dump(data, out_file)
+            json.dump(ev.data, out_file, default=str)
         out += ["-e", f"@{name}"]
     return out
 

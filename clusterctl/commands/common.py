@@ -92,7 +92,7 @@ def _report(exc: BaseException, as_json: bool) -> int:
     from clusterctl.inventory import InventoryError
 
     if isinstance(exc, InventoryError):
-        lines = [f"{exc.path}/{p}" for p in exc.problems]
+        lines = [str(p) if p.file.startswith("-e") else f"{exc.path}/{p}" for p in exc.problems]  # -e: no file
         err_console.print(f"clusterctl: inventory {exc.path} rejected ({len(exc.problems)} problem(s)); "
                           "nothing was run:", markup=False)
         for ln in lines:
@@ -160,6 +160,12 @@ def ansible_command(func: F) -> F:
             with _human_text_to_stderr(as_json):
                 try:
                     setup_logging(opts.verbosity, log_file)
+                    if opts.extra_vars and isinstance(kwargs.get("inventory"), Path):
+                        # -e is read and checked with the inventory before anything runs
+                        from clusterctl import extra_vars
+                        from clusterctl.inventory import load_checked
+
+                        load_checked(kwargs["inventory"], extra_vars.read_all(opts.extra_vars))
                     return func(*args, **kwargs)
                 except _handled() as exc:
                     raise typer.Exit(_report(exc, as_json)) from None

@@ -64,6 +64,8 @@ def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str
              summary: bool = True) -> RunResult:
     """Validate, then run a playbook with live progress; print the summary table."""
     inv = load_checked(inventory)
+    if limit and not limit.startswith("@") and inv.match is not None and not inv.match(limit):
+        raise UsageError(f"--limit {limit!r} matches no host of inventory {inventory}; nothing was run")
     with RunProgress(len(inv.hosts)) as progress:
         result = run_playbook(playbook, inventory, limit=limit, tags=tags, check=check, diff=diff,
                               forks=forks, extravars=extravars, on_event=progress, label=label)

@@ -16,13 +16,15 @@ problems, and the commands print them and exit 2.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clusterctl.inventory.loading import load
 from clusterctl.inventory.model import (
     KNOWN_GROUPS,
     NODE_GROUPS,
+    Definition,
     Inventory,
     InventoryError,
     Problem,
@@ -31,15 +33,30 @@ from clusterctl.inventory.model import (
 from clusterctl.inventory.scan import expand_host_pattern
 from clusterctl.inventory.validation import validate
 
+if TYPE_CHECKING:
+    from clusterctl.extra_vars import ExtraVars
+
 __all__ = [
     "KNOWN_GROUPS", "NODE_GROUPS", "Inventory", "InventoryError", "Problem", "VaultValue",
     "expand_host_pattern", "load", "load_checked", "read_spec", "validate",
 ]
 
 
-def load_checked(path: Path) -> Inventory:
-    """Load and validate; raise :class:`InventoryError` listing every problem."""
+def load_checked(path: Path, extra: Sequence[ExtraVars] = ()) -> Inventory:
+    """Load and validate; raise :class:`InventoryError` listing every problem.
+
+    ``extra``: the run's ``-e`` variables, applied over everything (Ansible's highest precedence)
+    and checked as if set for group ``all`` in a file named like the ``-e`` that gave them (plain
+    secrets are allowed there: they never reach a process list, clusterctl.runner).
+    """
     inv = load(path)
+    for ev in extra:
+        for key, value in ev.data.items():
+            inv.definitions.append(Definition(ev.label, "group:all", str(key), value))
+            inv.group_spec[key] = value
+            inv.spec_files[key] = ev.label
+            for hv in inv.host_vars.values():
+                hv[key] = value
     problems = validate(inv)
     if problems:
         raise InventoryError(path, problems)

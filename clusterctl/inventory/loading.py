@@ -124,6 +124,13 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _match(im: Any, pattern: str) -> list[str]:
+    """The hosts ``pattern`` selects, by ansible-core's matching (its "could not match" warning
+    collected, not printed: the caller says it)."""
+    with _ansible([]):
+        return [h.name for h in im.list_hosts(pattern)]
+
+
 def _load(path: Path) -> Inventory:
     s = scan(path)
     inv = Inventory(path=path, problems=list(s.problems))
@@ -162,6 +169,7 @@ def _fill(inv: Inventory, s: Scan, im: Any, dl: Any, C: Any) -> None:
     sources = im._sources
     hosts = list(im._inventory.hosts.values())
     inv.host_order = [h.name for h in hosts]
+    inv.match = functools.partial(_match, im)
     inv.groups = {name: [h.name for h in g.get_hosts()] for name, g in im.groups.items()}
     all_group = im.groups["all"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -124,6 +125,8 @@ class Inventory:
     vaulted_files: list[str] = field(default_factory=list)  # encrypted var files (keys unknown)
     host_order: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    #: the hosts an Ansible host pattern (``--limit``) selects, by ansible-core's own matching
+    match: Callable[[str], list[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def hosts(self) -> list[str]:
