@@ -14,6 +14,19 @@ from typing import Any
 
 from clusterctl.errors import UsageError
 
+#: the largest capture read (``parse``, ``analyze``): a real one is kilobytes (an 8-GPU
+#: ``nvidia-smi -q`` about 50 KB) to a few MB (a kernel log); anything larger, or an endless
+#: stream such as /dev/zero, is refused after this many bytes instead of filling the memory
+MAX_CAPTURE_BYTES = 64 * 1024 * 1024
+
+
+def read_bounded(stream: Any, what: str) -> str:
+    """At most MAX_CAPTURE_BYTES of a binary stream as text; ValueError naming ``what`` past that."""
+    data = stream.read(MAX_CAPTURE_BYTES + 1)
+    if len(data) > MAX_CAPTURE_BYTES:
+        raise ValueError(f"{what} is larger than {MAX_CAPTURE_BYTES // (1024 * 1024)} MiB: refused")
+    return data.decode("utf-8", errors="replace")
+
 
 def kinds() -> list[str]:
     """The KINDs the parser registry knows."""
@@ -42,9 +55,15 @@ def parse_capture(kind: str, file: Path) -> Any:
     if kind not in known:
         raise UsageError(f"parse: unknown KIND {kind!r}; known kinds: {', '.join(known)}")
     try:
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(errors="replace")
+        if str(file) == "-":
+            text = read_bounded(sys.stdin.buffer, "standard input")
+        else:
+            with file.open("rb") as f:
+                text = read_bounded(f, str(file))
     except OSError as exc:
         raise UsageError(f"parse: cannot read {file}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"parse: {exc}") from None
     try:
         data = registry.parse(kind, text)
     except ParseError as exc:

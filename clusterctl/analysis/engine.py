@@ -50,6 +50,7 @@ from ccparse.common import ParseError
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
+from clusterctl.parse_capture import read_bounded
 
 COLLECT_FILE = "_collect.json"
 #: the collectors' pre-parsed evidence of a host (ccparse.preparsed); see _preparsed_docs
@@ -286,7 +287,10 @@ def read_evidence(path: Path, root: Path) -> str:
                     else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a file")
             raise Refused(f"{what}, not a regular file: refused")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read().decode("utf-8", errors="replace")
+            try:
+                return read_bounded(f, "the file")
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
     finally:
         os.close(fd)
 

@@ -131,3 +131,22 @@ def test_a_bad_inventory_is_refused_before_anything_is_read(tmp_path: Path, bad:
     assert "rejected" in r.stderr and "nothing was run" in r.stderr
     assert expect["key"].split(".")[-1] in r.stderr and expect["value"] in r.stderr
     assert r.stdout == "" and not html.exists()
+
+
+def test_an_oversized_file_is_refused_and_named(tmp_path: Path) -> None:
+    ev = evidence(tmp_path)
+    with (ev / "n1" / "nvidia-smi-q.txt").open("wb") as f:  # sparse: 65 MiB that take no disk
+        f.truncate(65 * 1024 * 1024)
+    msgs = messages(analyze_dir(ev, jobs=1), "n1")
+    assert "n1/nvidia-smi-q.txt: the file is larger than 64 MiB: refused" in msgs, msgs
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "-"])
+def test_parse_of_an_endless_stream_ends_with_exit_2(source: str) -> None:
+    """`clusterctl parse KIND /dev/zero` read until the memory was gone; now 64 MiB at most."""
+    env = {**os.environ, "PYTHONPATH": f"{REPO}:{REPO / 'plugins' / 'module_utils'}"}
+    with open("/dev/zero", "rb") as zero:
+        out = subprocess.run([sys.executable, "-m", "clusterctl.cli", "parse", "ibstat", source], env=env,
+                             stdin=zero, capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 2, out.stderr
+    assert "larger than 64 MiB: refused" in out.stderr and "Traceback" not in out.stderr
