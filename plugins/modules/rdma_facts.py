@@ -27,6 +27,13 @@ options:
     type: list
     elements: path
     default: []
+  read_sysfs:
+    description:
+      - Whether to read the RDMA devices under O(sysfs_root) and set the fact. V(false) reads only
+        O(file_paths) and sets no fact (nccl on Ethernet fabrics, which uses no RDMA facts, keeps the
+        same single task).
+    type: bool
+    default: true
 extends_documentation_fragment:
   - clusterctl.hpc.clusterctl_collector
   - clusterctl.hpc.clusterctl_collector.sysfs_facts  # sysfs_root; fact_name's description and type
@@ -50,7 +57,7 @@ EXAMPLES = r"""
 RETURN = r"""
 ansible_facts:
   description: Facts set under the key C(fact_name) (default C(clusterctl_rdma)).
-  returned: always
+  returned: when O(read_sysfs) is true
   type: dict
   contains:
     clusterctl_rdma:
@@ -139,7 +146,9 @@ def main():
         "sysfs_root": {"type": "path", "default": "/sys"},
         "fact_name": {"type": "str", "default": "clusterctl_rdma"},
         "file_paths": {"type": "list", "elements": "path", "default": []},
-    }, extra=lambda params: {"files": [file_state(path) for path in params["file_paths"]]})
+        "read_sysfs": {"type": "bool", "default": True},
+    }, extra=lambda params: {"files": [file_state(path) for path in params["file_paths"]]},
+        read_sysfs=lambda params: params["read_sysfs"])
 
 
 if __name__ == "__main__":

@@ -19,19 +19,19 @@ sys.path.insert(0, str(REPO / "bench"))
 import bench_day2  # noqa: E402
 
 
-def run(root: Path, inv: Path, *extra: str) -> tuple[int, str]:
+def run(root: Path, inv: Path, *extra: str, rc: int = 0) -> tuple[int, str]:
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), **collection.ansible_env(),
                ANSIBLE_GATHERING="explicit", PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     p = subprocess.run(["ansible-playbook", "-i", str(inv / "hosts.yml"), str(root / "day2.yml"), *extra],
                        env=env, capture_output=True, text=True, check=False)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
-    m = re.search(r"sim0001\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0", p.stdout)
+    assert p.returncode == rc, p.stdout[-3000:] + p.stderr[-2000:]
+    m = re.search(rf"sim0001\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed={int(rc != 0)}", p.stdout)
     assert m, p.stdout[-2000:]
     return int(m.group(1)), p.stdout
 
 
-def skipped(out: str, task: str) -> bool:
-    return re.search(rf"TASK \[clusterctl\.hpc\.nccl : {task}\][^\n]*\n(skipping: \[sim0001\]|\s*$)", out) is not None
+def tasks(out: str) -> list[str]:
+    return re.findall(r"^TASK \[clusterctl\.hpc\.nccl : (.*)\] \*", out, re.M)
 
 
 def items(out: str, status: str) -> list[str]:
@@ -54,7 +54,9 @@ def test_steady_state_one_module_and_drift_rewritten(tmp_path: Path) -> None:
     assert changed == 0
     # both items skipped: neither ran (the callback may not print skipped items at all)
     assert items(out, "changed") == [] and items(out, "ok") == []
-    assert skipped(out, r"Read the current NCCL files \(Ethernet fabric, no RDMA facts\)")
+    # four tasks per host in steady state: the argument-spec check, the one module, the one assert
+    # and the skipped write task (no Ethernet-only read, no second assert)
+    assert tasks(out) == STEADY_TASKS, tasks(out)
     # drift: edited content and a changed mode; check mode reports both with a diff and writes nothing
     text = conf.read_text()
     conf.write_text(text + "NCCL_DEBUG=INFO\n")
@@ -71,3 +73,40 @@ def test_steady_state_one_module_and_drift_rewritten(tmp_path: Path) -> None:
     assert changed == 1 and items(out, "changed") == ["nccl.sh"] and items(out, "ok") == []
     assert prof.is_file()
     assert run(tmp_path, inv)[0] == 0
+
+
+STEADY_TASKS = ["Validating arguments against arg spec 'main' - NCCL defaults derived from discovered RDMA facts",
+                "Collect RDMA facts and the current NCCL files", "Validate nccl variables",
+                "Write the NCCL configuration and login environment"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the role writes root-owned files")
+def test_ethernet_same_four_tasks_files_only(tmp_path: Path) -> None:
+    """Ethernet fabric: the same single module call reads only the two files (read_sysfs=false)."""
+    inv = bench_day2.make_inventory(tmp_path, 1)
+    with (inv / "host_vars" / "sim0001.yml").open("a") as f:
+        f.write("nccl_fabric: ethernet\n")
+    conf = tmp_path / "nodes" / "sim0001" / "etc" / "nccl.conf"
+    changed, out = run(tmp_path, inv, "-v")
+    assert changed == 1 and conf.is_file() and "NCCL_IB_HCA" not in conf.read_text()
+    assert "clusterctl_rdma" not in out  # no RDMA fact set on Ethernet hosts
+    changed, out = run(tmp_path, inv)
+    assert changed == 0 and tasks(out) == STEADY_TASKS, tasks(out)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the role writes root-owned files")
+def test_no_usable_port_fails_naming_key_and_value(tmp_path: Path) -> None:
+    """Every rail a front-end NIC: the one assert fails naming fabric and frontend_nics; nothing written."""
+    inv = bench_day2.make_inventory(tmp_path, 1)
+    host_vars = inv / "host_vars" / "sim0001.yml"
+    nics = [f"mlx5_{d}" for d in range(8)]
+    host_vars.write_text(host_vars.read_text().replace("nccl_frontend_nics: []", f"nccl_frontend_nics: {nics}"))
+    _, out = run(tmp_path, inv, rc=2)
+    assert "nccl_fabric=roce but no ACTIVE Ethernet RDMA port outside nccl_frontend_nics=" in out
+    assert "'mlx5_7'" in out and "nccl_require_hca=false" in out
+    assert not (tmp_path / "nodes" / "sim0001" / "etc" / "nccl.conf").exists()
+    # invalid inputs are reported before (and instead of) the port check, each with key and value
+    with host_vars.open("a") as f:
+        f.write("nccl_roce_dscp: 99\n")
+    _, out = run(tmp_path, inv, rc=2)
+    assert "nccl_roce_dscp=99: must be an integer 0..63" in out and "no ACTIVE" not in out
