@@ -173,7 +173,8 @@ def playbook(path: str, inventory: Path, timeout: int = 1800) -> str:
     with the end of its output unless it exits 0; returns the output."""
     import os
 
-    env = dict(os.environ, **{k: str(_molecule_vars(v)) for k, v in _molecule_slurm_conf()["provisioner"]["env"].items()})
+    provisioner_env = _molecule_slurm_conf()["provisioner"]["env"]
+    env = dict(os.environ, **{k: str(_molecule_vars(v)) for k, v in provisioner_env.items()})
     venv_bin = Path(sys.executable).parent
     env["PATH"] = f"{venv_bin}{os.pathsep}{env.get('PATH', '')}"
     env["ANSIBLE_CACHE_PLUGIN"] = "memory"  # facts of this run only (ansible.cfg's cache is shared)
@@ -193,11 +194,12 @@ def assert_idempotent(output: str) -> None:
     assert recap, output[-3000:]
     changed = [h for h, n in recap if n != "0"]
     tasks = re.findall(r"^(TASK \[.*?\]|changed: \[.*?\].*)$", output, re.M)
-    assert not changed, f"idempotence: changed on {changed}:\n" + "\n".join(
-        t for i, t in enumerate(tasks) if t.startswith("changed") or (i + 1 < len(tasks) and tasks[i + 1].startswith("changed")))
+    shown = [t for i, t in enumerate(tasks)
+             if t.startswith("changed") or (i + 1 < len(tasks) and tasks[i + 1].startswith("changed"))]
+    assert not changed, f"idempotence: changed on {changed}:\n" + "\n".join(shown)
 
 
 def run_slurm_case(case: str, inventory: Path) -> None:
-    """One case of molecule/slurm on the provisioned lab (the fixture lab_slurm_cluster prepared it)."""
+    """One case of molecule/slurm on the provisioned lab (the fixture lab_slurm_cases prepared it)."""
     for _step, path in SLURM_CASES[case]:
         playbook(path, inventory)
