@@ -46,8 +46,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # the tests on the fixture lab_slurm_cases after all others (they change the lab; a stable sort)
-    items.sort(key=lambda item: LAB_LAST in getattr(item, "fixturenames", ()))
+    # the tests on the fixture lab_slurm_cases right after the last other test on the lab (they change
+    # it, and their fixture removes it when done), each group in its own order
+    last = [item for item in items if LAB_LAST in getattr(item, "fixturenames", ())]
+    if last:
+        rest = [item for item in items if item not in last]
+        on_lab = [i for i, item in enumerate(rest) if "lab" in getattr(item, "fixturenames", ())]
+        at = on_lab[-1] + 1 if on_lab else len(rest)
+        items[:] = rest[:at] + last + rest[at:]
     if config.getoption("--all-tiers") or config.getoption("markexpr"):
         return
     for item in items:
