@@ -1,6 +1,6 @@
 """The shape of the Molecule scenarios (#18, tests in tiers): one Slurm cluster per test run (the lab's),
-on which the Slurm cases of molecule/slurm run in turn; converge playbooks import the real site playbook; idempotence stays on;
-the roles' package installs run for real on a bare image in one place."""
+on which the Slurm cases of molecule/slurm run in turn; converge playbooks import the real site
+playbook; idempotence stays on; the roles' package installs run for real on a bare image in one place."""
 
 from __future__ import annotations
 
