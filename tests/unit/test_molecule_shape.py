@@ -49,7 +49,13 @@ def test_the_lab_cases_inventory_has_the_scenarios_settings(tmp_path: Path) -> N
     for key in ("slurm_dbd_enabled", "cc_slurm_nccl_conf", "juicefs_meta_probe_timeout_s", "vault_cc_stor_metaurl"):
         assert got[key] == want[key], key
     assert got["storage_mounts"][0]["bucket"] == "/srv/juicefs-bucket/"
-    assert not (lab / "group_vars" / "all" / "slurm_cases.yml").exists()  # lab/ passes clusterctl's checks
+    assert not (lab / "group_vars" / "all" / "slurm_cases.yml").exists()
+    # lab/ passes clusterctl's checks, and `clusterctl lab up -i` starts lab-c3 on the bare image
+    from clusterctl import lab as clab
+    from clusterctl.inventory import load_checked
+
+    images = {h.name: h.image for h in clab.lab_hosts(load_checked(lab))}
+    assert images == {"lab-ctl": "", "lab-c1": "", "lab-c2": "", "lab-c3": "localhost/clusterctl-bare:latest"}
 
 
 def test_the_cases_of_the_shared_cluster_match_its_test_sequence() -> None:
