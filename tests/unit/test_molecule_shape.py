@@ -55,7 +55,9 @@ def test_the_lab_cases_inventory_has_the_scenarios_settings(tmp_path: Path) -> N
     from clusterctl.inventory import load_checked
 
     images = {h.name: h.image for h in clab.lab_hosts(load_checked(lab))}
-    assert images == {"lab-ctl": "", "lab-c1": "", "lab-c2": "", "lab-c3": "localhost/clusterctl-bare:latest"}
+    lab_image = "localhost/clusterctl-lab:latest"  # group all's, in inventories/lab
+    assert images == {"lab-ctl": lab_image, "lab-c1": lab_image, "lab-c2": lab_image,
+                      "lab-c3": "localhost/clusterctl-bare:latest"}
 
 
 def test_the_cases_of_the_shared_cluster_match_its_test_sequence() -> None:
