@@ -34,7 +34,7 @@ class LabHost:
     address: str
     container: str
     privileged: bool = False
-    image: str = ""  # clusterctl_lab_image as a host variable: this host's own image (else the lab's)
+    image: str = ""  # clusterctl_lab_image as this host sees it: a host variable overrides the lab's
 
 
 def _podman(*args: str, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
