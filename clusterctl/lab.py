@@ -34,6 +34,7 @@ class LabHost:
     address: str
     container: str
     privileged: bool = False
+    image: str = ""  # clusterctl_lab_image as this host sees it: a host variable overrides the lab's
 
 
 def _podman(*args: str, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
@@ -53,7 +54,8 @@ def lab_hosts(inv: Inventory) -> list[LabHost]:
     out = []
     for h in inv.hosts:
         hv = inv.host_vars.get(h, {})
-        out.append(LabHost(h, str(hv.get("ansible_host", "")), PREFIX + h, bool(hv.get("clusterctl_lab_privileged"))))
+        out.append(LabHost(h, str(hv.get("ansible_host", "")), PREFIX + h, bool(hv.get("clusterctl_lab_privileged")),
+                           str(hv.get("clusterctl_lab_image") or "")))
     return out
 
 
@@ -113,6 +115,11 @@ def up(inventory: Path | None = None) -> list[LabHost]:
         _podman("network", "create", "--subnet", cfg["subnet"], NETWORK)
     Path(cfg["bucket"]).mkdir(parents=True, exist_ok=True)
     hosts = lab_hosts(inv)
+    for image in sorted({h.image for h in hosts if h.image and h.image != cfg["image"]}):
+        # another image for some hosts (the tests' bare scale-out node: lab/build-image.sh --bare)
+        if _podman("image", "exists", image, check=False).returncode != 0:
+            raise LabError(f"image {image} (clusterctl_lab_image of a host) is missing: build it first "
+                           "(lab/build-image.sh --bare builds localhost/clusterctl-bare:latest)")
     for h in hosts:
         exists = _podman("container", "exists", h.container, check=False).returncode == 0
         if not exists:
@@ -123,7 +130,7 @@ def up(inventory: Path | None = None) -> list[LabHost]:
                     "--label", "clusterctl.lab=1"]
             if h.privileged:
                 args.append("--privileged")
-            _podman(*args, cfg["image"], "/sbin/init")
+            _podman(*args, h.image or cfg["image"], "/sbin/init")
         elif not _running(h.container):
             _podman("start", h.container)
     # every lab host resolves every other by its inventory name (Slurm, munge and storage address

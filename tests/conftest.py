@@ -44,7 +44,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the lab and molecule tests (podman; what scripts/test.sh and CI do)")
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the tests on the fixture lab_slurm_cases right after the last other test on the lab (they change
+    # it, and their fixture removes it when done), each group in its own order
+    last = [item for item in items if LAB_LAST in getattr(item, "fixturenames", ())]
+    if last:
+        rest = [item for item in items if item not in last]
+        on_lab = [i for i, item in enumerate(rest) if "lab" in getattr(item, "fixturenames", ())]
+        at = on_lab[-1] + 1 if on_lab else len(rest)
+        items[:] = rest[:at] + last + rest[at:]
     if config.getoption("--all-tiers") or config.getoption("markexpr"):
         return
     for item in items:
@@ -75,33 +84,43 @@ def provisioned(lab: Path) -> Path:
     return lab
 
 
-# --- the one Molecule Slurm cluster of a run (molecule/slurm/molecule.yml): created, prepared,
-# converged and checked for idempotence once; the slurm, slurm_scaleout and storage cases
-# (tests/integration/test_molecule_slurm.py) run on it in turn. Module scope: it is destroyed as soon
-# as that module is done (not left running beside the lab), and a second module using it would build
-# a second cluster, which the count below turns into a failed run ---
+# --- the Slurm cases of molecule/slurm (munge rotation and jobs, scale-out, JuiceFS storage) on the lab's
+# one provisioned cluster: no second Slurm cluster is built (#18: Slurm built once per run). They
+# change the cluster (lab-c3 joins, accounting and JuiceFS are added, Redis is stopped last), so their
+# module runs after every other test (pytest_collection_modifyitems below) and removes the lab when done ---
 
-
-def _molecule_destroy(env: dict[str, str]) -> None:
-    try:
-        labutil.molecule("destroy", "slurm", 600, env)
-    except AssertionError as exc:  # a failed clean-up must not hide the tests' own result
-        print(f"molecule destroy -s slurm: {exc}")
+LAB_LAST = "lab_slurm_cases"  # the fixture whose tests run last
 
 
 @pytest.fixture(scope="module")
-def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The environment for ``labutil.molecule(step, "slurm", ...)`` on the converged shared cluster."""
-    env = {"CC_STOR_BUCKET": str(tmp_path_factory.mktemp("jfs") / "bucket")}  # the JuiceFS `file` bucket
-    labutil.molecule("destroy", "slurm", 600, env)  # what an interrupted run left behind
-    labutil.SLURM_BUILDS.append("molecule slurm (shared by the slurm, slurm_scaleout, storage cases)")
+def lab_slurm_cases(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The inventory for ``labutil.run_slurm_case(case, ...)``: the provisioned lab, brought to what
+    molecule/slurm's create, prepare, converge and idempotence give (the bare node lab-c3 started,
+    the test NCCL environment, Redis, then the site playbook with accounting and the JuiceFS volume,
+    twice: the second run must change nothing)."""
+    import shutil
+    import subprocess
+
+    from clusterctl import lab as clab
+    from clusterctl.inventory import load_checked
+
+    labutil.lab_image()  # the bare image lab-c3 runs
+    lab_inv, cases = labutil.lab_cases_inventories(tmp_path_factory.mktemp("slurm-cases"))
+    for host in labutil.LAB_PENDING:  # a scale-out node left by an interrupted run is no longer bare
+        subprocess.run(["podman", "rm", "-f", "-t", "2", clab.PREFIX + host], capture_output=True, check=False)
+    bucket = Path(clab.settings(load_checked(labutil.LAB))["bucket"])  # a fresh JuiceFS `file` bucket
+    for old in bucket.glob("*"):
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
     try:
-        for step in ("create", "prepare", "converge", "idempotence"):
-            labutil.molecule(step, "slurm", 1800, env)
-        yield env
+        res = labutil.cc("lab", "up", "-i", str(lab_inv))
+        assert res.returncode == 0, res.stdout + res.stderr
+        labutil.playbook("slurm/prepare.yml", cases)
+        labutil.playbook("slurm/converge.yml", cases)
+        labutil.assert_idempotent(labutil.playbook("slurm/converge.yml", cases))
+        yield cases
     finally:
         if not os.environ.get("CLUSTERCTL_KEEP_LAB"):
-            _molecule_destroy(env)
+            labutil.cc("lab", "down", "-i", str(lab_inv))  # the whole lab, lab-c3 included
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

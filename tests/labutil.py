@@ -14,10 +14,11 @@ CLI = [sys.executable, "-m", "clusterctl.cli"]
 
 # Every Slurm cluster this test run builds on fresh containers (a fixture appends its name each time it sets one up;
 # molecule_test() appends a scenario that brings up its own controller). tests/conftest.py prints the
-# count at the end and fails the run when it exceeds SLURM_BUILDS_MAX (#18: Slurm built once per run;
-# the lab is the second: its tests exercise `clusterctl provision` itself, over SSH).
+# count at the end and fails the run when it exceeds SLURM_BUILDS_MAX (#18: Slurm built once per run:
+# the lab, `clusterctl provision` over SSH; the Slurm cases of molecule/slurm run on it, see
+# lab_cases_inventories()).
 SLURM_BUILDS: list[str] = []
-SLURM_BUILDS_MAX = 2
+SLURM_BUILDS_MAX = 1
 
 
 @functools.cache
@@ -107,9 +108,98 @@ SLURM_CASES = {
     "storage": [("verify", "storage/verify.yml"), ("side_effect", "storage/side_effect.yml")],
 }
 
+#: The lab's scale-out node: a container of the bare image (no Slurm or munge package), in no Slurm
+#: group until the scale-out case adds it (molecule/slurm's cc-slurm-c3 on the lab).
+LAB_PENDING = {"lab-c3": {"ansible_host": "10.213.77.13", "clusterctl_lab_image": "localhost/clusterctl-bare:latest"}}
+#: Settings of molecule/slurm/molecule.yml the lab keeps its own of (its cluster identity and the
+#: slurm_common_* values `clusterctl provision` set): the Slurm cases run on the provisioned lab as it is.
+LAB_OWN = ("cluster_name", "slurm_partitions")
 
-def run_slurm_case(case: str, env: dict[str, str]) -> None:
-    """One case of the shared Molecule Slurm cluster (the fixture slurm_cluster built it)."""
-    for step, playbook in SLURM_CASES[case]:
-        var = "CC_SLURM_SIDE_EFFECT" if step == "side_effect" else "CC_SLURM_VERIFY"
-        molecule(step.replace("_", "-"), "slurm", 1800, {**env, var: playbook})
+
+def _molecule_slurm_conf() -> dict:
+    import yaml
+
+    return yaml.safe_load((REPO / "molecule" / "slurm" / "molecule.yml").read_text())
+
+
+def _molecule_vars(value: object) -> object:
+    """A molecule.yml value with ${MOLECULE_PROJECT_DIRECTORY} resolved (the repository root)."""
+    if isinstance(value, str):
+        return value.replace("${MOLECULE_PROJECT_DIRECTORY}", str(REPO))
+    if isinstance(value, dict):
+        return {k: _molecule_vars(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_molecule_vars(v) for v in value]
+    return value
+
+
+def lab_cases_inventories(dest: Path) -> tuple[Path, Path]:
+    """Two copies of the lab inventory under ``dest`` for the Slurm cases of molecule/slurm on the lab.
+
+    ``dest/lab``: inventories/lab plus ``LAB_PENDING`` in group slurm_pending and storage_clients
+    named host by host (lab-c1, lab-c2: so that the scale-out node, once in slurm_compute, is not a
+    storage client, as in molecule/slurm); what `clusterctl lab up -i` reads to start lab-c3.
+    ``dest/cases``: the same plus molecule.yml's group_vars (accounting, the test NCCL environment,
+    Redis and the JuiceFS volume; without ``LAB_OWN`` and slurm_common_*), the bucket being the
+    lab's shared folder; for ansible-playbook only (its test passwords are in plain text, which
+    clusterctl's inventory checks refuse).
+    """
+    import shutil
+
+    import yaml
+
+    lab, cases = dest / "lab", dest / "cases"
+    shutil.copytree(LAB, lab)
+    hosts = yaml.safe_load((LAB / "hosts.yml").read_text())
+    groups = hosts["all"]["children"]
+    groups["storage_clients"] = {"hosts": {h: None for h in groups["slurm_compute"]["hosts"]}}
+    groups["slurm_pending"] = {"hosts": LAB_PENDING}
+    (lab / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    shutil.copytree(lab, cases)
+    conf = _molecule_slurm_conf()
+    case_vars = {k: _molecule_vars(v) for k, v in conf["provisioner"]["inventory"]["group_vars"]["all"].items()
+                 if k not in LAB_OWN and not k.startswith("slurm_common_")}
+    for mount in case_vars["storage_mounts"]:
+        mount["bucket"] = "/srv/juicefs-bucket/"  # what `clusterctl lab up` mounts in every lab container
+    (cases / "group_vars" / "all" / "slurm_cases.yml").write_text(
+        "---\n# molecule/slurm/molecule.yml's settings for its cases (tests/labutil.py)\n"
+        + yaml.safe_dump(case_vars, sort_keys=False))
+    return lab, cases
+
+
+def playbook(path: str, inventory: Path, timeout: int = 1800) -> str:
+    """``ansible-playbook -i INVENTORY molecule/PATH`` from the repository root with molecule/slurm's
+    provisioner environment (ANSIBLE_SKIP_TAGS, ANSIBLE_COLLECTIONS_PATH); fails the calling test
+    with the end of its output unless it exits 0; returns the output."""
+    import os
+
+    provisioner_env = _molecule_slurm_conf()["provisioner"]["env"]
+    env = dict(os.environ, **{k: str(_molecule_vars(v)) for k, v in provisioner_env.items()})
+    venv_bin = Path(sys.executable).parent
+    env["PATH"] = f"{venv_bin}{os.pathsep}{env.get('PATH', '')}"
+    env["ANSIBLE_CACHE_PLUGIN"] = "memory"  # facts of this run only (ansible.cfg's cache is shared)
+    exe = venv_bin / "ansible-playbook"
+    r = subprocess.run([str(exe) if exe.exists() else "ansible-playbook", "-i", str(inventory),
+                        str(REPO / "molecule" / path)], cwd=REPO, env=env, text=True, capture_output=True,
+                       timeout=timeout, check=False)
+    assert r.returncode == 0, f"ansible-playbook molecule/{path} failed:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
+    return r.stdout
+
+
+def assert_idempotent(output: str) -> None:
+    """Molecule's idempotence check on a second converge's output: no host changed anything."""
+    import re
+
+    recap = re.findall(r"^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)", output, re.M)
+    assert recap, output[-3000:]
+    changed = [h for h, n in recap if n != "0"]
+    tasks = re.findall(r"^(TASK \[.*?\]|changed: \[.*?\].*)$", output, re.M)
+    shown = [t for i, t in enumerate(tasks)
+             if t.startswith("changed") or (i + 1 < len(tasks) and tasks[i + 1].startswith("changed"))]
+    assert not changed, f"idempotence: changed on {changed}:\n" + "\n".join(shown)
+
+
+def run_slurm_case(case: str, inventory: Path) -> None:
+    """One case of molecule/slurm on the provisioned lab (the fixture lab_slurm_cases prepared it)."""
+    for _step, path in SLURM_CASES[case]:
+        playbook(path, inventory)

@@ -1,5 +1,5 @@
 """Storage scenarios of their own: Lustre configuration. (JuiceFS runs on the shared Slurm cluster: the
-storage case in test_molecule_slurm.py.)"""
+storage case in test_slurm_cases.py, on the lab.)"""
 
 from __future__ import annotations
 

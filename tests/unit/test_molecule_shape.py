@@ -1,6 +1,6 @@
-"""The shape of the Molecule scenarios (#18, tests in tiers): one Slurm cluster per test run, on which
-the Slurm cases run in turn; converge playbooks import the real site playbook; idempotence stays on;
-the roles' package installs run for real on a bare image in one place."""
+"""The shape of the Molecule scenarios (#18, tests in tiers): one Slurm cluster per test run (the lab's),
+on which the Slurm cases of molecule/slurm run in turn; converge playbooks import the real site
+playbook; idempotence stays on; the roles' package installs run for real on a bare image in one place."""
 
 from __future__ import annotations
 
@@ -23,6 +23,41 @@ def _sequence(scenario: str) -> list[str]:
 
 def test_one_scenario_builds_a_slurm_cluster() -> None:
     assert [s for s in SCENARIOS if labutil.builds_slurm(s)] == ["slurm"]
+
+
+def test_the_slurm_cases_run_on_the_lab_and_nothing_builds_a_second_cluster() -> None:
+    """pytest builds Slurm once (the lab); test_slurm_cases.py runs molecule/slurm's cases there, on the
+    settings of molecule.yml (no copy of them), after every other test."""
+    import conftest
+
+    assert labutil.SLURM_BUILDS_MAX == 1
+    cases = (labutil.REPO / "tests" / "integration" / "test_slurm_cases.py").read_text()
+    assert cases.count("(lab_slurm_cases: Path)") == len(labutil.SLURM_CASES)
+    assert "molecule(" not in cases and conftest.LAB_LAST == "lab_slurm_cases"
+
+
+def test_the_lab_cases_inventory_has_the_scenarios_settings(tmp_path: Path) -> None:
+    lab, cases = labutil.lab_cases_inventories(tmp_path)
+    hosts = yaml.safe_load((lab / "hosts.yml").read_text())["all"]["children"]
+    assert list(hosts["slurm_pending"]["hosts"]) == ["lab-c3"]
+    assert hosts["slurm_pending"]["hosts"]["lab-c3"]["clusterctl_lab_image"] == "localhost/clusterctl-bare:latest"
+    assert sorted(hosts["storage_clients"]["hosts"]) == sorted(hosts["slurm_compute"]["hosts"])
+    got = yaml.safe_load((cases / "group_vars" / "all" / "slurm_cases.yml").read_text())
+    want = _conf("slurm")["provisioner"]["inventory"]["group_vars"]["all"]
+    assert set(want) - set(got) == {"cluster_name", "slurm_partitions", "slurm_common_proctrack_type",
+                                    "slurm_common_task_plugin", "slurm_common_mem_reserve_mb"}
+    for key in ("slurm_dbd_enabled", "cc_slurm_nccl_conf", "juicefs_meta_probe_timeout_s", "vault_cc_stor_metaurl"):
+        assert got[key] == want[key], key
+    assert got["storage_mounts"][0]["bucket"] == "/srv/juicefs-bucket/"
+    assert not (lab / "group_vars" / "all" / "slurm_cases.yml").exists()
+    # lab/ passes clusterctl's checks, and `clusterctl lab up -i` starts lab-c3 on the bare image
+    from clusterctl import lab as clab
+    from clusterctl.inventory import load_checked
+
+    images = {h.name: h.image for h in clab.lab_hosts(load_checked(lab))}
+    lab_image = "localhost/clusterctl-lab:latest"  # group all's, in inventories/lab
+    assert images == {"lab-ctl": lab_image, "lab-c1": lab_image, "lab-c2": lab_image,
+                      "lab-c3": "localhost/clusterctl-bare:latest"}
 
 
 def test_the_cases_of_the_shared_cluster_match_its_test_sequence() -> None:
