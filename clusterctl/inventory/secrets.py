@@ -17,7 +17,8 @@ from typing import Any
 
 from clusterctl.inventory.model import Definition, Problem, VaultValue, secret_looking
 
-_REFERENCE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: a bare ``{{ name }}`` reference to another variable (validation leaves such values alone too)
+REFERENCE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 # A password in a URL: scheme://user:PASSWORD@host. Found from each "://" (a regular expression
 # searched from every position of a long run of letters is quadratic: 200,000 letters took 38 s).
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
@@ -73,14 +74,14 @@ def check(d: Definition, plain: set[str]) -> list[Problem]:
             out.append(Problem(d.file, path, "<redacted>", f"private key material in plain text: {_HOW}"))
             continue
         pw = _url_password(text)
-        if pw is not None and not _REFERENCE.fullmatch(pw):
+        if pw is not None and not REFERENCE.fullmatch(pw):
             out.append(Problem(d.file, path, "<redacted>", f"password inside a URL in plain text: {_HOW}"))
             continue
         if not secret_looking(last) or isinstance(v, bool):
             continue
         if last.endswith("_secret") and isinstance(v, str) and _NAME_OF_A_SECRET.fullmatch(v):
             continue  # the *name* of a vaulted variable, not the secret itself
-        ref = _REFERENCE.fullmatch(text.strip())
+        ref = REFERENCE.fullmatch(text.strip())
         if ref:
             if ref.group(1) in plain:
                 out.append(Problem(d.file, path, "<redacted>",

@@ -116,7 +116,6 @@ def _is_port(v: Any) -> bool:
     return not isinstance(v, bool) and (isinstance(v, int) or digits) and 1 <= int(v) <= 65535
 
 
-_BARE_REFERENCE = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
 _USER_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}")
 _PORT = (_is_port, "must be a port number, 1-65535")
 _USER = (lambda v: isinstance(v, str) and _USER_NAME.fullmatch(v) is not None,
@@ -128,7 +127,7 @@ _CONNECTION_VARS = {"ansible_port": _PORT, "ansible_ssh_port": _PORT, "ansible_u
 def _connection_var(d: Definition) -> list[Problem]:
     ok, must = _CONNECTION_VARS[d.key]
     v = d.value
-    if isinstance(v, VaultValue) or (isinstance(v, str) and _BARE_REFERENCE.fullmatch(v)) or ok(v):
+    if isinstance(v, VaultValue) or (isinstance(v, str) and secrets.REFERENCE.fullmatch(v)) or ok(v):
         return []
     return [Problem(d.file, d.shown_key, v, f"{d.key} {must}")]
 
