@@ -2,7 +2,7 @@
 """Analysis and pairwise-schedule benchmark for N simulated nodes (issue 10).
 
 For each N the script writes an evidence folder (``<host>/<KIND>.txt``) built from the real
-captures in ``../shared/fixtures``: every node gets the same healthy base captures (nccl-tests
+captures in ``tests/fixtures``: every node gets the same healthy base captures (nccl-tests
 bandwidths with +-2 % seeded noise), and a few nodes get injected faults:
 
 * ``port_rate``: one HCA port of ``ibstat`` at 200 of 400 Gb/s,
@@ -54,7 +54,7 @@ for p in (REPO, REPO / "plugins" / "module_utils"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-FIXTURES = Path(os.environ.get("CLUSTERCTL_SHARED", REPO.parent / "shared")) / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 
 #: KIND -> fixture of the healthy base node (8x A100 with 8x 400G HCAs + an Ethernet bond)
 BASE = {

@@ -22,13 +22,28 @@ step mypy
 step yamllint -s .
 step ansible-lint --profile production
 step bash scripts/sanity.sh
-tier=(--all-tiers)
-[[ $fast -eq 1 ]] && tier=(-m "not lab and not molecule")
-echo "== pytest ${tier[*]}"
-t0=$SECONDS
-pytest "${tier[@]}" --durations=25 tests
-rc=$?
-echo "   ($((SECONDS - t0)) s)"
-if [[ $rc -eq 5 ]]; then echo "!! pytest collected no tests"; rc=1; fi
-[[ $rc -ne 0 ]] && fail=1
+# The fast tier runs from a copy of the working tree (tracked and untracked-not-ignored files: what a
+# clone of it holds) in a folder with nothing beside it - no ../shared, no CLUSTERCTL_TOOLS_DIR -
+# so CI shows that a clone passes its own tests; tests needing a tool tarball skip there, saying why.
+repo=$PWD
+clone_root=$(mktemp -d /tmp/clusterctl-clone.XXXXXX)
+trap 'rm -rf "$clone_root"' EXIT
+mkdir "$clone_root/repo"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C "$clone_root/repo"
+mkdir -p "$clone_root/repo/.ansible/collections/ansible_collections/clusterctl"
+ln -sfn ../../../.. "$clone_root/repo/.ansible/collections/ansible_collections/clusterctl/hpc"
+run_pytest() {  # DIR, then pytest arguments
+  local dir=$1; shift
+  echo "== pytest $* (in $dir)"
+  local t0=$SECONDS rc
+  (cd "$dir" && PYTHONPATH="$dir:$dir/plugins/module_utils" pytest "$@" --durations=25 tests)
+  rc=$?
+  echo "   ($((SECONDS - t0)) s)"
+  if [[ $rc -eq 5 ]]; then echo "!! pytest collected no tests"; rc=1; fi
+  return $rc
+}
+(unset CLUSTERCTL_TOOLS_DIR CLUSTERCTL_SHARED; run_pytest "$clone_root/repo" -m "not lab and not molecule") || fail=1
+if [[ $fast -eq 0 ]]; then
+  run_pytest "$repo" -m "lab or molecule" || fail=1
+fi
 exit $fail

@@ -10,26 +10,24 @@ import labutil
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("CLUSTERCTL_SHARED", REPO.parent / "shared"))
-FIXTURES = SHARED / "fixtures"
+#: every capture a test reads lives in the repository (a clone has no ../shared): the real outputs
+#: copied byte for byte from the project's shared fixtures, line 1 naming each one's source
 LOCAL_FIXTURES = REPO / "tests" / "fixtures"
+FIXTURES = LOCAL_FIXTURES
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The real captured outputs in ../shared/fixtures (never edited)."""
-    if not FIXTURES.is_dir():
-        pytest.fail(f"shared fixtures not found at {FIXTURES} (set CLUSTERCTL_SHARED)")
-    return FIXTURES
+    """The real captured outputs, tests/fixtures (never edited)."""
+    return LOCAL_FIXTURES
 
 
 def read_fixture(rel: str) -> str:
-    """Text of ../shared/fixtures/<rel>, or of tests/fixtures/<rel> for fixtures added here."""
-    for base in (FIXTURES, LOCAL_FIXTURES):
-        p = base / rel
-        if p.is_file():
-            return p.read_text()
-    raise FileNotFoundError(rel)
+    """Text of tests/fixtures/<rel>."""
+    p = LOCAL_FIXTURES / rel
+    if not p.is_file():
+        raise FileNotFoundError(rel)
+    return p.read_text()
 
 
 # --- test tiers (docs/DEVELOPING.md): a plain `pytest` is the fast tier; the podman tiers run only

@@ -2,7 +2,7 @@
 
 Files: ``tests/fixtures/h200-live/*-live-580.159.04.txt`` (captured today: nvidia-smi -q,
 --query-gpu with the driver-580 ``clocks_event_reasons.*`` names, topo -m with ANSI escapes,
-an empty nvlink -s, an NCCL_DEBUG=INFO log) and ``../shared/fixtures/h200-live/`` (nvidia-smi -q
+an empty nvlink -s, an NCCL_DEBUG=INFO log) and the shared H200 captures copied beside them (nvidia-smi -q
 and a one-GPU all_reduce_perf of nccl-tests 2.19.6 on NCCL 2.28.9). Expected values are read off
 the fixture text. The machine has one H200, no RDMA device and no NVLink peer: a healthy node,
 with information (not failures) saying a single GPU has no bus bandwidth and NCCL used sockets.
