@@ -14,6 +14,7 @@ import functools
 import inspect
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -92,7 +93,11 @@ def _report(exc: BaseException, as_json: bool) -> int:
     from clusterctl.inventory import InventoryError
 
     if isinstance(exc, InventoryError):
-        lines = [str(p) if p.file.startswith("-e") else f"{exc.path}/{p}" for p in exc.problems]  # -e: no file
+        # a problem's file is relative to the inventory's folder (the path itself, or a file's
+        # folder); -e values have no file and absolute paths stand as they are
+        base = exc.path if exc.path.is_dir() else exc.path.parent
+        lines = [str(p) if p.file.startswith("-e") or os.path.isabs(p.file) or str(base) in ("", ".")
+                 else f"{base}/{p}" for p in exc.problems]
         err_console.print(f"clusterctl: inventory {exc.path} rejected ({len(exc.problems)} problem(s)); "
                           "nothing was run:", markup=False)
         for ln in lines:

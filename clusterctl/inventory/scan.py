@@ -125,7 +125,11 @@ def _read(scan: Scan, p: Path) -> tuple[Any, bool] | None:
 
 
 def scan(path: Path) -> Scan:
-    """Pre-check the inventory at ``path`` (a folder, or one inventory file)."""
+    """Pre-check the inventory at ``path`` (a folder, or one inventory file).
+
+    The path is made absolute first: Ansible finds ``group_vars``/``host_vars`` beside an inventory
+    source by its folder, and a bare ``hosts.yml`` (``clusterctl validate .``) has none."""
+    path = Path(os.path.abspath(path))
     root = path if path.is_dir() else path.parent
     s = Scan(root=root)
     if not path.exists():
