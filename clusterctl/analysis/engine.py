@@ -258,22 +258,27 @@ class Refused(Exception):
     """An evidence path that is not read: why, in words."""
 
 
-def inside(path: Path, root: Path) -> Path:
-    """``path`` resolved; :class:`Refused` when it (through a symlink) lies outside ``root``."""
+def inside(path: Path, root: Path, parent_real: Path | None = None) -> Path:
+    """``path`` resolved; :class:`Refused` when it (through a symlink) lies outside ``root``.
+
+    ``parent_real``: ``path.parent`` already resolved and checked (a host folder): a ``path`` that
+    is no symlink is then that folder's entry, without resolving every component again."""
+    if parent_real is not None and not os.path.islink(path):
+        return parent_real / path.name
     real = path.resolve()
     if real != root and root not in real.parents:
         raise Refused(f"symlink to {real}, outside the evidence folder: refused")
     return real
 
 
-def read_evidence(path: Path, root: Path) -> str:
+def read_evidence(path: Path, root: Path, parent_real: Path | None = None) -> str:
     """Text of a regular file inside ``root``; :class:`Refused` for anything else, never blocking.
 
     The file is opened non-blocking and without following a last symlink (a symlink inside the
     folder is resolved first and checked to stay inside), then fstat'd: a fifo, a socket, a device
-    or a folder is refused before a byte is read.
+    or a folder is refused before a byte is read. ``parent_real``: see :func:`inside`.
     """
-    real = inside(path, root)
+    real = inside(path, root, parent_real)
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except IsADirectoryError:
@@ -317,13 +322,17 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
     pairs: list[PairResult] = []
     known = set(registry.kinds())
     root = (root or host_dir.parent).resolve()
+    try:
+        host_real: Path | None = inside(host_dir, root)
+    except Refused:
+        host_real = None  # each file is then resolved and refused on its own
 
     def refuse(name: str, why: object) -> None:
         rep.add(Finding(host, "evidence", "warning", host, f"{host}/{name}: {why}"))
 
     for status_file in sorted(host_dir.glob("_collect*.json")):
         try:
-            status = _status_entries(status_file.name, json.loads(read_evidence(status_file, root)))
+            status = _status_entries(status_file.name, json.loads(read_evidence(status_file, root, host_real)))
             for f in _collect_findings(host, status, exp):
                 rep.add(f)
         except Refused as exc:
@@ -342,7 +351,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
                             f"{rel}: unknown evidence KIND {kind!r}, file not judged"))
             continue
         try:
-            text = read_evidence(path, root)
+            text = read_evidence(path, root, host_real)
         except Refused as exc:
             refuse(path.name, exc)
             continue

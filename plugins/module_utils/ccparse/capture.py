@@ -25,6 +25,7 @@ linear time. :class:`Cleaned` carries the original line number of every kept lin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 #: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
@@ -81,6 +82,12 @@ _PROMPT_SURE = re.compile(
     r"[ \t]{0,8}(?P<cmd>\S.{0,4000})?$")
 #: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``
 _PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:#|\+{1,3}|>|%)[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
+#: the first characters a line _PROMPT_MAYBE matches can start with (after blanks)
+_MAYBE_FIRST = frozenset("#+>%")
+
+#: a character every line _PROMPT_SURE (_PROMPT_MAYBE) matches holds: only such lines are tried
+_SURE_CHARS = "#$%"
+_MAYBE_CHARS = "#+>%"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
 _PREFIXES = ("> ", " * ", "* ", "// ")
 
@@ -90,7 +97,7 @@ class Cleaned:
     """The cleaned text and, for each of its lines, the 1-based line of the original."""
 
     text: str
-    lines: list[int] = field(default_factory=list)
+    lines: Sequence[int] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
 
     def original_line(self, line: int | None) -> int | None:
@@ -125,21 +132,63 @@ def command_word(cmd: str) -> str | None:
 
 
 def _command(line: str, kind: str) -> tuple[bool, str | None]:
-    """(is a prompt/command line, the command or None) for one line."""
-    m = _PROMPT_SURE.match(line)
-    if m:
-        return True, (m.group("cmd") or "").strip() or None
-    m = _PROMPT_MAYBE.match(line)
-    if m and command_word(m.group("cmd")) in _KNOWN:
-        return True, m.group("cmd").strip()
-    if line[:1] not in ("", "#", " ", "\t") or line.lstrip(" \t")[:1].isalpha():
-        word = command_word(line)
-        if word is not None and word in KIND_COMMANDS.get(kind, frozenset()):
-            return True, line.strip()
+    """(is a prompt/command line, the command or None) for one line.
+
+    Each pattern is tried only when the line holds what it cannot match without (a prompt
+    character; the KIND's command name): the same answers, without a regex run per output line."""
+    if "$" in line or "#" in line or "%" in line:
+        m = _PROMPT_SURE.match(line)
+        if m:
+            return True, (m.group("cmd") or "").strip() or None
+    first = line.lstrip(" \t")[:1]
+    if first in _MAYBE_FIRST:
+        m = _PROMPT_MAYBE.match(line)
+        if m and command_word(m.group("cmd")) in _KNOWN:
+            return True, m.group("cmd").strip()
+    if line[:1] not in ("", "#", " ", "\t") or first.isalpha():
+        own = KIND_COMMANDS.get(kind, frozenset())
+        if any(name in line for name in own):
+            word = command_word(line)
+            if word is not None and word in own:
+                return True, line.strip()
     return False, None
 
 
+def _lines_holding(text: str, chars: str) -> Iterator[str]:
+    """Each line of ``text`` that holds one of ``chars``, once (``str.find``: C speed per character)."""
+    seen: set[int] = set()
+    for ch in chars:
+        pos = text.find(ch)
+        while pos >= 0:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            if end < 0:
+                end = len(text)
+            if start not in seen:
+                seen.add(start)
+                yield text[start:end]
+            pos = text.find(ch, end)
+
+
+def _plain(text: str, kind: str) -> bool:
+    """True when no line of ``text`` is a prompt or command line for ``kind`` (what :func:`_command`
+    says of each line, asked only of the lines that hold what its patterns need): nothing to cut
+    into segments."""
+    if any(name in text for name in KIND_COMMANDS.get(kind, ())):
+        return False
+    if any(_PROMPT_SURE.match(ln) for ln in _lines_holding(text, _SURE_CHARS)):
+        return False
+    for ln in _lines_holding(text, _MAYBE_CHARS):
+        m = _PROMPT_MAYBE.match(ln)
+        if m and command_word(m.group("cmd")) in _KNOWN:
+            return False
+    return True
+
+
 def _strip_prefix(lines: list[str]) -> list[str]:
+    first = next((ln for ln in lines if ln.strip()), "")
+    if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
+        return lines  # the first line of text carries none of them: neither can every line
     body = [ln for ln in lines if ln.strip()]
     if len(body) < 2:
         return lines
@@ -165,23 +214,52 @@ def _dedent(lines: list[str]) -> list[str]:
     return [ln[len(common):] if ln.startswith(common) else ln.lstrip(" \t") for ln in lines]
 
 
-def clean_capture(text: str, kind: str) -> Cleaned:
-    """The tool's output inside a pasted capture; see the module docstring."""
+def _unescaped(text: str) -> str:
     if "\x00" in text:
         text = text.replace("\x00", "")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _lines_of(text: str) -> tuple[list[str], bool]:
     raw = text.split("\n")
     trailing_newline = text.endswith("\n")
-    if trailing_newline:
-        raw = raw[:-1]
+    return (raw[:-1] if trailing_newline else raw), trailing_newline
+
+
+def clean_capture(text: str, kind: str) -> Cleaned:
+    """The tool's output inside a pasted capture; see the module docstring.
+
+    A tool's own output (what the collectors write: no fence, no quoting prefix, nothing to
+    dedent, no prompt or command line) is returned as it is, without cutting it into segments:
+    the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
+    two equal on every capture of the repository)."""
+    text = _unescaped(text)
+    raw, _trailing = _lines_of(text)
+    if raw and "```" not in text and "~~~" not in text:
+        head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
+        body = raw[head:]
+        stripped = _strip_prefix(body)
+        if kind in DEDENT_KINDS:
+            stripped = _dedent(stripped)
+        if stripped is body and _plain(text[len(raw[0]) + 1:] if head else text, kind):
+            return Cleaned(text, range(1, len(raw) + 1), [])
+    return _general(text, kind)
+
+
+def _general(text: str, kind: str) -> Cleaned:
+    """clean_capture() of any text, line by line."""
+    text = _unescaped(text)
+    raw, trailing_newline = _lines_of(text)
     numbered = list(enumerate(raw, start=1))
     source: list[tuple[int, str]] = []
     if numbered and numbered[0][1].startswith(("# source:", "#source:")):
         source, numbered = numbered[:1], numbered[1:]
-    numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
+    if "```" in text or "~~~" in text:
+        numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
     stripped = _strip_prefix([ln for _n, ln in numbered])
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)

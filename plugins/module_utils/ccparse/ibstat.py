@@ -115,13 +115,14 @@ def parse_ibstat(text: str) -> dict[str, Any]:
         stripped = raw.strip()
         if not stripped or stripped.startswith("..."):
             continue
-        diag = _DIAG.match(stripped)
+        # each pattern only where the line starts as it must (one regex a line, not four)
+        diag = _DIAG.match(stripped) if stripped.startswith("ib") else None
         if diag:
             m = _DIAG_DEV.search(diag.group(2)[:400])
             if diag.group(1) != "ibwarn":
                 errors.append({"line": lineno, "device": m.group(1) if m else None, "message": stripped[:400]})
             continue
-        ca = _CA.match(stripped)
+        ca = _CA.match(stripped) if stripped.startswith("CA '") else None
         if ca:
             if dev is not None:
                 _finish_port(port, dev, truncated)
@@ -131,7 +132,7 @@ def parse_ibstat(text: str) -> dict[str, Any]:
             devices.append(dev)
             port = None
             continue
-        pm = _PORT.match(stripped)
+        pm = _PORT.match(stripped) if stripped.startswith("Port ") else None
         if pm:
             if dev is None:  # a port block pasted without its CA line
                 dev = new_device(None)

@@ -1,0 +1,58 @@
+"""clean_capture()'s fast path for a tool's own output answers what the general path answers.
+
+Every capture of the repository (tests/fixtures, tests/corpus), each under every KIND, as it is and
+as an operator would paste it (a prompt and command first, a quoting prefix, a Markdown fence,
+CRLF), and random texts of the characters the patterns look at: ``clean_capture`` (fast path where
+it applies) and ``capture._general`` (always the line-by-line path) give the same text, the same
+original line for every line and the same commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ccparse import capture
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTURES = sorted(p for base in ("tests/fixtures", "tests/corpus") for p in (REPO / base).rglob("*")
+                  if p.is_file() and p.suffix in (".txt", ".csv", ".log", ""))
+KINDS = [*sorted(capture.KIND_COMMANDS), "nccl-tests", "nccl-log", "kernel-log"]
+
+
+def _same(text: str, kind: str) -> None:
+    fast, slow = capture.clean_capture(text, kind), capture._general(text, kind)
+    assert fast.text == slow.text
+    assert list(fast.lines) == list(slow.lines)
+    assert fast.commands == slow.commands
+    for n in (None, 0, 1, 2, len(slow.lines), len(slow.lines) + 5):
+        assert fast.original_line(n) == slow.original_line(n)
+
+
+def _variants(text: str) -> list[str]:
+    return [text, "$ ibstat\n" + text, "".join("> " + ln for ln in text.splitlines(True)),
+            "```\n" + text + "```\n", text.replace("\n", "\r\n"), "  " + text.replace("\n", "\n  ")]
+
+
+def test_the_repository_has_captures() -> None:
+    assert len(CAPTURES) > 200
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: str(p.relative_to(REPO)))
+def test_fast_path_equals_general_path(path: Path) -> None:
+    text = path.read_text(errors="replace")
+    for kind in KINDS:
+        for variant in _variants(text):
+            _same(variant, kind)
+
+
+TOKENS = [*"ab #$%+>~`*/@:[]()", "\t", "\n", "\r", "ibstat", "nvidia-smi", "sudo ", "# source: x", "cat ", "\x1b[0m",
+          "```", "> ", "  ", "[root@n1 ~]# ", "user@host:~$ ", "+ "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=60).map("".join), st.sampled_from(KINDS))
+def test_fast_path_equals_general_path_on_random_text(text: str, kind: str) -> None:
+    _same(text, kind)
