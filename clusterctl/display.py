@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -90,7 +91,36 @@ def host_table(result: RunResult, title: str) -> Table:
     return t
 
 
-def print_summary(result: RunResult, title: str) -> None:
+def retry_hint(command: str, inventory: Path, hosts: list[str]) -> str:
+    """How to run again on only ``hosts``, in the words ``command`` accepts (only provision keeps
+    ``--retry``; plan and verify take ``--limit``; reconfigure re-runs the component)."""
+    shown = ",".join(hosts)
+    if command == "provision":
+        return f"retry only these hosts with: clusterctl provision {inventory} --retry"
+    if command in ("plan", "verify"):
+        return f"run again on only these hosts with: clusterctl {command} {inventory} --limit {shown}"
+    return (f"these hosts did not finish: {shown}; run the command again, or "
+            f"clusterctl provision {inventory} --retry")
+
+
+def lab_hint(result: RunResult, inventory: Path) -> str | None:
+    """When no host could be reached and the inventory is the embedded lab: it is probably not up."""
+    from clusterctl import lab
+
+    hosts = set(result.hosts) | set(result.not_reached)
+    reached = [h for h, s in result.hosts.items() if not s.unreachable]
+    if not hosts or reached:
+        return None
+    try:
+        same = Path(inventory).resolve() == lab.lab_inventory().resolve()
+    except OSError:
+        same = False
+    return "no host of the lab answered: start it with clusterctl lab up" if same else None
+
+
+def print_summary(result: RunResult, title: str, *, command: str = "", inventory: Path | None = None) -> None:
+    """The host table and each failed, unreachable or never reached host with why; ``command`` and
+    ``inventory`` (when given) choose the hint for running again on only those hosts."""
     console.print(host_table(result, title))
     for host, why in sorted(result.failed_hosts.items()):
         console.print(f"[red]failed[/red]      {host}: {why}")
@@ -98,8 +128,11 @@ def print_summary(result: RunResult, title: str) -> None:
         console.print(f"[red]unreachable[/red] {host}: {why}")
     for host, why in sorted(result.not_reached.items()):
         console.print(f"[red]not reached[/red] {host}: {why}")
-    if result.problem_hosts:
-        console.print("retry only these hosts with: --retry")
+    if result.problem_hosts and inventory is not None:
+        console.print(retry_hint(command, inventory, sorted(result.problem_hosts)), markup=False)
+        hint = lab_hint(result, inventory)
+        if hint:
+            console.print(hint, markup=False)
     if result.status == "timeout":
         err_console.print("[red]the Ansible run was stopped by --timeout[/red]")
     elif result.rc != 0 and not result.problem_hosts:

@@ -61,6 +61,10 @@ def setup_logging(verbosity: int, log_file: Path | None) -> None:
     _installed.append(err)
     if log_file is not None:
         try:
+            # a debug log holds what run artifacts hold: owner-only like them (0600), from its creation
+            fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.close(fd)
+            os.chmod(log_file, 0o600)
             fh = logging.FileHandler(log_file, encoding="utf-8")
         except OSError as exc:
             raise ClusterctlError(f"--log-file {log_file}: {exc.strerror or exc}") from None

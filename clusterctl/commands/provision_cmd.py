@@ -70,7 +70,7 @@ def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str
         result = run_playbook(playbook, inventory, limit=limit, tags=tags, check=check, diff=diff,
                               forks=forks, extravars=extravars, on_event=progress, label=label)
     if summary:
-        print_summary(result, f"{label} {inventory}")
+        print_summary(result, f"{label} {inventory}", command=label.split("-", 1)[0], inventory=inventory)
     return result
 
 

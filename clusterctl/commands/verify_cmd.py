@@ -58,14 +58,14 @@ def verify_command(
     p = verify.plan(inventory, level=level, hosts=hosts, limit=limit, forks=forks)
     with RunProgress(len(p.inv.hosts)) as progress:
         col = verify.collect(p, on_event=progress)
-    print_summary(col.run, f"verify {inventory} (collection)")
+    print_summary(col.run, f"verify {inventory} (collection)", command="verify", inventory=inventory)
 
     def round_start(label: str, rnd: Round) -> None:
         console.print(f"{label}: " + "; ".join(f"{t} " + ", ".join(f"{a}<->{b}" for a, b in ps)
                                                for t, ps in rnd.items()), markup=False)
 
     def round_failed(label: str, run: RunResult) -> None:
-        print_summary(run, f"verify {inventory} ({label})")
+        print_summary(run, f"verify {inventory} ({label})", command="verify", inventory=inventory)
 
     v = verify.analyse(col, on_round_start=round_start, on_round_failed=round_failed)
     for line in v.pairwise.lines() if v.pairwise else ():
