@@ -71,8 +71,6 @@ def score(rep: engine.HostReport, expected: str) -> bool:
 KNOWN_MISSES: dict[str, str] = {
     "set1/ip-link/roce-ens4np0-mtu1500-degraded.txt":
         "ip-link: MTU 1500 below the expected 9000 not judged",
-    "set1/lspci/lnksta-gen1-x8-downgraded-rtx3090.txt":
-        "lspci: grep'd LnkCap/LnkSta excerpt without a device header not read",
     "set2/dcgmi-diag/r3-dcgm4.4.2-gb10-all-hardware-tests-skip.txt":
         "dcgmi diag: every hardware test skipped judged a pass",
     "set2/nvidia-smi-q/h100-ecc-row-remapper-pending-yes-ecc-mode-unknown-error.txt":
@@ -95,10 +93,6 @@ KNOWN_MISSES: dict[str, str] = {
         "fatal NCCL transport errors rated as warnings",
     "set2/show_gids/centos12-19-gids-ipv4-only-on-mlx5_2-mlx5_3-ib-port-no-netdev.txt":
         "an up RoCE port without a routable GID not judged",
-    "set2/lspci/rtx3080-gpu3-lnksta-2.5gts-x4-downgraded-of-16gts-x16.txt":
-        "lspci excerpt without a device header not read",
-    "set2/lspci/rtx2060x2-lnksta-8gts-x8-downgraded-of-x16-probe-script.txt":
-        "lspci excerpt with script separator lines not read",
 }
 
 CASES = [(s, rel, kind, exp) for s in ("set1", "set2") for rel, kind, exp in manifest(s)]

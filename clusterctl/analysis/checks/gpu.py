@@ -49,6 +49,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 #: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
 RETIRED_PAGES_LIMIT = 64
@@ -392,21 +393,31 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
 
 @check("lspci")
 def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    """GPU/Mellanox NIC (and any device of a grep'd excerpt: the one the user selected) link against
+    its LnkCap: width below it ``pcie_link.width_reduced``; width below it while trained at Gen1, or a
+    quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
+    down-clock)."""
     res = CheckResult()
     for d in data.get("devices") or []:
         cap, sta = d.get("lnkcap"), d.get("lnksta")
-        if not (d.get("is_gpu") or (d.get("is_nic") and d.get("vendor") == "mellanox")) or not cap or not sta:
+        if not (d.get("is_gpu") or d.get("excerpt") or (d.get("is_nic") and d.get("vendor") == "mellanox")) \
+                or not cap or not sta:
             continue
         subj = f"{host}/{d['slot']}"
-        what = "GPU" if d.get("is_gpu") else "NIC"
+        what = "NIC" if d.get("is_nic") else "GPU" if d.get("is_gpu") else "device"
+        desc = f" ({d.get('description', '')[:60]})" if d.get("description") else ""
         if sta.get("width") and cap.get("width") and sta["width"] < cap["width"]:
-            res.findings.append(Finding(host, "pcie_link", "warning", subj,
-                                        f"{what} PCIe link x{sta['width']}, capable of x{cap['width']} "
-                                        f"({d.get('description', '')[:60]})"))
-        if (what == "NIC" and sta.get("speed_gts") and cap.get("speed_gts")
+            gen1 = sta.get("speed_gts") == 2.5 and (cap.get("speed_gts") or 0) > 2.5
+            broken = gen1 or sta["width"] * 4 <= cap["width"]
+            rule = "pcie_link.training_failed" if broken else "pcie_link.width_reduced"
+            speed = f" at {sta['speed_gts']:g} GT/s" if sta.get("speed_gts") else ""
+            why = ": the link failed to train (slot, riser or card)" if broken else ""
+            res.findings.append(Finding(host, "pcie_link", rule_sev(rule), subj,
+                                        f"{what} PCIe link x{sta['width']}{speed}, capable of x{cap['width']}"
+                                        f"{why}{desc}"))
+        elif (what == "NIC" and sta.get("speed_gts") and cap.get("speed_gts")
                 and sta["speed_gts"] < cap["speed_gts"]):
-            sev: Severity = "warning"
-            res.findings.append(Finding(host, "pcie_link", sev, subj,
+            res.findings.append(Finding(host, "pcie_link", rule_sev("pcie_link.nic_speed_reduced"), subj,
                                         f"NIC PCIe link {sta['speed_gts']:g} GT/s (Gen{sta.get('gen')}), capable of "
                                         f"{cap['speed_gts']:g} GT/s (Gen{cap.get('gen')})"))
     return res
