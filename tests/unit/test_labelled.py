@@ -69,10 +69,6 @@ def score(rep: engine.HostReport, expected: str) -> bool:
 
 #: today's misses, each named; removed one by one as the classes of issue 29 are fixed
 KNOWN_MISSES: dict[str, str] = {
-    "set1/ip-link/roce-ens4np0-mtu1500-degraded.txt":
-        "ip-link: MTU 1500 below the expected 9000 not judged",
-    "set2/dcgmi-diag/r3-dcgm4.4.2-gb10-all-hardware-tests-skip.txt":
-        "dcgmi diag: every hardware test skipped judged a pass",
     "set2/nvidia-smi-q/h100-ecc-row-remapper-pending-yes-ecc-mode-unknown-error.txt":
         "nvidia-smi -q -d subset: Attached GPUs vs blocks consistency check rejects it",
     "set2/nvidia-smi-q/gh200-550.127.05-full-aggregate-dbe-1-remapped-not-pending.txt":
@@ -89,8 +85,6 @@ KNOWN_MISSES: dict[str, str] = {
         "ib_write_bw with no line rate in the capture passes (no expectation)",
     "set2/nccl-tests/eks-2node-1gpu-each-net-socket-busbw-2GBps.txt":
         "nccl-tests with '...' elisions not read",
-    "set2/nccl-log/2node-16rank-roce-ib-qp-async-fatal-invalid-request-local-wq-issue360.txt":
-        "fatal NCCL transport errors rated as warnings",
     "set2/show_gids/centos12-19-gids-ipv4-only-on-mlx5_2-mlx5_3-ib-port-no-netdev.txt":
         "an up RoCE port without a routable GID not judged",
 }

@@ -40,7 +40,8 @@ What is judged, per GPU:
   or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings.
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
   NIC (Mellanox/ConnectX) speed or width below ``LnkCap`` a warning.
-- dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU.
+- dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU; a run whose every test beyond
+  the Deployment checks was skipped is inconclusive (``dcgmi_diag.all_skipped``), not a pass.
 """
 
 from __future__ import annotations
@@ -445,4 +446,13 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             res.findings.append(Finding(host, "dcgmi_diag", sev, host,
                                         f"dcgmi diag {t.get('category')}/{t.get('test')}: {st} (test result; "
                                         "no GPU row failed)"))
+    # an inconclusive run is not a pass (DCGM diag semantics: Skip = not run): every test beyond the
+    # Deployment (software) checks skipped on every GPU
+    beyond = [t for t in (data.get("tests") or data.get("results") or [])
+              if str(t.get("category") or "").lower() not in ("deployment", "metadata", "")]
+    if beyond and all(t.get("status") == "Skip" for t in beyond):
+        names = ", ".join(dict.fromkeys(str(t.get("test")) for t in beyond))
+        res.findings.append(Finding(host, "dcgmi_diag", rule_sev("dcgmi_diag.all_skipped"), host,
+                                    f"dcgmi diag inconclusive: every hardware/integration/stress test was skipped "
+                                    f"({names}); only the software checks ran. Re-run with the GPUs visible to DCGM"))
     return res

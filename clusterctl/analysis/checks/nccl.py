@@ -38,6 +38,7 @@ from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 CRITICAL_FRACTION = 0.5
 
@@ -99,6 +100,14 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
     if fam and (fam, scope) in BUSBW_FLOORS:
         return BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
     return None, f"no default floor for {model or 'an unknown GPU'} ({scope}-node)"
+
+
+#: NCCL WARN lines that end the job (NCCL's ncclSystemError/ncclRemoteError paths): an IB async
+#: fatal event, a completion with error status, a communicator fatal error
+_FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with error|"
+                    r"local (?:work queue|protection|length) error|remote (?:access|invalid request|operation) error|"
+                    r"transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR|ncclSystemError|ncclRemoteError",
+                    re.IGNORECASE)
 
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
@@ -222,6 +231,11 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings.append(Finding(host, "nccl_busbw", "info", host,
                                     f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
                                     "no bus bandwidth to judge"))
-    for w in (data.get("warnings") or [])[:5]:
-        res.findings.append(Finding(host, "nccl_warn", "warning", host, f"NCCL WARN {w[:200]}"))
+    fatal = [w for w in data.get("warnings") or [] if _FATAL.search(w[:2000])]
+    for w in fatal[:5]:
+        res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
+                                    f"NCCL fatal transport error: {w[:200]}"
+                                    + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
+    for w in [w for w in data.get("warnings") or [] if w not in fatal][:5]:
+        res.findings.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
     return res
