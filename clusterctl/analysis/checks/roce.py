@@ -24,10 +24,9 @@ jobs tuned for 4096 fail or crawl); ``ip-link`` also reports a fabric netdev wit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import re
 
 from clusterctl.analysis.model import Finding, check
 from clusterctl.analysis.severity import sev as rule_sev
