@@ -69,14 +69,6 @@ def score(rep: engine.HostReport, expected: str) -> bool:
 
 #: today's misses, each named; removed one by one as the classes of issue 29 are fixed
 KNOWN_MISSES: dict[str, str] = {
-    "set2/nvidia-smi-q/h100-ecc-row-remapper-pending-yes-ecc-mode-unknown-error.txt":
-        "nvidia-smi -q -d subset: Attached GPUs vs blocks consistency check rejects it",
-    "set2/nvidia-smi-q/gh200-550.127.05-full-aggregate-dbe-1-remapped-not-pending.txt":
-        "historical aggregate DBE handled by row remapping judged as a fault",
-    "set2/nvidia-smi-q/v100-sxm2-32gb-c4130-hw-power-brake-slowdown-382mhz-excerpt.txt":
-        "nvidia-smi -q excerpt without the GPU header not read",
-    "set2/nvidia-smi-q/rtx3090-gpu2-reset-required-not-ready-excerpt.txt":
-        "nvidia-smi -q excerpt without the GPU header not read; Reset Required not judged",
     "set2/nvidia-smi-query/noheader-rtx3080x8-gpu3-device-handle-unknown-error.txt":
         "tool error line inside CSV is a parse warning, not evidence",
     "set2/nvidia-smi-query/b300-xe9780-seven-of-eight-gpus-listed.txt":

@@ -103,9 +103,11 @@ def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
                            f"{vol} uncorrectable ECC error(s) since the last reset{detail}{_bus(g)}"))
     elif agg:
         detail = _ecc_detail(ecc.get("aggregate") or {})
-        out.append(Finding(host, "gpu_ecc", "warning", subj,
+        handled = _handled_by_hardware(g)
+        rule = "gpu_ecc.aggregate_handled" if handled else "gpu_ecc.aggregate_uncorrectable"
+        out.append(Finding(host, "gpu_ecc", rule_sev(rule), subj,
                            f"{agg} uncorrectable ECC error(s) in the lifetime counters{detail}, none since the last "
-                           f"reset{_bus(g)}"))
+                           f"reset{handled}{_bus(g)}"))
     if ecc.get("sram_threshold_exceeded"):
         out.append(Finding(host, "gpu_ecc", "critical", subj, f"SRAM ECC error threshold exceeded{_bus(g)}"))
     if ecc.get("unrepairable_memory"):
@@ -114,6 +116,21 @@ def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
         if ecc.get(key):
             out.append(Finding(host, "gpu_ecc", "warning", subj, f"{what} pending: reset the GPU{_bus(g)}"))
     return out
+
+
+def _handled_by_hardware(g: Mapping[str, Any]) -> str:
+    """Why a lifetime uncorrectable count is history, not an active fault ('' when it is not): the
+    row was remapped (Remapped Rows Uncorrectable > 0, nothing pending, no failure) or the page retired
+    (double-bit retirements below the RMA limit, nothing pending)."""
+    rr = g.get("remapped_rows")
+    if isinstance(rr, Mapping) and (rr.get("uncorrectable") or 0) > 0 and rr.get("pending") is False \
+            and not rr.get("failure"):
+        return f" (handled: {rr['uncorrectable']} row(s) remapped, none pending, no remapping failure)"
+    rp = g.get("retired_pages")
+    if isinstance(rp, Mapping) and (rp.get("double_bit") or 0) > 0 and rp.get("pending") is False \
+            and (rp.get("single_bit") or 0) + (rp.get("double_bit") or 0) < RETIRED_PAGES_LIMIT:
+        return f" (handled: {rp['double_bit']} page(s) retired, none pending, below the RMA limit)"
+    return ""
 
 
 def _ecc_detail(counts: Mapping[str, Any]) -> str:
@@ -145,8 +162,9 @@ def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
                                f"{sbe + dbe} retired pages, at or over NVIDIA's RMA limit of {RETIRED_PAGES_LIMIT}"
                                f"{_bus(g)}"))
         elif dbe:
-            out.append(Finding(host, "gpu_retired_pages", "warning", subj,
-                               f"{dbe} page(s) retired for double-bit ECC errors{_bus(g)}"))
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.below_limit"), subj,
+                               f"{dbe} page(s) retired for double-bit ECC errors, below the RMA limit: handled by "
+                               f"the driver{_bus(g)}"))
     return out
 
 
@@ -161,7 +179,7 @@ def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
     temp = (g.get("temperature_c") or {}).get("gpu")
     t = f", GPU at {temp:g} C" if isinstance(temp, int | float) else ""
     if hw:
-        out.append(Finding(host, "gpu_throttle", "critical", subj,
+        out.append(Finding(host, "gpu_throttle", rule_sev("gpu_throttle.hw_slowdown"), subj,
                            f"hardware clock slowdown active: {', '.join(hw)}{t}{_bus(g)}"))
     if sw:
         out.append(Finding(host, "gpu_throttle", "warning", subj,
@@ -182,6 +200,16 @@ def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "gpu_pcie", "warning", subj,
                            f"PCIe Gen{gc} under load ({util:g}% busy), device maximum Gen{gm}{_bus(g)}"))
     return out
+
+
+def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    errs = g.get("error_fields") or []
+    if not errs:
+        return []
+    shown = ", ".join(f"{path} '{val}'" for path, val in errs[:6]) + (f" and {len(errs) - 6} more" if len(errs) > 6
+                                                                     else "")
+    return [Finding(host, "gpu_field_error", rule_sev("gpu_field_error.error_token"), _subject(host, g),
+                    f"nvidia-smi cannot read the GPU: {shown}{_bus(g)}")]
 
 
 def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
@@ -268,7 +296,8 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
     for g in gpus:
         res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
-                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp))
+                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp)
+                         + _error_fields(host, g))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
