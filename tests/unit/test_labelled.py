@@ -69,16 +69,6 @@ def score(rep: engine.HostReport, expected: str) -> bool:
 
 #: today's misses, each named; removed one by one as the classes of issue 29 are fixed
 KNOWN_MISSES: dict[str, str] = {
-    "set2/nvidia-smi-query/noheader-rtx3080x8-gpu3-device-handle-unknown-error.txt":
-        "tool error line inside CSV is a parse warning, not evidence",
-    "set2/nvidia-smi-query/b300-xe9780-seven-of-eight-gpus-listed.txt":
-        "GPU count below the board's (HGX B300: 8) with no inventory passes",
-    "set2/ib_write_bw/dgx-spark-cx7-roce-two-rails-13gbps-hotplug-degraded-rows-only.txt":
-        "ib_write_bw with no line rate in the capture passes (no expectation)",
-    "set2/nccl-tests/eks-2node-1gpu-each-net-socket-busbw-2GBps.txt":
-        "nccl-tests with '...' elisions not read",
-    "set2/show_gids/centos12-19-gids-ipv4-only-on-mlx5_2-mlx5_3-ib-port-no-netdev.txt":
-        "an up RoCE port without a routable GID not judged",
 }
 
 CASES = [(s, rel, kind, exp) for s in ("set1", "set2") for rel, kind, exp in manifest(s)]

@@ -77,9 +77,28 @@ def _bus(gpu: Mapping[str, Any]) -> str:
     return f" ({gpu['bus_id']})" if gpu.get("bus_id") else ""
 
 
-def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str) -> list[Finding]:
+#: SXM boards of these products carry 4 or 8 GPUs (HGX/DGX baseboards): 5 to 7 visible is a board
+#: with GPUs missing, whatever the inventory says
+_SXM8_FAMILIES = ("A100", "H100", "H200", "H800", "A800", "B100", "B200", "B300")
+
+
+def board_gpus(names: list[str], found: int) -> int | None:
+    """The GPU count the board implies, when the capture states it: an SXM product of an 8-GPU HGX
+    family with 5-7 GPUs visible (a 4-GPU board cannot show more than 4)."""
+    if not names or not 4 < found < 8:
+        return None
+    ok = all("SXM" in n.upper() and any(f in n.upper() for f in _SXM8_FAMILIES) for n in names)
+    return 8 if ok else None
+
+
+def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
+                   board: int | None = None) -> list[Finding]:
     want = exp.get("gpus_per_node")
     if want is None:
+        if board is not None and found < board:
+            return [Finding(host, "gpu_count", rule_sev("gpu_count.below_expected"), host,
+                            f"{found} GPU(s) visible to nvidia-smi on a {board}-GPU HGX board (an SXM product; "
+                            "no gpus_per_node given): GPU(s) missing")]
         return []
     want = int(want)
     if found < want:
@@ -202,14 +221,25 @@ def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+#: words of fields that are settings (limits, defaults), not readings of the GPU's state: an error
+#: token there (Windows drivers print '[Unknown Error]' for power.default_limit) is a note
+_SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mode", "accounting", "vbios",
+                  "inforom", "serial", "board_id", "persistence")
+
+
 def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:
-    errs = g.get("error_fields") or []
-    if not errs:
-        return []
-    shown = ", ".join(f"{path} '{val}'" for path, val in errs[:6]) + (f" and {len(errs) - 6} more" if len(errs) > 6
-                                                                     else "")
-    return [Finding(host, "gpu_field_error", rule_sev("gpu_field_error.error_token"), _subject(host, g),
-                    f"nvidia-smi cannot read the GPU: {shown}{_bus(g)}")]
+    out: list[Finding] = []
+    errs = list(g.get("error_fields") or [])
+    setting = [e for e in errs if any(w in e[0].lower() for w in _SETTING_WORDS)]
+    state = [e for e in errs if e not in setting]
+    for rule, group, what in (("gpu_field_error.error_token", state, "cannot read the GPU"),
+                              ("gpu_field_error.setting_unreadable", setting, "cannot read a setting")):
+        if group:
+            shown = ", ".join(f"{path} '{val}'" for path, val in group[:6]) + (
+                f" and {len(group) - 6} more" if len(group) > 6 else "")
+            out.append(Finding(host, "gpu_field_error", rule_sev(rule), _subject(host, g),
+                               f"nvidia-smi {what}: {shown}{_bus(g)}"))
+    return out
 
 
 def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
@@ -293,7 +323,10 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     gpus = list(data.get("gpus") or [])
     if not data.get("excerpt"):
         attached = data.get("attached_gpus")
-        res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
+        found = int(attached) if attached is not None else len(gpus) + len(data.get("lost_gpus") or [])
+        names = [str(g.get("name")) for g in gpus if g.get("name")]
+        res.findings += _count_finding(host, found, exp, "", board_gpus(names, found) if len(names) == len(gpus)
+                                       else None)
     for g in gpus:
         res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
                          + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp)

@@ -110,6 +110,12 @@ _FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with e
                     re.IGNORECASE)
 
 
+#: busbw (GB/s) below which a run at >= SOCKET_MIN_BYTES cannot have stayed on a GPU path inside a node
+#: (PCIe Gen3 x16 shared memory gives ~10 GB/s): with NET/Socket chosen, the data went over TCP
+SOCKET_BUSBW_GBPS = 5.0
+SOCKET_MIN_BYTES = 64 << 20
+
+
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
     out: list[Finding] = []
     fabric = str(exp.get("fabric") or "").lower()
@@ -197,6 +203,13 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         model_note += f"; {busbw / line:.0%} of the {line:g} GB/s NIC line rate"
     floor, why = _floor(data, exp, scope)
     where = f"{float(busbw):.1f} GB/s busbw at {size} B ({scope}-node, {n} ranks)"
+    transport = (data.get("nccl") or {}).get("transport")
+    if floor is None and transport == "Socket" and size and int(size) >= SOCKET_MIN_BYTES \
+            and 0 < float(busbw) < SOCKET_BUSBW_GBPS:
+        res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_fallback"), host,
+                                    f"nccl-tests {coll}: {where} over NET/Socket: the data crossed TCP sockets, "
+                                    f"not RDMA (no GPU path inside a node is below {SOCKET_BUSBW_GBPS:g} GB/s)"))
+        return res
     if floor is None:
         res.findings.append(Finding(host, "nccl_busbw", "info", host,
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))

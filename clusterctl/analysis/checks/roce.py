@@ -86,7 +86,14 @@ def _routable_v2(g: Mapping[str, Any]) -> bool:
 
 @check("show_gids")
 def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
-    if exp.get("fabric") != "roce":
+    """Every RoCE port needs a routable v2 GID. Fabric ``roce``: a port without one is critical.
+    No fabric given: the capture states RoCE when some port has a routable v2 GID; then each other
+    port with a netdev (Ethernet) that has none is a warning (``roce_v2_gid.missing``: it may be a
+    port that is down, which show_gids cannot tell); IB ports (no netdev) are not judged."""
+    fabric = exp.get("fabric")
+    if fabric is None and any(_routable_v2(g) for g in data.get("gids", [])):
+        return _inferred_roce(host, data, exp)
+    if fabric != "roce":
         return []
     skip = _excluded(exp)
     ports: dict[tuple[str, int], dict[str, Any]] = {}
@@ -126,6 +133,22 @@ def _fabric_netdev(link: Mapping[str, Any], names: set[str], skip: set[str], fab
     if fabric == "roce":
         return bool(_RDMA_NETDEV.search(name))
     return fabric == "infiniband" and link.get("link_type") == "infiniband"
+
+
+def _inferred_roce(host: str, data: Any, exp: Mapping[str, Any]) -> list[Finding]:
+    skip = _excluded(exp)
+    ports: dict[tuple[str, int], dict[str, Any]] = {}
+    for g in data.get("gids", []):
+        p = ports.setdefault((g["device"], g["port"]), {"netdev": None, "v2": False})
+        p["netdev"] = p["netdev"] or g.get("netdev")
+        p["v2"] = p["v2"] or _routable_v2(g)
+    cut = set(data.get("cut_devices") or [])
+    good = sorted(d for (d, _p), v in ports.items() if v["v2"])
+    return [Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing"), f"{host}/{dev}/{port}",
+                    f"show_gids lists no routable RoCE v2 GID on {p['netdev']} while {', '.join(good)} have one: "
+                    "RoCE cannot use this port (or it is down)")
+            for (dev, port), p in sorted(ports.items())
+            if p["netdev"] and not p["v2"] and dev not in cut and dev not in skip and p["netdev"] not in skip]
 
 
 @check("ip-link")
