@@ -91,6 +91,22 @@ def board_gpus(names: list[str], found: int) -> int | None:
     return 8 if ok else None
 
 
+_HEALTH_KEYS = ("ecc", "remapped_rows", "retired_pages", "clocks_event_reasons", "reset_required", "fabric_state")
+
+
+def _has_health(g: Mapping[str, Any]) -> bool:
+    """A GPU entry carries at least one field a health check reads (not only names and versions)."""
+    if g.get("error_fields"):
+        return True
+    ecc = g.get("ecc") or {}
+    if any(v is not None for part in ("volatile", "aggregate") for v in (ecc.get(part) or {}).values()):
+        return True
+    pcie = g.get("pcie") or {}
+    if pcie.get("width_current") is not None and pcie.get("width_max") is not None:
+        return True
+    return any(g.get(k) is not None for k in _HEALTH_KEYS[1:])
+
+
 def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
                    board: int | None = None) -> list[Finding]:
     want = exp.get("gpus_per_node")
@@ -325,8 +341,13 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         attached = data.get("attached_gpus")
         found = int(attached) if attached is not None else len(gpus) + len(data.get("lost_gpus") or [])
         names = [str(g.get("name")) for g in gpus if g.get("name")]
-        res.findings += _count_finding(host, found, exp, "", board_gpus(names, found) if len(names) == len(gpus)
-                                       else None)
+        board = board_gpus(names, found) if len(names) == len(gpus) else None
+        res.findings += _count_finding(host, found, exp, "", board)
+        if exp.get("gpus_per_node") is None and board is None and gpus and not any(map(_has_health, gpus)) \
+                and not data.get("lost_gpus"):
+            res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
+                                        f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
+                                        "holds no health field and states no expected count)"))
     for g in gpus:
         res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
                          + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp)

@@ -85,7 +85,7 @@ _PROMPT_SURE = re.compile(
 #: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``
 _PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:#|\+{1,3}|>|%)[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
-_PREFIXES = ("> ", " * ", "* ", "// ")
+_PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: launcher / parallel-shell line prefixes: Open MPI --tag-output, ``[host] `` (not a dmesg
 #: timestamp: the name holds a letter), ``host: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
 _LAUNCHER = re.compile(r"^(?:\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
@@ -235,7 +235,12 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     if any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
         bare, hosts = strip_launcher_prefix([ln for _n, ln in numbered])
         numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare, strict=True)]
-    stripped = _strip_prefix([ln for _n, ln in numbered])
+    stripped = [ln for _n, ln in numbered]
+    for _depth in range(4):  # nested quoting: '>> ' of a reply to a reply
+        again = _strip_prefix(stripped)
+        if again == stripped:
+            break
+        stripped = again
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)
     numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped, strict=True)]

@@ -16,7 +16,9 @@ SNIFF_CHARS = 65536
 
 _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.MULTILINE)) for k, p in (
     ("nvidia-smi-q-xml", r"<nvidia_smi_log>"),
-    ("nvidia-smi-q", r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:"),
+    ("nvidia-smi-q", r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
+                     r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|Retired Pages)\s*$|"
+                     r"^\s*(?:Product Name|GPU UUID|Reset Required)\s+: "),
     ("nvidia-smi", r"NVIDIA-SMI \d+\.\d+.{0,80}Driver Version"),
     ("dcgmi-diag", r"^\|\s*Diagnostic\s+\|\s*Result|^\|\s*DCGM Version\s+\|"),
     ("nvidia-smi-topo", r"^\s*GPU0\s.{0,400}CPU Affinity|^Legend:\s*$"),
@@ -33,9 +35,10 @@ _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, r
     ("scontrol-node", r"^\s*NodeName=\S+"),
     ("sinfo", r"^PARTITION\s+AVAIL\s"),
     ("proc-limits", r"^Max locked memory\s"),
-    ("nvidia-smi-query", r"^(?:index|name|pci\.bus_id|uuid|driver_version)\s*,\s*[a-z_.]+"),
+    ("nvidia-smi-query", r"^(?:index|name|pci\.bus_id|uuid|driver_version)\s*,\s*[a-z_.]+|"
+                         r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],"),
     ("ip-link", r"^\d+: [^\s:]+(?:@\S+)?: <[A-Z_,-]*>"),
-    ("kernel-log", r"NVRM: |\bXid\b|^\[\s*\d+\.\d+\]|\bkernel: |mlx5_core|pcieport"),
+    ("kernel-log", r"NVRM: |\bXid\b|\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport"),
 ))
 
 
