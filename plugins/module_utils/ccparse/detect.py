@@ -17,7 +17,8 @@ SNIFF_CHARS = 65536
 _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.MULTILINE)) for k, p in (
     ("nvidia-smi-q-xml", r"<nvidia_smi_log>"),
     ("nvidia-smi-q", r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
-                     r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|Retired Pages)\s*$|"
+                     r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|"
+                     r"Retired Pages)\s*$|"
                      r"^\s*(?:Product Name|GPU UUID|Reset Required)\s+: "),
     ("nvidia-smi", r"NVIDIA-SMI \d+\.\d+.{0,80}Driver Version"),
     ("dcgmi-diag", r"^\|\s*Diagnostic\s+\|\s*Result|^\|\s*DCGM Version\s+\|"),
