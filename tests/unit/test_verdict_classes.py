@@ -157,3 +157,17 @@ def test_host_and_file_names_escaped_in_terminal_and_html(tmp_path: Path) -> Non
     assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
     page = html.read_text()
     assert "\x1b" not in page and "\\x1b" in page
+
+
+# --- Slurm drain reasons ------------------------------------------------------------------------
+
+
+def test_drain_reason_naming_lost_gpu_is_failed_admin_drain_degraded(tmp_path: Path) -> None:
+    # 'State=IDLE+DRAIN', 'Reason=gres/gpu count reported lower than configured (1 < 2)'
+    lost = (REPO / "tests/fixtures/scontrol-node/show-node-idle-drain-gres-gpu-count-lower-1-of-2.txt").read_bytes()
+    rep = engine.analyze_dir(one_host(tmp_path, {"scontrol-node.txt": lost}), None, jobs=1).hosts["n1"]
+    assert [(f.check, f.severity, f.subject) for f in rep.findings] == [("slurm_node_state", "critical", "node01")]
+    # 'Reason=node-switch [root@2018-11-23T12:49:03]': an admin's drain, runs nothing new but nothing is lost
+    admin = (LAB / "set1/scontrol/show-node-8gpu-idle-drain-slurm17.11-twcc.txt").read_bytes()
+    rep2 = engine.analyze_dir(one_host(tmp_path / "b", {"scontrol-node.txt": admin}), None, jobs=1).hosts["n1"]
+    assert {f.severity for f in rep2.findings} == {"warning"}
