@@ -35,7 +35,8 @@ What is judged, per GPU:
   inactive (``NVML: Unable to retrieve NVLink information``) critical when its peers have links or
   ``nvlink_links_per_gpu`` is set, information when no GPU of the node has any; fewer active links than
   ``nvlink_links_per_gpu`` (when set) critical; no NVLink output at all is information unless
-  ``nvlink_links_per_gpu`` says links are expected.
+  ``nvlink_links_per_gpu`` says links are expected. Without ``nvlink_links_per_gpu``, inactive links
+  of a GPU that has its SXM product's own count active (:func:`product_nvlinks`) are unused by design.
 - topo -m: a GPU pair below the NVLink count at least 80 % of the pairs share (NVSwitch boards),
   or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings.
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
@@ -390,6 +391,21 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
     return res
 
 
+#: NVLink links per GPU of SXM products (NVIDIA datasheets: V100 SXM2 6, A100 SXM4 12, A800/H800 8,
+#: H100/H200/B200/B300 SXM 18); PCIe and NVL bridge cards are not in the table
+_PRODUCT_NVLINKS = (("A800", 8), ("H800", 8), ("A100-SXM", 12), ("A100 SXM", 12), ("V100-SXM2", 6), ("V100-SXM3", 6),
+                    ("H100 80GB HBM3", 18), ("H100-SXM", 18), ("H100 SXM", 18), ("H200", 18), ("B200", 18),
+                    ("B300", 18))
+
+
+def product_nvlinks(name: str) -> int | None:
+    """NVLink links per GPU of the product ``name`` (None: not an SXM product in the table)."""
+    up = name.upper()
+    if "PCIE" in up or " NVL" in up:
+        return None
+    return next((n for key, n in _PRODUCT_NVLINKS if key.upper() in up), None)
+
+
 @check("nvidia-smi-nvlink")
 def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -412,6 +428,9 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
                                     "links are expected"))
     for g in gpus:
         subj = _subject(host, g)
+        product = product_nvlinks(str(g.get("name") or "")) if not want else None
+        if product is not None and g.get("inactive_links") and g.get("active_links", 0) >= product:
+            continue  # judged with the product's topology: links beyond its count are unused by design
         if g.get("all_links_inactive"):
             if want or peers_with_links:
                 why = f"{want} per GPU expected" if want else "other GPUs of the node have active links"

@@ -70,6 +70,7 @@ _AER_FATAL = re.compile(r"Uncorrect(?:ed|able) \(Fatal\)")
 #: 126.016 Gb/s with 8.0 GT/s PCIe x16 link)'
 _LIMITED = re.compile(r"PCIe bandwidth, limited by (?P<at>.{0,80}?link at \S+) \(capable of (?P<cap>[^)]{0,80})\)")
 _DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
+_AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
 
@@ -141,7 +142,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             nvlink.append(_event(lineno, time, msg))
         elif "(Fatal)" in msg and _AER_FATAL.search(msg):
             dev = _DEV_PREFIX.match(msg)
-            src = re.search(r"received: (" + _PCI + ")", msg)
+            src = _AER_SOURCE.search(msg)
             aer.append(_event(lineno, time, msg, pci=(src.group(1) if src else dev.group("pci") if dev else None)))
         elif "limited by" in msg and (lim := _LIMITED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
