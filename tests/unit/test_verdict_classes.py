@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ccparse import registry
 from ccparse.capture import clean_capture
-from ccparse.detect import detect_kind
 from typer.testing import CliRunner
 
 from clusterctl.analysis import engine
@@ -67,6 +66,8 @@ def test_ip_link_header_lines_are_not_an_srun_prefix() -> None:
 
 def test_kind_recognised_from_content_and_said(tmp_path: Path) -> None:
     # a 570 driver's multi-line 'fallen off the bus' with no Xid, saved as dmesg.txt
+    from ccparse.detect import detect_kind
+
     text = (LAB / "set2/syslog/dmesg-gpu-fallen-off-bus-no-xid-multiline-570.txt").read_bytes()
     assert detect_kind(text.decode()) == "kernel-log"
     rep = engine.analyze_dir(one_host(tmp_path, {"dmesg.txt": text}), None, jobs=1).hosts["n1"]
@@ -75,6 +76,8 @@ def test_kind_recognised_from_content_and_said(tmp_path: Path) -> None:
 
 
 def test_every_labelled_capture_is_recognised_as_its_kind() -> None:
+    from ccparse.detect import detect_kind
+
     alias = {"syslog": "kernel-log"}
     for set_name in ("set1", "set2"):
         for line in (LAB / set_name / "manifest.tsv").read_text().splitlines()[1:]:
