@@ -96,6 +96,8 @@ _LAUNCHER = re.compile(r"^(?:\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
                         "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
                         "failed", "ok", "pass", "fail", "result", "status", "usage", "trace", "stdout", "stderr"})
+#: KINDs whose own lines are ``<name>: <value>`` at column 0 (sysfs files printed by grep/head)
+NO_LAUNCHER_KINDS = frozenset({"sysfs-ib", "proc-limits"})
 #: share of the non-blank lines that must carry one launcher prefix form before it is removed
 LAUNCHER_SHARE = 0.9
 
@@ -178,6 +180,8 @@ def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
         need = len(body) if form == "rank" else LAUNCHER_SHARE * len(body)
         if form in ("host", "bracket") and any(nm.lower() in _NOT_HOSTS or nm.isupper() for nm in names):
             continue  # 'NVRM: Xid ...', 'kernel: ...', '[ERROR] ...': message tags, not hosts
+        if form == "host" and max(names.values()) < 2 and not all(any(c.isdigit() for c in nm) for nm in names):
+            continue  # 'state: 4: ACTIVE' / 'rate: 5 Gb/sec' (sysfs files): keys, not hosts
         if n < need or (form == "host" and len(names) > max(8, n // 4)) or (form == "rank" and len(names) > n // 2):
             continue
         out = []
@@ -232,7 +236,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         source, numbered = numbered[:1], numbered[1:]
     numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
     hosts: list[str] = []
-    if any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
+    if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
         bare, hosts = strip_launcher_prefix([ln for _n, ln in numbered])
         numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare, strict=True)]
     stripped = [ln for _n, ln in numbered]
