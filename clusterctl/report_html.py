@@ -283,6 +283,8 @@ def render(report: Report, title: str = "clusterctl fabric verification") -> str
     refused = "".join(f"<li>{_e(x)}</li>" for x in report.refused)
     none = (f", <span class='no-evidence'>{c['no evidence']} with no evidence</span>" if c.get("no evidence")
             else "")
+    none += (f", <span class='cannot-judge'>{c['cannot judge']} cannot judge</span>" if c.get("cannot judge")
+             else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style></head><body>
 <h1>{_e(title)}</h1>
