@@ -181,12 +181,14 @@ class _TreeBuilder:
     inlined in :func:`parse_nvidia_smi_q`, which runs it for every line of every node's report.
     """
 
-    __slots__ = ("dicts", "indents", "root")
+    __slots__ = ("dicts", "errors", "indents", "root")
 
     def __init__(self) -> None:
         self.root: Tree = {}
         self.indents: list[int] = [-1]
         self.dicts: list[Tree] = [self.root]
+        #: (key, value) of the fields that read an error token, found while the tree is built
+        self.errors: list[tuple[str, str]] = []
 
 
 def _ecc_counts(section: Any) -> dict[str, int | None]:
@@ -230,7 +232,8 @@ def _ecc_counts(section: Any) -> dict[str, int | None]:
     return out
 
 
-def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str, Any]:
+def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
+                errors: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     ecc = _sec(t, "ECC Errors")
     vol, agg = ecc.get("Volatile"), ecc.get("Aggregate")
     if isinstance(vol, dict) and any(k.startswith(("SRAM", "DRAM")) for k in vol):
@@ -339,7 +342,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
         "recovery_action": t.get("GPU Recovery Action"),
         "fabric_state": _get(t, "Fabric", "State"),
         "fabric_status": _get(t, "Fabric", "Status"),
-        "error_fields": error_fields(t),
+        "error_fields": error_fields(t) if errors is None else errors,
         "line": line,
     }
 
@@ -432,7 +435,9 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         key = key.rstrip()
         if colon and key and stripped[-1] != ":":
             if key not in parent:
-                parent[key] = value.strip()
+                v = parent[key] = value.strip()
+                if v in ERROR_TOKENS:
+                    current.errors.append((key, v))
         else:
             key = stripped.rstrip(":").strip()
             child = parent.get(key)
@@ -461,7 +466,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     # fewer GPU blocks than 'Attached GPUs': a per-device report (-i) or a cut paste; what is
     # there is judged, the missing blocks are recorded (the count is the header's)
     missing = max(0, attached - len(blocks) - len(lost)) if attached is not None and not excerpt else 0
-    gpus = [_gpu_fields(i, bus, b.root, ln) for i, (bus, ln, b) in enumerate(blocks)]
+    gpus = [_gpu_fields(i, bus, b.root, ln, b.errors) for i, (bus, ln, b) in enumerate(blocks)]
     for g, (_bus, ln, b) in zip(gpus, blocks, strict=True):
         if not b.root:
             raise ParseError(TOOL, f"GPU {g['bus_id']} block is empty (truncated?)", ln)
