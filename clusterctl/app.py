@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, EXIT_UNREACHABLE
+from clusterctl.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CANNOT_JUDGE,
+    EXIT_FAILED,
+    EXIT_HOSTS_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+)
 
 EPILOG = """Exit statuses: 0 ok, 1 clusterctl/Ansible/Slurm failed, 2 bad input (nothing ran), 3 hosts
 failed, 4 hosts unreachable or never reached.
@@ -41,7 +48,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_HOSTS_FAILED", "EXIT_OK", "EXIT_UNREACHABLE", "app", "examples"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CANNOT_JUDGE", "EXIT_FAILED", "EXIT_HOSTS_FAILED", "EXIT_OK", "EXIT_UNREACHABLE",
+           "app", "examples"]
 
 
 def version() -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from clusterctl.analysis.engine import HostReport, Report
 from clusterctl.analysis.model import Metric
 from clusterctl.analysis.stragglers import group_metrics
-from clusterctl.report_table import ORDER
+from clusterctl.report_table import ORDER, visible
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 900, 260, 60, 20, 20, 40
 HEATMAP_MAX_HOSTS = 96
@@ -40,13 +40,14 @@ body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:20px} h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
 .failed{color:#b00;font-weight:bold} .degraded{color:#a60} .healthy{color:#070}
-.no-evidence{color:#a0a} .critical{color:#b00} .warning{color:#a60} svg{background:#fafafa;border:1px solid #ddd}
+.no-evidence,.cannot-judge{color:#a0a} .critical{color:#b00} .warning{color:#a60}
+svg{background:#fafafa;border:1px solid #ddd}
 .legend{font-size:12px;color:#555}
 """
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return html.escape(visible(str(x)), quote=True)
 
 
 def floors(metrics: Sequence[Metric]) -> list[tuple[float, str]]:
@@ -282,6 +283,8 @@ def render(report: Report, title: str = "clusterctl fabric verification") -> str
     refused = "".join(f"<li>{_e(x)}</li>" for x in report.refused)
     none = (f", <span class='no-evidence'>{c['no evidence']} with no evidence</span>" if c.get("no evidence")
             else "")
+    none += (f", <span class='cannot-judge'>{c['cannot judge']} cannot judge</span>" if c.get("cannot judge")
+             else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style></head><body>
 <h1>{_e(title)}</h1>

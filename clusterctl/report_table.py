@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from rich.markup import escape
@@ -10,9 +11,10 @@ from rich.table import Table
 
 from clusterctl.analysis.engine import Report
 
-STYLE = {"failed": "red", "degraded": "yellow", "no evidence": "magenta", "healthy": "green"}
-#: row order: failed, degraded, no evidence, healthy
-ORDER = {"failed": 0, "degraded": 1, "no evidence": 2, "healthy": 3}
+STYLE = {"failed": "red", "degraded": "yellow", "no evidence": "magenta", "cannot judge": "magenta",
+         "healthy": "green"}
+#: row order: failed, degraded, no evidence, cannot judge, healthy
+ORDER = {"failed": 0, "degraded": 1, "no evidence": 2, "cannot judge": 3, "healthy": 4}
 #: at most this many rows: failed first, then degraded; healthy hosts are summarised
 MAX_ROWS = 200
 
@@ -29,14 +31,27 @@ def findings_table(report: Report, title: str = "fabric verification", *, all_ho
         c = r.counts()
         top = r.top() or (r.notes[-1] if r.status == "no evidence" and r.notes else None)
         text = f"{top.check}: {top.subject}: {top.message}" if top else ""
-        t.add_row(escape(r.host), f"[{STYLE[r.status]}]{r.status}[/]", str(c["critical"]), str(c["warning"]),
-                  escape(text))
+        if r.status == "cannot judge":
+            text = f"cannot judge: {r.cannot_judge_reason}"
+        t.add_row(escape(visible(r.host)), f"[{STYLE[r.status]}]{r.status}[/]", str(c["critical"]), str(c["warning"]),
+                  escape(visible(text)))
     return t
+
+
+#: control characters (terminal escape sequences start with ESC) and the bidi/format characters
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``): a host or file name from an
+    evidence folder never drives the terminal (issue 28 class 8)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def summary_line(report: Report) -> str:
     c = report.status_counts()
     none = f", {c['no evidence']} with no evidence" if c.get("no evidence") else ""
+    none += f", {c['cannot judge']} cannot judge" if c.get("cannot judge") else ""
     return (f"{len(report.hosts)} hosts: {c['healthy']} healthy, {c['degraded']} degraded, {c['failed']} failed{none}; "
             f"{len(report.stragglers)} straggler(s); analysed in {report.seconds:.2f}s")
 

@@ -73,7 +73,7 @@ def find_tool(name: str, *, download: bool = True) -> tuple[Path | None, str]:
         CACHE.mkdir(parents=True, exist_ok=True)
         part = CACHE / f".{tool.file}.part"
         try:
-            with urllib.request.urlopen(tool.url, timeout=30) as resp, part.open("wb") as out:  # noqa: S310
+            with urllib.request.urlopen(tool.url, timeout=30) as resp, part.open("wb") as out:
                 while block := resp.read(1 << 20):
                     out.write(block)
         except OSError as exc:

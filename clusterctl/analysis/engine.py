@@ -47,12 +47,16 @@ from typing import Any
 
 from ccparse import preparsed, registry
 from ccparse.common import ParseError
+from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
 from clusterctl.parse_capture import read_bounded
 
 COLLECT_FILE = "_collect.json"
+#: file suffixes read as evidence: ``<KIND>.txt``, and captures named otherwise (``dmesg.log``,
+#: ``gpu.out``, a support bundle's ``.csv``) whose KIND is recognised from their content
+EVIDENCE_SUFFIXES = frozenset({".txt", ".log", ".out", ".csv", ".json", ".xml", ""})
 #: the collectors' pre-parsed evidence of a host (ccparse.preparsed); see _preparsed_docs
 PARSED_FILE = "_parsed.json"
 #: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
@@ -62,6 +66,13 @@ GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-query", "
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 #: status of a host folder that held nothing to judge (not "healthy": nothing was seen)
 NO_EVIDENCE = "no evidence"
+#: status of a host whose evidence was there but could not be judged: none of it could be read, or
+#: every check that read it needed an expectation neither the capture nor the inventory gave
+CANNOT_JUDGE = "cannot judge"
+#: checks whose findings say what was not read, never a verdict (severity info)
+COVERAGE = "coverage"
+#: the marker a check puts in an info finding when it needed an inventory key: "cannot judge: needs KEY"
+NEEDS = "cannot judge: needs "
 #: KINDs whose "ok" status means the node has GPUs (nvidia-smi found at least one)
 GPU_DISCOVERY_KINDS = ("nvidia-smi-query", "nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-topo", "nvidia-smi-nvlink")
 #: The GPU tools of ``verify --level full`` (their entry in _collect.json means the level asked for
@@ -100,10 +111,28 @@ class HostReport:
     kinds: list[str] = field(default_factory=list)
     pair_findings: list[tuple[Finding, str]] = field(default_factory=list)  # (finding of a pair file, peer)
 
+    #: captures read and judged / captures that could not be read (parse failure) / inventory keys a
+    #: check needed to judge what was read (issue 29: "cannot judge: needs <key>")
+    judged: int = 0
+    unreadable: int = 0
+    needs: list[str] = field(default_factory=list)
+
     @property
     def status(self) -> str:
         s = host_status(self.findings)
-        return NO_EVIDENCE if s == "healthy" and not self.kinds and not self.metrics else s
+        if s != "healthy":
+            return s
+        if not self.kinds and not self.metrics:
+            return NO_EVIDENCE
+        if self.judged == 0 and (self.unreadable or self.needs):
+            return CANNOT_JUDGE
+        return s
+
+    @property
+    def cannot_judge_reason(self) -> str:
+        if self.needs:
+            return "needs " + ", ".join(dict.fromkeys(self.needs))
+        return "no evidence could be read" if self.unreadable else ""
 
     def add(self, f: Finding) -> None:
         """Record ``f`` once: two captures of one fact (``-q`` and ``--query-gpu``) give one finding."""
@@ -134,7 +163,7 @@ class Report:
     refused: list[str] = field(default_factory=list)
 
     def status_counts(self) -> dict[str, int]:
-        c = {"healthy": 0, "degraded": 0, "failed": 0, NO_EVIDENCE: 0}
+        c = {"healthy": 0, "degraded": 0, "failed": 0, NO_EVIDENCE: 0, CANNOT_JUDGE: 0}
         for h in self.hosts.values():
             c[h.status] += 1
         return c
@@ -142,6 +171,10 @@ class Report:
     @property
     def no_evidence(self) -> list[str]:
         return [h for h, r in self.hosts.items() if r.status == NO_EVIDENCE]
+
+    @property
+    def cannot_judge(self) -> list[str]:
+        return [h for h, r in self.hosts.items() if r.status == CANNOT_JUDGE]
 
     @property
     def failed(self) -> list[str]:
@@ -155,7 +188,8 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "hosts": {h: {"status": r.status, "findings": [f.to_dict() for f in r.findings]}
+            "hosts": {h: {"status": r.status, "findings": [f.to_dict() for f in r.findings],
+                          **({"cannot_judge": r.cannot_judge_reason} if r.status == CANNOT_JUDGE else {})}
                       for h, r in self.hosts.items()},
             "stragglers": [s.to_dict() for s in self.stragglers],
             "pairs": [
@@ -341,34 +375,57 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
     docs = _preparsed_docs(host_dir)
     for path in sorted(host_dir.iterdir()):
-        if path.suffix != ".txt" or path.name.startswith("."):
+        if path.name.startswith((".", "_")) or path.suffix not in EVIDENCE_SUFFIXES:
             continue
         kind, _, peer = path.stem.partition("@")
         kind = kind.partition("#")[0]
         rel = f"{host}/{path.name}"
-        if kind not in known:
-            rep.add(Finding(host, "evidence", "warning", host,
-                            f"{rel}: unknown evidence KIND {kind!r}, file not judged"))
-            continue
         try:
             text = read_evidence(path, root, host_real)
         except Refused as exc:
             refuse(path.name, exc)
             continue
+        if not text.strip():
+            rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
+            continue
+        if kind not in known or path.suffix != ".txt":
+            found = detect_kind(text)
+            if found is None:
+                rep.add(Finding(host, COVERAGE, "info", host,
+                                f"{rel}: KIND not recognised from its name or content, file not judged"))
+                continue
+            rep.add(Finding(host, "evidence", "info", host, f"{rel}: read as KIND {found} (recognised from its "
+                                                            "content; name the file <KIND>.txt to choose)"))
+            kind, peer = found, ""
         rep.kinds.append(path.stem)
         try:
             data = preparsed.load(docs.get(path.stem), kind, text) if docs else preparsed.MISSING
             if data is preparsed.MISSING:
                 data = registry.parse(kind, text)
         except ParseError as exc:
+            # a parse failure never decides a verdict alone: it is coverage (issue 29)
             where = f" line {exc.line}" if exc.line is not None else ""
-            rep.add(Finding(host, "parse", "warning", host, f"{rel}: {exc.tool}{where}: {exc.reason}"))
+            total = text.count("\n") + (not text.endswith("\n"))
+            rep.unreadable += 1
+            rep.add(Finding(host, COVERAGE, "info", host,
+                            f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
             continue
         except Exception as exc:  # parser bug: report it, keep going
+            rep.unreadable += 1
             rep.add(Finding(host, "parse", "warning", host,
                             f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
             continue
         res = _run_checks(host, kind, data, exp)
+        needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
+                 if f.severity == "info" and f.message.startswith(NEEDS)]
+        if needs and not any(f.severity != "info" for f in res.findings):
+            rep.needs += needs
+        else:
+            rep.judged += 1
+        if isinstance(data, Mapping) and data.get("blocks_missing"):
+            rep.add(Finding(host, COVERAGE, "info", host,
+                            f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "
+                            "(a -i subset or a cut paste): judged what is there"))
         if peer:
             # a pair result: blame is decided across hosts; per-host findings are capped at warning
             for f in res.findings:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.app import EXIT_HOSTS_FAILED, EXIT_OK, app, examples
+from clusterctl.app import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
 from clusterctl.commands.common import reports_errors
 from clusterctl.display import console
 
@@ -36,7 +36,9 @@ def analyze_command(
     all_hosts: Annotated[bool, typer.Option("--all", help="List healthy hosts too on large clusters")] = False,
 ) -> None:
     """Judge EVIDENCE_DIR/<host>/<KIND>.txt. Exit 0 when every host is healthy or degraded, 3 when any
-    failed or had no evidence, 2 on bad input (a bad --inventory: nothing is read).
+    failed or had no evidence, 5 when none did but some host could not be judged (its evidence
+    unreadable, or a check needed an inventory key), 2 on bad input (a bad --inventory: nothing is read).
+    A file not named <KIND>.txt is read as the KIND its content shows, and the report says which.
 
     Only regular files inside EVIDENCE_DIR are read: symlinks leaving it, fifos and devices are
     refused and named."""
@@ -56,4 +58,5 @@ def analyze_command(
         console.print(summary_line(report))
         if html is not None:
             console.print(f"HTML report: {html}")
-    raise typer.Exit(EXIT_HOSTS_FAILED if report.failed or report.no_evidence else EXIT_OK)
+    raise typer.Exit(EXIT_HOSTS_FAILED if report.failed or report.no_evidence
+                     else EXIT_CANNOT_JUDGE if report.cannot_judge else EXIT_OK)

@@ -27,13 +27,16 @@ def _same(text: str, kind: str) -> None:
     assert fast.text == slow.text
     assert list(fast.lines) == list(slow.lines)
     assert fast.commands == slow.commands
+    assert fast.hosts == slow.hosts
     for n in (None, 0, 1, 2, len(slow.lines), len(slow.lines) + 5):
         assert fast.original_line(n) == slow.original_line(n)
 
 
 def _variants(text: str) -> list[str]:
     return [text, "$ ibstat\n" + text, "".join("> " + ln for ln in text.splitlines(True)),
-            "```\n" + text + "```\n", text.replace("\n", "\r\n"), "  " + text.replace("\n", "\n  ")]
+            "```\n" + text + "```\n", text.replace("\n", "\r\n"), "  " + text.replace("\n", "\n  "),
+            "".join("gpu-node-07: " + ln for ln in text.splitlines(True)),
+            "".join(f"{i % 2}: " + ln for i, ln in enumerate(text.splitlines(True)))]
 
 
 def test_the_repository_has_captures() -> None:
@@ -49,7 +52,8 @@ def test_fast_path_equals_general_path(path: Path) -> None:
 
 
 TOKENS = [*"ab #$%+>~`*/@:[]()", "\t", "\n", "\r", "ibstat", "nvidia-smi", "sudo ", "# source: x", "cat ", "\x1b[0m",
-          "```", "> ", "  ", "[root@n1 ~]# ", "user@host:~$ ", "+ "]
+          "```", "> ", "  ", "[root@n1 ~]# ", "user@host:~$ ", "+ ", "n1: ", "0: ", "[n2] ",
+          "[1,0]<stdout>:"]
 
 
 @settings(max_examples=300, deadline=None)

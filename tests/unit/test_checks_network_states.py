@@ -85,7 +85,7 @@ def test_ibdev2netdev_down_netdev_is_a_down_rail_except_ipoib_on_ib() -> None:
 def test_mtu_against_spec() -> None:
     text = corpus("ip-link/kubeovn-4254-grep-mtu-bond-slave-1500-truncated.txt")
     got = bad(judge("ip-link", text, {"mtu": 9000, "rdma_netdevs": ["ens5f0", "ens5f1"]}))
-    assert got == {("mtu", "warning", f"{H}/ens5f0")}  # ens5f0 1500, ens5f1 9000
+    assert got == {("mtu", "critical", f"{H}/ens5f0")}  # ens5f0 1500, ens5f1 9000 (severity.yml mtu.below_expected)
 
 
 def test_roce_v2_gid_presence() -> None:

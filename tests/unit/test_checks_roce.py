@@ -33,7 +33,7 @@ def test_missing_roce_v2_gid_and_low_mtu_are_named(tmp_path: Path) -> None:
     desc["devices"][3]["ports"][0]["faults"] = ["no_roce_v2_gid"]  # mlx5_3 (rdma1)
     desc["devices"][4]["ports"][0]["mtu"] = 1500  # mlx5_4 (rdma2)
     found = {(f.check, f.severity, f.subject) for f in roce.sysfs_roce("n1", _tree(tmp_path, desc), EXP)}
-    assert found == {("roce_v2_gid", "critical", "n1/mlx5_3/1"), ("mtu", "warning", "n1/mlx5_4/1")}
+    assert found == {("roce_v2_gid", "critical", "n1/mlx5_3/1"), ("mtu", "critical", "n1/mlx5_4/1")}
 
 
 def test_frontend_nics_and_non_roce_fabrics_are_not_judged(tmp_path: Path) -> None:

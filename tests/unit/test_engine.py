@@ -74,14 +74,17 @@ def test_parse_error_unknown_kind_crashing_check(tmp_path: Path, monkeypatch: py
         "h2": {"ibstat.txt": "ibstat/h100-all-active-2.txt"},
     })
     rep = engine.analyze_dir(ev, {})
-    h1 = {f.check: f for f in rep.hosts["h1"].findings}
-    assert h1["parse"].severity == "warning"
-    assert h1["parse"].message.startswith("h1/ibstat.txt: ibstat line ")
-    assert "frobnicate" in h1["evidence"].message and h1["evidence"].severity == "warning"
+    # issue 29: a parse failure never decides a verdict alone; it is coverage, and a host none of
+    # whose evidence could be read is "cannot judge", not degraded
+    assert rep.hosts["h1"].findings == []
+    notes = [f.message for f in rep.hosts["h1"].notes if f.check == "coverage"]
+    assert any(m.startswith("h1/ibstat.txt: not read (2 lines): ibstat line ") for m in notes), notes
+    assert any("frobnicate" in m and "not recognised" in m for m in notes), notes
     h2 = rep.hosts["h2"].findings
     assert [(f.check, f.severity) for f in h2] == [("boom", "warning")]
     assert "crashed: RuntimeError: bug" in h2[0].message
-    assert rep.hosts["h1"].status == "degraded"
+    assert rep.hosts["h1"].status == "cannot judge"
+    assert rep.hosts["h1"].cannot_judge_reason == "no evidence could be read"
 
 
 def test_collect_status(tmp_path: Path) -> None:

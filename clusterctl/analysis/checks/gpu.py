@@ -35,12 +35,14 @@ What is judged, per GPU:
   inactive (``NVML: Unable to retrieve NVLink information``) critical when its peers have links or
   ``nvlink_links_per_gpu`` is set, information when no GPU of the node has any; fewer active links than
   ``nvlink_links_per_gpu`` (when set) critical; no NVLink output at all is information unless
-  ``nvlink_links_per_gpu`` says links are expected.
+  ``nvlink_links_per_gpu`` says links are expected. Without ``nvlink_links_per_gpu``, inactive links
+  of a GPU that has its SXM product's own count active (:func:`product_nvlinks`) are unused by design.
 - topo -m: a GPU pair below the NVLink count at least 80 % of the pairs share (NVSwitch boards),
   or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings.
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
   NIC (Mellanox/ConnectX) speed or width below ``LnkCap`` a warning.
-- dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU.
+- dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU; a run whose every test beyond
+  the Deployment checks was skipped is inconclusive (``dcgmi_diag.all_skipped``), not a pass.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 #: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
 RETIRED_PAGES_LIMIT = 64
@@ -75,9 +78,44 @@ def _bus(gpu: Mapping[str, Any]) -> str:
     return f" ({gpu['bus_id']})" if gpu.get("bus_id") else ""
 
 
-def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str) -> list[Finding]:
+#: SXM boards of these products carry 4 or 8 GPUs (HGX/DGX baseboards): 5 to 7 visible is a board
+#: with GPUs missing, whatever the inventory says
+_SXM8_FAMILIES = ("A100", "H100", "H200", "H800", "A800", "B100", "B200", "B300")
+
+
+def board_gpus(names: list[str], found: int) -> int | None:
+    """The GPU count the board implies, when the capture states it: an SXM product of an 8-GPU HGX
+    family with 5-7 GPUs visible (a 4-GPU board cannot show more than 4)."""
+    if not names or not 4 < found < 8:
+        return None
+    ok = all("SXM" in n.upper() and any(f in n.upper() for f in _SXM8_FAMILIES) for n in names)
+    return 8 if ok else None
+
+
+_HEALTH_KEYS = ("ecc", "remapped_rows", "retired_pages", "clocks_event_reasons", "reset_required", "fabric_state")
+
+
+def _has_health(g: Mapping[str, Any]) -> bool:
+    """A GPU entry carries at least one field a health check reads (not only names and versions)."""
+    if g.get("error_fields"):
+        return True
+    ecc = g.get("ecc") or {}
+    if any(v is not None for part in ("volatile", "aggregate") for v in (ecc.get(part) or {}).values()):
+        return True
+    pcie = g.get("pcie") or {}
+    if pcie.get("width_current") is not None and pcie.get("width_max") is not None:
+        return True
+    return any(g.get(k) is not None for k in _HEALTH_KEYS[1:])
+
+
+def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
+                   board: int | None = None) -> list[Finding]:
     want = exp.get("gpus_per_node")
     if want is None:
+        if board is not None and found < board:
+            return [Finding(host, "gpu_count", rule_sev("gpu_count.below_expected"), host,
+                            f"{found} GPU(s) visible to nvidia-smi on a {board}-GPU HGX board (an SXM product; "
+                            "no gpus_per_node given): GPU(s) missing")]
         return []
     want = int(want)
     if found < want:
@@ -101,9 +139,11 @@ def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
                            f"{vol} uncorrectable ECC error(s) since the last reset{detail}{_bus(g)}"))
     elif agg:
         detail = _ecc_detail(ecc.get("aggregate") or {})
-        out.append(Finding(host, "gpu_ecc", "warning", subj,
+        handled = _handled_by_hardware(g)
+        rule = "gpu_ecc.aggregate_handled" if handled else "gpu_ecc.aggregate_uncorrectable"
+        out.append(Finding(host, "gpu_ecc", rule_sev(rule), subj,
                            f"{agg} uncorrectable ECC error(s) in the lifetime counters{detail}, none since the last "
-                           f"reset{_bus(g)}"))
+                           f"reset{handled}{_bus(g)}"))
     if ecc.get("sram_threshold_exceeded"):
         out.append(Finding(host, "gpu_ecc", "critical", subj, f"SRAM ECC error threshold exceeded{_bus(g)}"))
     if ecc.get("unrepairable_memory"):
@@ -112,6 +152,21 @@ def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
         if ecc.get(key):
             out.append(Finding(host, "gpu_ecc", "warning", subj, f"{what} pending: reset the GPU{_bus(g)}"))
     return out
+
+
+def _handled_by_hardware(g: Mapping[str, Any]) -> str:
+    """Why a lifetime uncorrectable count is history, not an active fault ('' when it is not): the
+    row was remapped (Remapped Rows Uncorrectable > 0, nothing pending, no failure) or the page retired
+    (double-bit retirements below the RMA limit, nothing pending)."""
+    rr = g.get("remapped_rows")
+    if isinstance(rr, Mapping) and (rr.get("uncorrectable") or 0) > 0 and rr.get("pending") is False \
+            and not rr.get("failure"):
+        return f" (handled: {rr['uncorrectable']} row(s) remapped, none pending, no remapping failure)"
+    rp = g.get("retired_pages")
+    if isinstance(rp, Mapping) and (rp.get("double_bit") or 0) > 0 and rp.get("pending") is False \
+            and (rp.get("single_bit") or 0) + (rp.get("double_bit") or 0) < RETIRED_PAGES_LIMIT:
+        return f" (handled: {rp['double_bit']} page(s) retired, none pending, below the RMA limit)"
+    return ""
 
 
 def _ecc_detail(counts: Mapping[str, Any]) -> str:
@@ -143,8 +198,9 @@ def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
                                f"{sbe + dbe} retired pages, at or over NVIDIA's RMA limit of {RETIRED_PAGES_LIMIT}"
                                f"{_bus(g)}"))
         elif dbe:
-            out.append(Finding(host, "gpu_retired_pages", "warning", subj,
-                               f"{dbe} page(s) retired for double-bit ECC errors{_bus(g)}"))
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.below_limit"), subj,
+                               f"{dbe} page(s) retired for double-bit ECC errors, below the RMA limit: handled by "
+                               f"the driver{_bus(g)}"))
     return out
 
 
@@ -159,7 +215,7 @@ def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
     temp = (g.get("temperature_c") or {}).get("gpu")
     t = f", GPU at {temp:g} C" if isinstance(temp, int | float) else ""
     if hw:
-        out.append(Finding(host, "gpu_throttle", "critical", subj,
+        out.append(Finding(host, "gpu_throttle", rule_sev("gpu_throttle.hw_slowdown"), subj,
                            f"hardware clock slowdown active: {', '.join(hw)}{t}{_bus(g)}"))
     if sw:
         out.append(Finding(host, "gpu_throttle", "warning", subj,
@@ -179,6 +235,27 @@ def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
     if gc is not None and gm is not None and gc < gm and util is not None and util > 0:
         out.append(Finding(host, "gpu_pcie", "warning", subj,
                            f"PCIe Gen{gc} under load ({util:g}% busy), device maximum Gen{gm}{_bus(g)}"))
+    return out
+
+
+#: words of fields that are settings (limits, defaults), not readings of the GPU's state: an error
+#: token there (Windows drivers print '[Unknown Error]' for power.default_limit) is a note
+_SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mode", "accounting", "vbios",
+                  "inforom", "serial", "board_id", "persistence")
+
+
+def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    errs = list(g.get("error_fields") or [])
+    setting = [e for e in errs if any(w in e[0].lower() for w in _SETTING_WORDS)]
+    state = [e for e in errs if e not in setting]
+    for rule, group, what in (("gpu_field_error.error_token", state, "cannot read the GPU"),
+                              ("gpu_field_error.setting_unreadable", setting, "cannot read a setting")):
+        if group:
+            shown = ", ".join(f"{path} '{val}'" for path, val in group[:6]) + (
+                f" and {len(group) - 6} more" if len(group) > 6 else "")
+            out.append(Finding(host, "gpu_field_error", rule_sev(rule), _subject(host, g),
+                               f"nvidia-smi {what}: {shown}{_bus(g)}"))
     return out
 
 
@@ -263,10 +340,19 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     gpus = list(data.get("gpus") or [])
     if not data.get("excerpt"):
         attached = data.get("attached_gpus")
-        res.findings += _count_finding(host, int(attached) if attached is not None else len(gpus), exp, "")
+        found = int(attached) if attached is not None else len(gpus) + len(data.get("lost_gpus") or [])
+        names = [str(g.get("name")) for g in gpus if g.get("name")]
+        board = board_gpus(names, found) if len(names) == len(gpus) else None
+        res.findings += _count_finding(host, found, exp, "", board)
+        if exp.get("gpus_per_node") is None and board is None and gpus and not any(map(_has_health, gpus)) \
+                and not data.get("lost_gpus"):
+            res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
+                                        f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
+                                        "holds no health field and states no expected count)"))
     for g in gpus:
         res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
-                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp))
+                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp)
+                         + _error_fields(host, g))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res
@@ -305,6 +391,21 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
     return res
 
 
+#: NVLink links per GPU of SXM products (NVIDIA datasheets: V100 SXM2 6, A100 SXM4 12, A800/H800 8,
+#: H100/H200/B200/B300 SXM 18); PCIe and NVL bridge cards are not in the table
+_PRODUCT_NVLINKS = (("A800", 8), ("H800", 8), ("A100-SXM", 12), ("A100 SXM", 12), ("V100-SXM2", 6), ("V100-SXM3", 6),
+                    ("H100 80GB HBM3", 18), ("H100-SXM", 18), ("H100 SXM", 18), ("H200", 18), ("B200", 18),
+                    ("B300", 18))
+
+
+def product_nvlinks(name: str) -> int | None:
+    """NVLink links per GPU of the product ``name`` (None: not an SXM product in the table)."""
+    up = name.upper()
+    if "PCIE" in up or " NVL" in up:
+        return None
+    return next((n for key, n in _PRODUCT_NVLINKS if key.upper() in up), None)
+
+
 @check("nvidia-smi-nvlink")
 def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -327,6 +428,9 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
                                     "links are expected"))
     for g in gpus:
         subj = _subject(host, g)
+        product = product_nvlinks(str(g.get("name") or "")) if not want else None
+        if product is not None and g.get("inactive_links") and g.get("active_links", 0) >= product:
+            continue  # judged with the product's topology: links beyond its count are unused by design
         if g.get("all_links_inactive"):
             if want or peers_with_links:
                 why = f"{want} per GPU expected" if want else "other GPUs of the node have active links"
@@ -392,21 +496,31 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
 
 @check("lspci")
 def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    """GPU/Mellanox NIC (and any device of a grep'd excerpt: the one the user selected) link against
+    its LnkCap: width below it ``pcie_link.width_reduced``; width below it while trained at Gen1, or a
+    quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
+    down-clock)."""
     res = CheckResult()
     for d in data.get("devices") or []:
         cap, sta = d.get("lnkcap"), d.get("lnksta")
-        if not (d.get("is_gpu") or (d.get("is_nic") and d.get("vendor") == "mellanox")) or not cap or not sta:
+        if not (d.get("is_gpu") or d.get("excerpt") or (d.get("is_nic") and d.get("vendor") == "mellanox")) \
+                or not cap or not sta:
             continue
         subj = f"{host}/{d['slot']}"
-        what = "GPU" if d.get("is_gpu") else "NIC"
+        what = "NIC" if d.get("is_nic") else "GPU" if d.get("is_gpu") else "device"
+        desc = f" ({d.get('description', '')[:60]})" if d.get("description") else ""
         if sta.get("width") and cap.get("width") and sta["width"] < cap["width"]:
-            res.findings.append(Finding(host, "pcie_link", "warning", subj,
-                                        f"{what} PCIe link x{sta['width']}, capable of x{cap['width']} "
-                                        f"({d.get('description', '')[:60]})"))
-        if (what == "NIC" and sta.get("speed_gts") and cap.get("speed_gts")
+            gen1 = sta.get("speed_gts") == 2.5 and (cap.get("speed_gts") or 0) > 2.5
+            broken = gen1 or sta["width"] * 4 <= cap["width"]
+            rule = "pcie_link.training_failed" if broken else "pcie_link.width_reduced"
+            speed = f" at {sta['speed_gts']:g} GT/s" if sta.get("speed_gts") else ""
+            why = ": the link failed to train (slot, riser or card)" if broken else ""
+            res.findings.append(Finding(host, "pcie_link", rule_sev(rule), subj,
+                                        f"{what} PCIe link x{sta['width']}{speed}, capable of x{cap['width']}"
+                                        f"{why}{desc}"))
+        elif (what == "NIC" and sta.get("speed_gts") and cap.get("speed_gts")
                 and sta["speed_gts"] < cap["speed_gts"]):
-            sev: Severity = "warning"
-            res.findings.append(Finding(host, "pcie_link", sev, subj,
+            res.findings.append(Finding(host, "pcie_link", rule_sev("pcie_link.nic_speed_reduced"), subj,
                                         f"NIC PCIe link {sta['speed_gts']:g} GT/s (Gen{sta.get('gen')}), capable of "
                                         f"{cap['speed_gts']:g} GT/s (Gen{cap.get('gen')})"))
     return res
@@ -434,4 +548,13 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             res.findings.append(Finding(host, "dcgmi_diag", sev, host,
                                         f"dcgmi diag {t.get('category')}/{t.get('test')}: {st} (test result; "
                                         "no GPU row failed)"))
+    # an inconclusive run is not a pass (DCGM diag semantics: Skip = not run): every test beyond the
+    # Deployment (software) checks skipped on every GPU
+    beyond = [t for t in (data.get("tests") or data.get("results") or [])
+              if str(t.get("category") or "").lower() not in ("deployment", "metadata", "")]
+    if beyond and all(t.get("status") == "Skip" for t in beyond):
+        names = ", ".join(dict.fromkeys(str(t.get("test")) for t in beyond))
+        res.findings.append(Finding(host, "dcgmi_diag", rule_sev("dcgmi_diag.all_skipped"), host,
+                                    f"dcgmi diag inconclusive: every hardware/integration/stress test was skipped "
+                                    f"({names}); only the software checks ran. Re-run with the GPUs visible to DCGM"))
     return res

@@ -37,6 +37,7 @@ import yaml
 
 from clusterctl.analysis.checks.linkflap import judge_link_flaps
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 SEVERITIES: tuple[Severity, ...] = ("critical", "warning", "info")
 
@@ -103,6 +104,24 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             host, "xid", "critical", subject,
             f"GPU {pci or '(bus id not in the log)'} has fallen off the bus (kernel log {_when([ev])}, no Xid 79 "
             "logged for it): drain; reboot the node, then check PCIe seating, power and temperature"))
+    aer: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in data.get("aer_fatal") or ():
+        aer.setdefault(str(ev.get("pci") or ""), []).append(ev)
+    for pci, events in sorted(aer.items()):
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev("kernel_pcie.aer_fatal"), f"{host}/{pci}" if pci else host,
+            f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
+            f"needed: the link is lost until a reset); drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
+    seen_lim: set[str] = set()
+    for ev in data.get("pcie_limited") or ():
+        pci = str(ev.get("pci") or "")
+        if pci in seen_lim:
+            continue
+        seen_lim.add(pci)
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev("kernel_pcie.below_capability"), f"{host}/{pci}" if pci else host,
+            f"{pci or 'a device'} runs below its PCIe capability: limited by {ev.get('link')} (capable of "
+            f"{ev.get('capable')}); reseat or check the slot/riser"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

@@ -38,6 +38,7 @@ from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 CRITICAL_FRACTION = 0.5
 
@@ -99,6 +100,20 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
     if fam and (fam, scope) in BUSBW_FLOORS:
         return BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
     return None, f"no default floor for {model or 'an unknown GPU'} ({scope}-node)"
+
+
+#: NCCL WARN lines that end the job (NCCL's ncclSystemError/ncclRemoteError paths): an IB async
+#: fatal event, a completion with error status, a communicator fatal error
+_FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with error|"
+                    r"local (?:work queue|protection|length) error|remote (?:access|invalid request|operation) error|"
+                    r"transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR|ncclSystemError|ncclRemoteError",
+                    re.IGNORECASE)
+
+
+#: busbw (GB/s) below which a run at >= SOCKET_MIN_BYTES cannot have stayed on a GPU path inside a node
+#: (PCIe Gen3 x16 shared memory gives ~10 GB/s): with NET/Socket chosen, the data went over TCP
+SOCKET_BUSBW_GBPS = 5.0
+SOCKET_MIN_BYTES = 64 << 20
 
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
@@ -188,6 +203,13 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         model_note += f"; {busbw / line:.0%} of the {line:g} GB/s NIC line rate"
     floor, why = _floor(data, exp, scope)
     where = f"{float(busbw):.1f} GB/s busbw at {size} B ({scope}-node, {n} ranks)"
+    transport = (data.get("nccl") or {}).get("transport")
+    if floor is None and transport == "Socket" and size and int(size) >= SOCKET_MIN_BYTES \
+            and 0 < float(busbw) < SOCKET_BUSBW_GBPS:
+        res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_fallback"), host,
+                                    f"nccl-tests {coll}: {where} over NET/Socket: the data crossed TCP sockets, "
+                                    f"not RDMA (no GPU path inside a node is below {SOCKET_BUSBW_GBPS:g} GB/s)"))
+        return res
     if floor is None:
         res.findings.append(Finding(host, "nccl_busbw", "info", host,
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))
@@ -222,6 +244,11 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings.append(Finding(host, "nccl_busbw", "info", host,
                                     f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
                                     "no bus bandwidth to judge"))
-    for w in (data.get("warnings") or [])[:5]:
-        res.findings.append(Finding(host, "nccl_warn", "warning", host, f"NCCL WARN {w[:200]}"))
+    fatal = [w for w in data.get("warnings") or [] if _FATAL.search(w[:2000])]
+    for w in fatal[:5]:
+        res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
+                                    f"NCCL fatal transport error: {w[:200]}"
+                                    + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
+    for w in [w for w in data.get("warnings") or [] if w not in fatal][:5]:
+        res.findings.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
     return res

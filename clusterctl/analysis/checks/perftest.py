@@ -27,6 +27,35 @@ from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
+
+#: the data rates (Gb/s) an RDMA port can have: Ethernet 10-800G, InfiniBand SDR/DDR/QDR/FDR data rates
+#: (8b/10b and 64b/66b), EDR and up; a measurement cannot exceed its port's rate, so the smallest of
+#: these at or above it is a lower bound of the line rate
+#: the lower-bound judgement needs messages this large (perftest reaches line rate from ~64 KiB; 1 MiB
+#: leaves no doubt)
+LOWER_BOUND_MIN_BYTES = 1 << 20
+STANDARD_RATES_GBPS = (8.0, 10.0, 16.0, 25.0, 32.0, 40.0, 50.0, 54.5, 100.0, 200.0, 400.0, 800.0)
+
+
+def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, Any],
+                       expectations: Mapping[str, Any]) -> list[Finding]:
+    """No line rate from the inventory: the smallest standard rate at or above the measurement is
+    one the port has at least; below the fraction of even that is a finding (a warning: the true
+    rate may be higher, so the true shortfall is at least this); otherwise a note that it cannot be
+    judged without ``ib_rate_gbps``."""
+    size = data.get("max_size_bytes")
+    if not isinstance(size, int | float) or size < LOWER_BOUND_MIN_BYTES:
+        return []  # small messages are bound by latency and message rate, not by the link
+    floor = next((r for r in STANDARD_RATES_GBPS if r >= bw), None)
+    min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
+    if floor is not None and bw < floor * min_fraction:
+        return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.below_line_rate"), f"{host}/{subject}",
+                        f"ib_write_bw {bw:.1f} Gb/s at {data.get('max_size_bytes')} B is {bw / floor:.0%} or less of "
+                        f"the port's line rate (at least {floor:g} Gb/s, the next standard rate above the result; "
+                        "set ib_rate_gbps to judge it exactly)")]
+    return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
+                    f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.1f} Gb/s; the capture states no line rate)")]
 
 DEFAULT_MIN_FRACTION = 0.9
 DEFAULT_IB_PORT = 1
@@ -61,6 +90,7 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
     res.metrics.append(Metric(host, "ib_write_bw_Gbps", float(bw), subject=subject, unit="Gb/s"))
     rate = _line_rate(expectations.get("ib_rate_gbps"), data.get("link_type"))
     if rate is None or rate <= 0:
+        res.findings += _judge_lower_bound(host, subject, float(bw), data, expectations)
         return res
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     # the report draws the floor this check applied

@@ -18,15 +18,18 @@ Expectations:
     check already knows which netdev belongs to which RDMA port).
 
 Findings: ``roce_v2_gid`` (critical: NCCL_IB_GID_INDEX has nothing to point at, RDMA CM
-connections fail) and ``mtu`` (warning: works, but slower and with more PFC pressure).
+connections fail) and ``mtu`` (``mtu.below_expected`` in severity.yml: failed, RoCE path MTU falls to 1024 and
+jobs tuned for 4096 fail or crawl); ``ip-link`` also reports a fabric netdev without carrier.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from clusterctl.analysis.model import Finding, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 DEFAULTS: dict[str, Any] = {
     "rdma_netdevs": [],  # judge no ip-link interface unless named: sysfs-ib maps netdevs to ports itself
@@ -41,7 +44,8 @@ def _mtu_finding(host: str, subject: str, netdev: str, mtu: Any, exp: Mapping[st
     want = exp.get("mtu")
     if not isinstance(want, int) or not isinstance(mtu, int) or mtu >= want:
         return None
-    return Finding(host, "mtu", "warning", subject, f"{netdev} MTU {mtu} below the fabric's {want}")
+    return Finding(host, "mtu", rule_sev("mtu.below_expected"), subject,
+                   f"{netdev} MTU {mtu} below the fabric's {want} (RoCE path MTU falls to 1024 at MTU 1500)")
 
 
 @check("sysfs-ib")
@@ -82,7 +86,14 @@ def _routable_v2(g: Mapping[str, Any]) -> bool:
 
 @check("show_gids")
 def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
-    if exp.get("fabric") != "roce":
+    """Every RoCE port needs a routable v2 GID. Fabric ``roce``: a port without one is critical.
+    No fabric given: the capture states RoCE when some port has a routable v2 GID; then each other
+    port with a netdev (Ethernet) that has none is a warning (``roce_v2_gid.missing``: it may be a
+    port that is down, which show_gids cannot tell); IB ports (no netdev) are not judged."""
+    fabric = exp.get("fabric")
+    if fabric is None and any(_routable_v2(g) for g in data.get("gids", [])):
+        return _inferred_roce(host, data, exp)
+    if fabric != "roce":
         return []
     skip = _excluded(exp)
     ports: dict[tuple[str, int], dict[str, Any]] = {}
@@ -106,13 +117,56 @@ def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Fin
     return out
 
 
+#: a netdev of an RDMA-capable NIC port: the ``np<N>`` phys_port_name suffix mlx5/bnxt/irdma give their
+#: uplinks (``ens4np0``, ``enp83s0f0np0``); IPoIB interfaces are judged by link type
+_RDMA_NETDEV = re.compile(r"np\d{1,2}$")
+
+
+def _fabric_netdev(link: Mapping[str, Any], names: set[str], skip: set[str], fabric: str) -> bool:
+    name = str(link.get("ifname") or "")
+    if name in skip or link.get("kind") in ("vlan", "macvlan", "veth", "bridge"):
+        return False
+    if name in names:
+        return True
+    if names:
+        return False  # the inventory named its RDMA netdevs: only those
+    if fabric == "roce":
+        return bool(_RDMA_NETDEV.search(name))
+    return fabric == "infiniband" and link.get("link_type") == "infiniband"
+
+
+def _inferred_roce(host: str, data: Any, exp: Mapping[str, Any]) -> list[Finding]:
+    skip = _excluded(exp)
+    ports: dict[tuple[str, int], dict[str, Any]] = {}
+    for g in data.get("gids", []):
+        p = ports.setdefault((g["device"], g["port"]), {"netdev": None, "v2": False})
+        p["netdev"] = p["netdev"] or g.get("netdev")
+        p["v2"] = p["v2"] or _routable_v2(g)
+    cut = set(data.get("cut_devices") or [])
+    good = sorted(d for (d, _p), v in ports.items() if v["v2"])
+    return [Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing"), f"{host}/{dev}/{port}",
+                    f"show_gids lists no routable RoCE v2 GID on {p['netdev']} while {', '.join(good)} have one: "
+                    "RoCE cannot use this port (or it is down)")
+            for (dev, port), p in sorted(ports.items())
+            if p["netdev"] and not p["v2"] and dev not in cut and dev not in skip and p["netdev"] not in skip]
+
+
 @check("ip-link")
 def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
+    """MTU and carrier of the fabric netdevs: those named in ``rdma_netdevs``, else (fabric ``roce``)
+    netdevs named like an RDMA NIC uplink (``np<N>`` suffix), (fabric ``infiniband``) IPoIB links."""
     names = set(exp.get("rdma_netdevs") or DEFAULTS["rdma_netdevs"])
+    fabric = str(exp.get("fabric") or "")
+    skip = _excluded(exp)
     out: list[Finding] = []
     for link in data.get("links", []):
-        if link.get("ifname") in names:
-            f = _mtu_finding(host, f"{host}/{link['ifname']}", link["ifname"], link.get("mtu"), exp)
-            if f:
-                out.append(f)
+        if not _fabric_netdev(link, names, skip, fabric):
+            continue
+        subject = f"{host}/{link['ifname']}"
+        f = _mtu_finding(host, subject, link["ifname"], link.get("mtu"), exp)
+        if f:
+            out.append(f)
+        if link.get("carrier") is False or link.get("state") == "DOWN":
+            out.append(Finding(host, "rdma_netdev_link", rule_sev("rdma_netdev_link.down"), subject,
+                               f"{link['ifname']} has no carrier (state {link.get('state')}): the fabric port is down"))
     return out

@@ -3,17 +3,30 @@ carries a state is judged).
 
 Names every node that cannot take jobs: down, failed or not responding (``*``) nodes are
 critical; drained/draining nodes (an admin's or a health check's decision, reason shown) and
-nodes in an unknown/invalid state are warnings; a partition whose AVAIL is not ``up`` is a
-warning. Allocated, mixed, idle, completing, reserved and powered-off cloud nodes (``idle~``) are
-normal. State names and suffixes: sinfo(1) "NODE STATE CODES", scontrol(1) ``State=``.
+nodes in an unknown/invalid state are warnings, unless the reason names lost or failed hardware
+(:data:`LOST_HARDWARE`: ``gres/gpu count reported lower than configured``, Xid, ECC, a GPU or HCA
+lost or down; severity.yml ``slurm_node_state.lost_hardware``), which is critical; a partition
+whose AVAIL is not ``up`` is a warning. Allocated, mixed, idle, completing, reserved and powered-off
+cloud nodes (``idle~``) are normal. State names and suffixes: sinfo(1) "NODE STATE CODES", scontrol(1) ``State=``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
+
+#: drain/down reasons that name lost or failed hardware (Slurm's own 'gres/gpu count reported lower
+#: than configured', 'Low RealMemory', health-check words): the node must not run the next job
+LOST_HARDWARE = re.compile(
+    r"gres/gpu count|count reported lower|Low (?:RealMemory|socket|CPUs?)|\bXid\b|\bECC\b|"
+    r"fallen off|off the bus|\bGPU\s*(?:\d+\s*)?(?:lost|missing|gone|dead|fail|error|down)|"
+    r"(?:lost|missing|dead|failed|bad)\s+(?:GPU|HCA|IB|DIMM|memory|NIC)|\b(?:HCA|IB|mlx5_\d+)\b.{0,20}\bdown\b|"
+    r"row remap|retired pages|nvlink",
+    re.IGNORECASE)
 
 _CRITICAL = {"down", "fail", "failing", "failg"}
 _WARNING = {"drain", "drained", "draining", "drng", "inval", "unknown", "unk"}
@@ -31,6 +44,8 @@ def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, k
         sev, why = "warning", f"{b}: takes no new jobs"
     if sev is None:
         return []
+    if sev == "warning" and LOST_HARDWARE.search(detail[:600]):
+        sev, why = rule_sev("slurm_node_state.lost_hardware"), f"{b}: the reason names lost or failed hardware"
     return [Finding(host, "slurm_node_state", sev, node, f"{kind}: node {node} {why}{detail}")]
 
 

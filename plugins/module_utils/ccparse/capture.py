@@ -7,6 +7,9 @@ takes that back to the tool's own output, for every KIND alike:
   cursor, OSC titles) are dropped;
 * a provenance line (``# source: ...``) first is kept as it is (the parsers skip it);
 * Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
+* a launcher's or parallel shell's prefix on (nearly) every line is removed and the hosts it names
+  recorded (:attr:`Cleaned.hosts`): Open MPI ``--tag-output`` ``[1,0]<stdout>:``, pdsh/clush
+  ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: `` (see :func:`strip_launcher_prefix`);
 * a prefix every non-blank line carries (``> `` of a quoted reply, `` * `` of a C comment) is
   removed, and for :data:`DEDENT_KINDS` the common leading whitespace too (relative indentation
   stays);
@@ -89,7 +92,21 @@ _MAYBE_FIRST = frozenset("#+>%")
 _SURE_CHARS = "#$%"
 _MAYBE_CHARS = "#+>%"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
-_PREFIXES = ("> ", " * ", "* ", "// ")
+_PREFIXES = ("> ", ">", " * ", "* ", "// ")
+#: launcher / parallel-shell line prefixes: Open MPI --tag-output, ``[host] `` (not a dmesg
+#: timestamp: the name holds a letter), ``host: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
+_LAUNCHER = re.compile(r"^(?:\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
+                       r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
+                       r"|(?P<host>[A-Za-z][\w.-]{0,63}): "
+                       r"|(?P<rank>\d{1,5}): )")
+#: words that start log lines as ``word: `` or ``[word] `` without being a host
+_NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
+                        "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
+                        "failed", "ok", "pass", "fail", "result", "status", "usage", "trace", "stdout", "stderr"})
+#: KINDs whose own lines are ``<name>: <value>`` at column 0 (sysfs files printed by grep/head)
+NO_LAUNCHER_KINDS = frozenset({"sysfs-ib", "proc-limits"})
+#: share of the non-blank lines that must carry one launcher prefix form before it is removed
+LAUNCHER_SHARE = 0.9
 
 
 @dataclass
@@ -99,6 +116,8 @@ class Cleaned:
     text: str
     lines: Sequence[int] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    #: hosts (or ranks) a launcher prefix named, in order of first appearance
+    hosts: list[str] = field(default_factory=list)
 
     def original_line(self, line: int | None) -> int | None:
         if line is None or not self.lines:
@@ -185,6 +204,40 @@ def _plain(text: str, kind: str) -> bool:
     return True
 
 
+def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
+    """``lines`` without a launcher's prefix, and the hosts/ranks it named; unchanged when fewer than
+    :data:`LAUNCHER_SHARE` of the non-blank lines carry one form of it. ``host: `` needs at most a
+    few distinct names (a ``Key: value`` format has many keys), srun's ``N: `` every line and ranks
+    that repeat (an ``ip link`` listing's ``2: eth0:`` has unprefixed continuation lines, or one line
+    per distinct index)."""
+    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:"))]
+    if len(body) < 2:
+        return lines, []
+    forms: dict[str, dict[str, int]] = {}
+    for ln in body:
+        m = _LAUNCHER.match(ln)
+        if m:
+            form = m.lastgroup or ""
+            names = forms.setdefault(form, {})
+            name = m.group(form)
+            names[name] = names.get(name, 0) + 1
+    for form, names in sorted(forms.items(), key=lambda kv: -sum(kv[1].values())):
+        n = sum(names.values())
+        need = len(body) if form == "rank" else LAUNCHER_SHARE * len(body)
+        if form in ("host", "bracket") and any(nm.lower() in _NOT_HOSTS or nm.isupper() for nm in names):
+            continue  # 'NVRM: Xid ...', 'kernel: ...', '[ERROR] ...': message tags, not hosts
+        if form == "host" and max(names.values()) < 2 and not all(any(c.isdigit() for c in nm) for nm in names):
+            continue  # 'state: 4: ACTIVE' / 'rate: 5 Gb/sec' (sysfs files): keys, not hosts
+        if n < need or (form == "host" and len(names) > max(8, n // 4)) or (form == "rank" and len(names) > n // 2):
+            continue
+        out = []
+        for ln in lines:
+            m = _LAUNCHER.match(ln)
+            out.append(ln[m.end():] if m and m.lastgroup == form else ln)
+        return out, list(names)
+    return lines, []
+
+
 def _strip_prefix(lines: list[str]) -> list[str]:
     first = next((ln for ln in lines if ln.strip()), "")
     if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
@@ -233,8 +286,8 @@ def _lines_of(text: str) -> tuple[list[str], bool]:
 def clean_capture(text: str, kind: str) -> Cleaned:
     """The tool's output inside a pasted capture; see the module docstring.
 
-    A tool's own output (what the collectors write: no fence, no quoting prefix, nothing to
-    dedent, no prompt or command line) is returned as it is, without cutting it into segments:
+    A tool's own output (what the collectors write: no fence, no launcher or quoting prefix,
+    nothing to dedent, no prompt or command line) is returned as it is, without cutting it into segments:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
@@ -242,6 +295,8 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     if raw and "```" not in text and "~~~" not in text:
         head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
         body = raw[head:]
+        if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in body[:40]):
+            return _general(text, kind)
         stripped = _strip_prefix(body)
         if kind in DEDENT_KINDS:
             stripped = _dedent(stripped)
@@ -260,7 +315,16 @@ def _general(text: str, kind: str) -> Cleaned:
         source, numbered = numbered[:1], numbered[1:]
     if "```" in text or "~~~" in text:
         numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
-    stripped = _strip_prefix([ln for _n, ln in numbered])
+    hosts: list[str] = []
+    if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
+        bare, hosts = strip_launcher_prefix([ln for _n, ln in numbered])
+        numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare, strict=True)]
+    stripped = [ln for _n, ln in numbered]
+    for _depth in range(4):  # nested quoting: '>> ' of a reply to a reply
+        again = _strip_prefix(stripped)
+        if again == stripped:
+            break
+        stripped = again
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)
     numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped, strict=True)]
@@ -302,7 +366,7 @@ def _general(text: str, kind: str) -> Cleaned:
     result = "\n".join(ln for _n, ln in out)
     if out and trailing_newline:
         result += "\n"
-    return Cleaned(result, [n for n, _ln in out], commands)
+    return Cleaned(result, [n for n, _ln in out], commands, hosts)
 
 
 # --- line-level helpers of the GPU/NCCL/Slurm parsers -------------------------------------------

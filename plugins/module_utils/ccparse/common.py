@@ -120,3 +120,10 @@ def json_loads(text: str) -> Any:
         return JSON_DECODER.decode(text)
     except RecursionError:
         raise json.JSONDecodeError("JSON nested too deeply", text, 0) from None
+
+
+#: values nvidia-smi prints in place of a reading when NVML cannot read the GPU (``[N/A]``/``N/A`` and
+#: ``Not Supported`` are absent features, not errors)
+ERROR_TOKENS = frozenset({"Unknown Error", "[Unknown Error]", "ERR!", "[ERR!]", "[GPU requires reset]",
+                          "GPU requires reset", "[GPU is lost]", "GPU is lost", "System is not in ready state",
+                          "[System is not in ready state]", "Insufficient Permissions", "[Insufficient Permissions]"})

@@ -14,6 +14,12 @@ operators paste ``grep Xid`` output too):
 ``nvlink_errors``
     other ``NVRM:`` lines about NVLink that report a failure or error (e.g.
     ``knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!``).
+``aer_fatal``
+    PCIe AER uncorrected fatal errors (``AER: Uncorrected (Fatal) error received: <dev>``,
+    ``severity=Uncorrected (Fatal)``), with or without any Xid, and the device (``pci``) when named.
+``pcie_limited``
+    the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
+    a device trained below its capability (``pci``, ``link``, ``capable``).
 ``link_flaps``
     the per-interface link down/up counts of :mod:`ccparse.syslog_linkflap` (the same parser,
     the same counting), or None when the lines carry no log prefix that parser reads (then
@@ -56,6 +62,15 @@ _NAME = re.compile(r"\bname=(?P<name>[^,]*)")
 _FALLEN = re.compile(r"fallen off the bus", re.IGNORECASE)
 _GPU_PCI = re.compile(r"GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")")
 _NVLINK = re.compile(r"nvlink", re.IGNORECASE)
+#: PCIe AER uncorrected fatal errors: 'AER: Uncorrected (Fatal) error received: 0000:01:00.0',
+#: 'PCIe Bus Error: severity=Uncorrected (Fatal), type=...' (device named by the line's own prefix)
+_AER_FATAL = re.compile(r"Uncorrect(?:ed|able) \(Fatal\)")
+#: the kernel's link report of a device trained below its capability (pcie_print_link_status):
+#: '63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of
+#: 126.016 Gb/s with 8.0 GT/s PCIe x16 link)'
+_LIMITED = re.compile(r"PCIe bandwidth, limited by (?P<at>.{0,80}?link at \S+) \(capable of (?P<cap>[^)]{0,80})\)")
+_DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
+_AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
 
@@ -83,6 +98,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     xids: list[dict[str, Any]] = []
     fallen: list[dict[str, Any]] = []
     nvlink: list[dict[str, Any]] = []
+    aer: list[dict[str, Any]] = []
+    limited: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
@@ -123,6 +140,14 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if "NVRM" in msg and _NVLINK.search(msg) and _FAILURE.search(msg):
             nvlink.append(_event(lineno, time, msg))
+        elif "(Fatal)" in msg and _AER_FATAL.search(msg):
+            dev = _DEV_PREFIX.match(msg)
+            src = _AER_SOURCE.search(msg)
+            aer.append(_event(lineno, time, msg, pci=(src.group(1) if src else dev.group("pci") if dev else None)))
+        elif "limited by" in msg and (lim := _LIMITED.search(msg)):
+            dev = _DEV_PREFIX.match(msg)
+            limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,
+                                  link=lim.group("at"), capable=lim.group("cap")))
     if total and not recognised:
         raise ParseError(TOOL, "no line looks like a kernel log line (journalctl -k, dmesg or syslog prefix, "
                                "or an NVRM: message)", first_bad)
@@ -133,5 +158,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             flaps = parse_syslog_linkflap(text)["interfaces"]
         except ParseError as exc:
             note = f"link flaps not counted: {exc.reason}"
-    return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "link_flaps": flaps,
-            "link_flaps_note": note, "lines": total}
+    return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
+            "pcie_limited": limited, "link_flaps": flaps, "link_flaps_note": note, "lines": total}

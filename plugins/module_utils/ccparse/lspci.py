@@ -13,6 +13,11 @@ kept as a flag where lspci prints it). Speeds are GT/s and the PCIe generation d
                              "width_downgraded": False} | None,
                   "access_denied": False, "line": 1}]}
 
+A grep'd excerpt (``lspci -vv -s 01:00.0 | grep -E "LnkSta|LnkCap"``, a probe script's ``Card: 01:00.0 ...``
+lines, ``Subsystem:``/``Physical Slot:`` lines) has no device header: its link lines belong to an
+``excerpt`` device (``"excerpt": True``) named by the last slot seen on a non-indented line (the
+``-s`` of the command included), vendor from a ``Subsystem:`` line.
+
 Devices without a PCIe capability (host bridges, legacy devices) have ``lnkcap``/``lnksta`` None;
 ``Capabilities: <access denied>`` (lspci run without root) sets ``access_denied``.
 """
@@ -26,6 +31,9 @@ from .common import ParseError, parser, strip_source_line, to_float, to_int
 
 TOOL = "lspci -vv"
 
+#: a slot named anywhere in a non-indented line of an excerpt (``Card: 01:00.0 VGA ...`` of a probe
+#: script, ``$ lspci -vv -s 01:00.0 | grep LnkSta``): the device the following link lines belong to
+_SLOT_ANY = re.compile(r"(?<![\w:.])((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?![\w.])")
 _HEAD = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\n]{1,80}):\s*(.*)$")
 _SPEED = re.compile(r"Speed\s+(\d{1,3}(?:\.\d{1,3})?)GT/s(?:\s*\((ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width\s+x(\d{1,2})(?:\s*\((ok|downgraded)\))?")
@@ -49,14 +57,48 @@ def parse_lspci(text: str) -> dict[str, Any]:
     devices: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
     last = 0
+    slot_hint: str | None = None
+
+    def excerpt_device(lineno: int) -> dict[str, Any]:
+        slot = slot_hint or f"device{len(devices) + 1}"
+        if slot_hint and slot.count(":") == 1:
+            slot = f"0000:{slot}"
+        return {"slot": slot.lower(), "class": "", "description": "", "vendor": None, "is_gpu": False,
+                "is_nic": False, "lnkcap": None, "lnksta": None, "access_denied": False, "line": lineno,
+                "excerpt": True}
+
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
-        if not raw.strip() or raw.lstrip().startswith("$ "):
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith("$ ") or "lspci" in raw[:200]:
+            m = _SLOT_ANY.search(raw[:600])
+            slot_hint = m.group(1) if m else slot_hint
+            if cur is not None and cur.get("excerpt"):
+                cur = None
             continue
         last = lineno
-        if not raw[0].isspace():
-            h = _HEAD.match(raw.strip()[:600])
+        s = raw.strip()[:600]
+        if s.startswith(("LnkCap:", "LnkSta:")) and (cur is None or (cur.get("excerpt") and s[:7] == "LnkCap:"
+                                                                      and cur["lnkcap"] is not None)):
+            cur = excerpt_device(lineno)  # a grep'd excerpt: link lines without their device header
+            devices.append(cur)
+        if not raw[0].isspace() and not s.startswith(("LnkCap:", "LnkSta:", "LnkCap2:", "LnkSta2:", "LnkCtl")):
+            h = _HEAD.match(s)
             if not h:
-                cur = None  # a title, prose or another command's output: not a device
+                m = _SLOT_ANY.search(s)
+                if m:
+                    slot_hint = m.group(1)
+                if s.startswith("Subsystem:") and cur is not None and cur.get("excerpt") and "nvidia" in s.lower():
+                    cur["vendor"], cur["description"] = "nvidia", s[10:].strip()
+                elif s.startswith("Subsystem:") and "nvidia" in s.lower():
+                    cur = excerpt_device(lineno)
+                    cur["vendor"], cur["description"] = "nvidia", s[10:].strip()
+                    devices.append(cur)
+                elif cur is not None and cur.get("excerpt") and s.startswith(("Physical Slot:", "Kernel driver",
+                                                                                "Kernel modules")):
+                    pass
+                else:
+                    cur = None  # a title, prose or another command's output: not a device
                 continue
             slot = h.group(1) if h.group(1).count(":") == 2 else f"0000:{h.group(1)}"
             desc = h.group(3).strip()
@@ -71,7 +113,6 @@ def parse_lspci(text: str) -> dict[str, Any]:
             continue
         if cur is None:
             continue  # indented text outside a device block
-        s = raw.strip()[:600]
         if s.startswith("LnkCap:"):
             cur["lnkcap"] = _link(s)
         elif s.startswith("LnkSta:"):

@@ -54,9 +54,12 @@ into the same ``clocks_event_reasons`` keys (snake_case of the printed names).
 ``nvidia-smi -q -x`` XML given to this KIND is parsed by :mod:`ccparse.nvidia_smi_xml` (by
 content, as ``nccl-tests`` does for its JSON); ``nvidia-smi-q-xml`` is that parser's own KIND.
 
-Excerpts (documentation slices with ``[...]`` or a bare ``ECC Errors`` section without a
-``GPU`` header) parse with ``excerpt: True``; without an elision marker, fewer ``GPU`` blocks
-than ``Attached GPUs`` is a truncated report and raises :class:`ParseError`.
+Excerpts (documentation slices with ``[...]``, a bare ``ECC Errors`` section without a ``GPU``
+header, or sections starting at column 0 such as ``GPU Reset Status`` / ``Clocks Throttle Reasons``
+as an author quoted them) parse with ``excerpt: True``. Fewer ``GPU`` blocks than ``Attached GPUs``
+(``-i``/``-d`` subsets, a cut paste) is judged as it is: ``blocks_missing`` records how many.
+``error_fields`` lists ``(path, value)`` of every field that reads an error token
+(:data:`ERROR_TOKENS`: ``Unknown Error``, ``ERR!``, ``[GPU requires reset]``, ...).
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, parser, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 from .nvidia_smi_xml import looks_like_xml, parse_nvidia_smi_q_xml
 
@@ -82,7 +85,9 @@ _SECTION_NAME = re.compile(r"^[A-Za-z][\w .()/+-]*$")
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 #: sections whose presence makes an indented header-less slice a recognisable excerpt
 _KNOWN_SECTIONS = {"ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons",
-                   "Clocks Throttle Reasons", "Temperature", "PCI", "Power Readings", "GPU Power Readings"}
+                   "Clocks Throttle Reasons", "Temperature", "PCI", "Power Readings", "GPU Power Readings",
+                   "GPU Reset Status", "Clocks", "Max Clocks", "Utilization", "Fabric", "Fan Speed",
+                   "Performance State", "ECC Mode", "Product Name", "GPU Recovery Action"}
 
 Tree = dict[str, Any]
 
@@ -119,7 +124,21 @@ def _bool_text(value: str) -> bool | None:
         return True
     if v in ("no", "not active", "disabled", "false", "none"):
         return False
+    head, _, rest = v.partition(" ")
+    if head in ("yes", "no") and rest and not rest[0].isalnum():  # 'Yes <===' (a runbook's marker)
+        return head == "yes"
     return None
+
+
+def error_fields(tree: Tree, prefix: str = "") -> list[tuple[str, str]]:
+    """``(path, value)`` of every field of a GPU tree that holds an :data:`ERROR_TOKENS` value."""
+    out: list[tuple[str, str]] = []
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out += error_fields(v, f"{prefix}{k}/")
+        elif v in ERROR_TOKENS:
+            out.append((f"{prefix}{k}", v))
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -162,12 +181,14 @@ class _TreeBuilder:
     inlined in :func:`parse_nvidia_smi_q`, which runs it for every line of every node's report.
     """
 
-    __slots__ = ("dicts", "indents", "root")
+    __slots__ = ("dicts", "errors", "indents", "root")
 
     def __init__(self) -> None:
         self.root: Tree = {}
         self.indents: list[int] = [-1]
         self.dicts: list[Tree] = [self.root]
+        #: (key, value) of the fields that read an error token, found while the tree is built
+        self.errors: list[tuple[str, str]] = []
 
 
 def _ecc_counts(section: Any) -> dict[str, int | None]:
@@ -211,7 +232,8 @@ def _ecc_counts(section: Any) -> dict[str, int | None]:
     return out
 
 
-def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str, Any]:
+def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
+                errors: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     ecc = _sec(t, "ECC Errors")
     vol, agg = ecc.get("Volatile"), ecc.get("Aggregate")
     if isinstance(vol, dict) and any(k.startswith(("SRAM", "DRAM")) for k in vol):
@@ -320,6 +342,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int) -> dict[str,
         "recovery_action": t.get("GPU Recovery Action"),
         "fabric_state": _get(t, "Fabric", "State"),
         "fabric_status": _get(t, "Fabric", "Status"),
+        "error_fields": error_fields(t) if errors is None else errors,
         "line": line,
     }
 
@@ -371,6 +394,16 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                 blocks.append((h.group(1), lineno, current))
                 indents, dicts = current.indents, current.dicts
                 continue
+            if ":" not in stripped and not top and (not blocks or blocks[-1][0] is None) \
+                    and _SECTION_NAME.match(stripped) and not capture.is_command(stripped, ("nvidia-smi",)):
+                # an excerpt whose sections start at column 0 ('Clocks Throttle Reasons' then its
+                # indented lines): one GPU of unknown bus id, read as a tree
+                if current is None:
+                    current = _TreeBuilder()
+                    blocks.append((None, lineno, current))
+                    indents, dicts = current.indents, current.dicts
+                excerpt = True
+        if indent == 0 and not (excerpt and current is not None and blocks and blocks[-1][0] is None):
             m = _KV.match(stripped) if ":" in stripped else None
             if not m and capture.is_command(stripped, ("nvidia-smi",)):
                 continue  # the pasted command line ('$ nvidia-smi -q | grep UUID')
@@ -402,7 +435,9 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         key = key.rstrip()
         if colon and key and stripped[-1] != ":":
             if key not in parent:
-                parent[key] = value.strip()
+                v = parent[key] = value.strip()
+                if v in ERROR_TOKENS:
+                    current.errors.append((key, v))
         else:
             key = stripped.rstrip(":").strip()
             child = parent.get(key)
@@ -428,10 +463,10 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
             raise ParseError(TOOL, "indented text without a 'GPU <bus id>' header and no known section",
                              blocks[0][1])
     attached = _int(top.get("Attached GPUs"))
-    if attached is not None and len(blocks) + len(lost) < attached and not excerpt:
-        raise ParseError(TOOL, f"Attached GPUs is {attached} but only {len(blocks)} GPU block(s) follow "
-                         "(truncated output?)", last or None)
-    gpus = [_gpu_fields(i, bus, b.root, ln) for i, (bus, ln, b) in enumerate(blocks)]
+    # fewer GPU blocks than 'Attached GPUs': a per-device report (-i) or a cut paste; what is
+    # there is judged, the missing blocks are recorded (the count is the header's)
+    missing = max(0, attached - len(blocks) - len(lost)) if attached is not None and not excerpt else 0
+    gpus = [_gpu_fields(i, bus, b.root, ln, b.errors) for i, (bus, ln, b) in enumerate(blocks)]
     for g, (_bus, ln, b) in zip(gpus, blocks, strict=True):
         if not b.root:
             raise ParseError(TOOL, f"GPU {g['bus_id']} block is empty (truncated?)", ln)
@@ -441,6 +476,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         "timestamp": top.get("Timestamp"),
         "attached_gpus": attached,
         "excerpt": excerpt,
+        "blocks_missing": missing,
         "warnings": warnings,
         "lost_gpus": lost,
         "gpus": gpus,

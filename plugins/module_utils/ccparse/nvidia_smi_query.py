@@ -22,7 +22,11 @@ accepted; ``gpu_idle`` is read as ``idle``). The ``.active`` bit mask is decoded
 ``nvmlClocksEventReason*`` bits when the individual reasons were not queried.
 
 ``Unable to determine the device handle for GPU...`` lines (a GPU NVML cannot reach) go to
-``lost_gpus`` as in :func:`ccparse.nvidia_smi_table.lost_gpu`.
+``lost_gpus`` as in :func:`ccparse.nvidia_smi_table.lost_gpu`; ``#`` comment lines a paster added are
+skipped. ``--format=csv,noheader`` output is read with the fields its columns show (an index, a bus id,
+a product name, a UUID, a driver version; others ``colN``) and ``"inferred_header": True``. Every
+GPU carries ``error_fields``: ``(field, value)`` of the cells that read an error token
+(``[Unknown Error]``, ``ERR!``, ``[GPU requires reset]``, ...; ``[N/A]`` is not one).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, parser, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi --query-gpu"
@@ -166,6 +170,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue
         if not rows and capture.is_command(raw, ("nvidia-smi",)):  # the command line before the header
             continue
+        if raw.lstrip().startswith("#"):  # a paster's note ('#  Missing :04:00.0')
+            continue
         if (gone := lost_gpu(raw)) is not None:
             lost.append(gone)
             continue
@@ -187,7 +193,11 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     if any(n in header[0].lower() for n in ("no devices were found", "failed", "error")):
         raise ParseError(TOOL, f"nvidia-smi reported an error: {','.join(header)[:120]!r}", head_line)
     names = [_ALIASES.get(_UNIT_SUFFIX.sub("", h).strip(), _UNIT_SUFFIX.sub("", h).strip()) for h in header]
-    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", n) for n in names):
+    inferred = False
+    if not all(_FIELD_NAME.fullmatch(n) for n in names) and (guess := _infer_header(header)) is not None:
+        names, inferred = guess, True  # --format=csv,noheader: every row is a GPU
+        rows.insert(0, (head_line, names))
+    if not all(_FIELD_NAME.fullmatch(n) for n in names):
         raise ParseError(TOOL, f"first line is not a --query-gpu CSV header (use --format=csv, not noheader): "
                          f"{','.join(header)[:100]!r}", head_line)
     if len(rows) == 1 and lost:
@@ -200,5 +210,36 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             raise ParseError(TOOL, f"row has {len(cells)} values, header has {len(names)} (truncated?)", lineno)
         fields = {n: (c if n in _TEXT_FIELDS and c.lower() not in _NA else _value(c))
                   for n, c in zip(names, cells, strict=True)}
-        gpus.append(_normalise(i, fields, lineno))
-    return {"fields": names, "gpus": gpus, "lost_gpus": lost}
+        gpu = _normalise(i, fields, lineno)
+        gpu["error_fields"] = [(n, c) for n, c in zip(names, cells, strict=True) if c in ERROR_TOKENS]
+        gpus.append(gpu)
+    out: dict[str, Any] = {"fields": names, "gpus": gpus, "lost_gpus": lost}
+    if inferred:
+        out["inferred_header"] = True
+    return out
+
+
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
+_DRIVER = re.compile(r"\d{3}\.\d{1,3}(?:\.\d{1,3})?")
+_PRODUCT = re.compile(r"(?:NVIDIA|Tesla|Quadro|GeForce|GRID|A\d{1,3}\b|H\d{3}\b)", re.IGNORECASE)
+
+
+def _infer_header(cells: list[str]) -> list[str] | None:
+    """Field names for a ``noheader`` row from what its cells look like, or None when no cell is a
+    GPU's bus id, UUID or product name (then it is not a GPU row)."""
+    names: list[str] = []
+    for i, c in enumerate(cells):
+        if _BUS.fullmatch(c) and "pci.bus_id" not in names:
+            names.append("pci.bus_id")
+        elif c.startswith("GPU-") and "uuid" not in names:
+            names.append("uuid")
+        elif _PRODUCT.match(c) and "name" not in names:
+            names.append("name")
+        elif c.isdigit() and i == 0:
+            names.append("index")
+        elif _DRIVER.fullmatch(c) and "driver_version" not in names:
+            names.append("driver_version")
+        else:
+            names.append(f"col{i}")
+    return names if {"pci.bus_id", "uuid", "name"} & set(names) else None

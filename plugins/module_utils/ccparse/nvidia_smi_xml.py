@@ -44,7 +44,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from .common import ParseError, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, parser, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi -q -x"
@@ -316,6 +316,8 @@ def _gpu_fields(index: int, g: Node, line: int) -> dict[str, Any]:
         "recovery_action": _at(g, "gpu_recovery_action"),
         "fabric_state": _at(fabric, "state"),
         "fabric_status": _at(fabric, "status"),
+        "error_fields": [(el.tag, (el.text or "").strip()) for el in g.iter()
+                         if el.text and el.text.strip() in ERROR_TOKENS],
         "line": line,
     }
 
@@ -388,6 +390,7 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
         "timestamp": _at(root, "timestamp"),
         "attached_gpus": attached,
         "excerpt": excerpt,
+        "blocks_missing": max(0, attached - len(gpus) - len(lost)) if attached is not None and not excerpt else 0,
         "warnings": warnings,
         "lost_gpus": lost,
         "gpus": gpus,

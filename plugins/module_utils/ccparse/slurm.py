@@ -158,7 +158,7 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
     lineno = 0
     for lineno, raw in capture.lines(text):
         line = raw.strip()
-        if not line:
+        if not line or line in ("...", "[...]", "…"):  # an elision the paster made: judge what is there
             continue
         if re.match(r"^Node \S+ not found", line):
             raise ParseError(tool, line, lineno)
