@@ -169,6 +169,21 @@ def _first(tree: Tree, *paths: tuple[str, ...]) -> Any:
     return None
 
 
+def _pieces(raw: str) -> tuple[str, int, str, str, str, str]:
+    """What the parser reads of one line: the stripped line, its indent, whether it has a colon,
+    the key before it (right-stripped), the value after it (stripped) and the line as a section
+    name (``Clocks:`` -> ``Clocks``)."""
+    stripped = raw.strip()
+    key, colon, value = stripped.partition(":")
+    return stripped, len(raw) - len(raw.lstrip()), colon, key.rstrip(), value.strip(), stripped.rstrip(":").strip()
+
+
+#: line -> _pieces(line): the lines of nvidia-smi -q repeat across the GPUs of a report and the nodes
+#: of a fleet (keys, sections and most values), so each distinct line is taken apart once; bounded
+_LINES: dict[str, tuple[str, int, str, str, str, str]] = {}
+_LINES_MAX = 50_000
+
+
 class _TreeBuilder:
     """One GPU block's indented ``Key : Value`` tree (nested dicts) and the open sections.
 
@@ -367,8 +382,14 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     # character, and the tree is built inline on the current block's stack (see _TreeBuilder).
     indents: list[int] = []
     dicts: list[Tree] = []
+    cache = _LINES
+    if len(cache) > _LINES_MAX:
+        cache.clear()
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        stripped = raw.strip()
+        pieces = cache.get(raw)
+        if pieces is None:
+            pieces = cache[raw] = _pieces(raw)
+        stripped, indent, colon, key, value, section = pieces
         if not stripped:
             continue
         first = stripped[0]
@@ -386,7 +407,6 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                     lost.append(gone)
                 continue
         last = lineno
-        indent = len(raw) - len(raw.lstrip())
         if indent == 0:
             h = _GPU_HEADER.match(stripped) if stripped.startswith("GPU ") else None
             if h:
@@ -425,21 +445,19 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
             blocks.append((None, lineno, current))
             indents, dicts = current.indents, current.dicts
             excerpt = True
-        key, colon, value = stripped.partition(":")
         if not colon and not _SECTION_NAME.match(stripped):
             raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
         while indent <= indents[-1]:
             indents.pop()
             dicts.pop()
         parent = dicts[-1]
-        key = key.rstrip()
         if colon and key and stripped[-1] != ":":
             if key not in parent:
-                v = parent[key] = value.strip()
-                if v in ERROR_TOKENS:
-                    current.errors.append((key, v))
+                parent[key] = value
+                if value in ERROR_TOKENS:
+                    current.errors.append((key, value))
         else:
-            key = stripped.rstrip(":").strip()
+            key = section
             child = parent.get(key)
             if not isinstance(child, dict):
                 child = parent[key] = {}
