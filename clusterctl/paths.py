@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from functools import cache
 from pathlib import Path
 
@@ -36,3 +38,32 @@ def plugins() -> Path:
 
 def inventories() -> Path:
     return data_root() / "inventories"
+
+
+class NotRegular(ValueError):
+    """A path that is not read: a fifo, socket, device or folder, or a file over the size limit."""
+
+
+def read_regular(path: Path | str, limit: int, *, what: str = "the file", nofollow: bool = False) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them; never blocks.
+
+    Every reader of a user-named file goes through here (inventory files, evidence captures, the
+    pre-parsed envelopes beside them): the file is opened non-blocking and fstat'd before a byte is
+    read, so a fifo, a socket or a device is refused (:class:`NotRegular`) instead of hanging or
+    streaming forever. ``nofollow``: a last component that is a symlink is not followed (the
+    caller resolved and checked it). OSError (missing, unreadable) passes through.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a fifo" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a file")
+            raise NotRegular(f"{kind}, not a regular file: refused")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise NotRegular(f"{what} is larger than {limit // (1024 * 1024)} MiB: refused")
+        return data
+    finally:
+        os.close(fd)

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -51,7 +50,8 @@ from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
-from clusterctl.parse_capture import read_bounded
+from clusterctl.parse_capture import MAX_CAPTURE_BYTES
+from clusterctl.paths import NotRegular, read_regular
 
 COLLECT_FILE = "_collect.json"
 #: file suffixes read as evidence: ``<KIND>.txt``, and captures named otherwise (``dmesg.log``,
@@ -314,24 +314,14 @@ def read_evidence(path: Path, root: Path, parent_real: Path | None = None) -> st
     """
     real = inside(path, root, parent_real)
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        data = read_regular(real, MAX_CAPTURE_BYTES, nofollow=True)
     except IsADirectoryError:
         raise Refused("a folder, not a regular file: refused") from None
+    except NotRegular as exc:
+        raise Refused(str(exc)) from None
     except OSError as exc:
         raise Refused(f"cannot open: {exc.strerror}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            what = ("a fifo" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a file")
-            raise Refused(f"{what}, not a regular file: refused")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            try:
-                return read_bounded(f, "the file")
-            except ValueError as exc:
-                raise Refused(str(exc)) from None
-    finally:
-        os.close(fd)
+    return data.decode("utf-8", errors="replace")
 
 
 def _run_checks(host: str, kind: str, data: Any, exp: Mapping[str, Any]) -> CheckResult:
@@ -452,8 +442,8 @@ def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
     ``_collect#KIND@<peer>.json``). An unreadable file is ignored: the raw text is parsed."""
     docs: dict[str, Any] = {}
     for doc_file in sorted(host_dir.glob(f"{PARSED_FILE[:-5]}*.json")):
-        try:
-            doc = json.loads(doc_file.read_bytes())
+        try:  # a regular file only (a fifo named like the envelope would block the read)
+            doc = json.loads(read_regular(doc_file, MAX_CAPTURE_BYTES))
         except (OSError, ValueError):
             continue
         docs.update(_status_entries(COLLECT_FILE[:-5] + doc_file.name[len(PARSED_FILE) - 5:], doc))

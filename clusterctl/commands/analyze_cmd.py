@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
-from clusterctl.commands.common import reports_errors
+from clusterctl.commands.common import non_empty_path, reports_errors
 from clusterctl.display import console
 
 ANALYZE_EXAMPLES = """Examples:
@@ -26,7 +26,8 @@ ANALYZE_EXAMPLES = """Examples:
 @app.command("analyze", epilog=examples(ANALYZE_EXAMPLES))
 @reports_errors
 def analyze_command(
-    evidence_dir: Annotated[Path, typer.Argument(help="Folder of <host>/<KIND>.txt captured outputs")],
+    evidence_dir: Annotated[Path, typer.Argument(help="Folder of <host>/<KIND>.txt captured outputs",
+                                                 parser=non_empty_path)],
     inventory: Annotated[Path | None, typer.Option(
         "--inventory", "-i", help="Inventory whose cluster spec gives the expected values")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of a table")] = False,

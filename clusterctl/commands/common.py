@@ -203,3 +203,16 @@ def result_dict(result: RunResult) -> dict[str, Any]:
         "not_reached": dict(sorted(result.not_reached.items())),
         "changes": {h: [{"task": c.task, "path": c.path} for c in cs] for h, cs in sorted(result.changed_at.items())},
     }
+
+
+def non_empty_path(value: str) -> Path:
+    """A path argument; an empty one (an unset shell variable: ``clusterctl validate "$INV"``) is a
+    usage error, not the current folder (``Path("")`` is ``.``, whose scripts Ansible would run)."""
+    if not str(value).strip():
+        raise typer.BadParameter("an empty path: name the inventory folder (or file)")
+    return Path(value)
+
+
+InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)",
+                                              parser=non_empty_path)]
+

@@ -8,13 +8,19 @@ from typing import Annotated, Any
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import JsonOpt, ansible_command, print_json, reports_errors, result_dict
+from clusterctl.commands.common import (
+    InventoryArg,
+    JsonOpt,
+    ansible_command,
+    print_json,
+    reports_errors,
+    result_dict,
+)
 from clusterctl.display import RunProgress, console, print_summary
 from clusterctl.errors import UsageError
-from clusterctl.inventory import load_checked
+from clusterctl.inventory import hosts_matching, load_checked
 from clusterctl.runner import RunResult, read_last_failed, run_playbook
 
-InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)")]
 LimitOpt = Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern to limit the run to")]
 TagsOpt = Annotated[str | None, typer.Option("--tags", "-t", help="Only run tasks with these tags (comma list)")]
 ForksOpt = Annotated[int | None, typer.Option("--forks", "-f", min=1, help="Parallel hosts (default from ansible.cfg)")]
@@ -64,7 +70,7 @@ def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str
              summary: bool = True) -> RunResult:
     """Validate, then run a playbook with live progress; print the summary table."""
     inv = load_checked(inventory)
-    if limit and not limit.startswith("@") and inv.match is not None and not inv.match(limit):
+    if limit and inv.match is not None and not hosts_matching(inv, limit):
         raise UsageError(f"--limit {limit!r} matches no host of inventory {inventory}; nothing was run")
     with RunProgress(len(inv.hosts)) as progress:
         result = run_playbook(playbook, inventory, limit=limit, tags=tags, check=check, diff=diff,

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import JsonOpt, ansible_command, print_json, result_dict
-from clusterctl.commands.provision_cmd import InventoryArg, print_plan, run_site
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json, result_dict
+from clusterctl.commands.provision_cmd import print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK, UsageError
 from clusterctl.inventory import load_checked

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import EXIT_OK, app, examples
-from clusterctl.commands.common import JsonOpt, ansible_command, print_json, result_dict
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json, result_dict
 from clusterctl.display import console
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ RESUME_EXAMPLES = """Examples:
   clusterctl resume inventories/prod gpu07 gpu12 --json
 """
 
-InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)")]
 
 
 @app.command("verify", epilog=examples(VERIFY_EXAMPLES))

@@ -38,8 +38,28 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KNOWN_GROUPS", "NODE_GROUPS", "Inventory", "InventoryError", "Problem", "VaultValue",
-    "expand_host_pattern", "load", "load_checked", "read_spec", "validate",
+    "expand_host_pattern", "hosts_matching", "load", "load_checked", "read_spec", "validate",
 ]
+
+
+def hosts_matching(inv: Inventory, pattern: str, option: str = "--limit") -> list[str]:
+    """The hosts an Ansible host pattern selects (ansible-core's own matching); ``@FILE`` is a file
+    of patterns, one a line or comma-separated, as ansible-playbook reads it. An unreadable file is
+    :class:`~clusterctl.errors.UsageError` naming ``option`` and the path."""
+    from clusterctl.errors import UsageError
+    from clusterctl.paths import read_regular
+
+    if inv.match is None:
+        return []
+    if not pattern.startswith("@"):
+        return inv.match(pattern)
+    path = Path(pattern[1:])
+    try:
+        text = read_regular(path, 1 << 20, what=f"{option} file").decode("utf-8", errors="replace")
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{option} {pattern}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    names = [w for line in text.splitlines() for w in line.replace(",", " ").split() if not w.startswith("#")]
+    return list(dict.fromkeys(h for name in names for h in inv.match(name)))
 
 
 def load_checked(path: Path, extra: Sequence[ExtraVars] = ()) -> Inventory:

@@ -56,6 +56,8 @@ def vault_payload_ok(text: str) -> bool:
 
 def read_text(path: Path) -> str:
     """The file's text, or :class:`Refused` (size, encoding)."""
+    from clusterctl.paths import NotRegular, read_regular
+
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -63,7 +65,9 @@ def read_text(path: Path) -> str:
     if size > MAX_BYTES:
         raise Refused("(file)", f"file too large ({size} bytes, limit {MAX_BYTES})")
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_BYTES)
+    except NotRegular as exc:
+        raise Refused("(file)", str(exc)) from None
     except OSError as exc:
         raise Refused("(file)", f"cannot read: {exc.strerror}") from None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and (raw[0] == 0 or raw[1] == 0)):

@@ -109,6 +109,9 @@ def _walk(scan: Scan, folder: Path) -> list[Path]:
             out.extend(_walk(scan, p))
         elif p.is_file():
             out.append(p)
+        else:  # a fifo, socket or device: Ansible would read it (and hang); never read
+            scan.problems.append(Problem(scan.rel(p), "(file)", "<not read>",
+                                         "not a regular file (a fifo, socket or device): refused, not read"))
     return out
 
 
