@@ -31,8 +31,8 @@ Part ``round2`` (issue 29 item 6) uses three-level verdicts instead of pass/fail
 * ``healthy``: status ``healthy``;
 * ``cannot-judge``: status ``cannot judge`` or ``no evidence`` (today's engine often misses these).
 
-Expected subjects must be a substring of the subject or message of some real critical/warning
-finding. Its hold-out is per file and never depends on the other files (:func:`held_out_by_hash`,
+Expected subjects must be a substring (case-insensitive) of the subject or message of some real
+critical/warning finding. Its hold-out is per file and never depends on the other files (:func:`held_out_by_hash`,
 ``sha256(relative path) % 5 == 0``), so later batches add lines to ``HOLDOUT.txt`` and never
 rewrite earlier ones.
 
@@ -196,8 +196,9 @@ def judge_file(part: str, rel: str, expect: dict[str, Any]) -> Outcome:
     shown = [f"{f.severity} {f.subject}: {f.message}"[:160] for f in findings][:6]
     if want in LEVELS:
         real = [f for f in findings if f.check not in NOT_A_VERDICT]
+        # case-insensitive: bus ids are printed upper- or lower-case by different tools
         missing = [s for s in expect.get("subjects") or []
-                   if not any(str(s) in f.subject or str(s) in f.message for f in real)]
+                   if not any(str(s).lower() in f"{f.subject} {f.message}".lower() for f in real)]
         return Outcome(rel, parsed, level_ok(want, host.status, real) and not missing, host.status, want,
                        missing, error, shown)
     got = "fail" if findings else "pass"
