@@ -23,7 +23,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 import bench_corpus  # noqa: E402
 
-PARTS = bench_corpus.parts_present()
+#: the pass/fail parts of issue 14; the three-level part round2 (issue 29) has its own shape test
+#: (test_corpus_round2_shape.py) and is rated by bench/bench_corpus.py only
+PARTS = [p for p in bench_corpus.parts_present() if p in ("network", "gpu")]
 CASES = [(part, rel) for part in PARTS for rel in bench_corpus.corpus_files(part)
          if rel not in bench_corpus.load_holdout(part)]
 IDS = [f"{p}/{r}" for p, r in CASES]

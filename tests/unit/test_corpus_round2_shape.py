@@ -1,0 +1,78 @@
+"""Shape of corpus part round2 (issue 29 item 6, tests/corpus/CORPUS.md): cheap checks only.
+
+Every capture names its public source and has an expectation with a valid three-level verdict;
+the held-out list names existing files, follows the per-file hash rule and only ever grows (the
+lines of the committed HOLDOUT.txt are compared with those of every earlier commit of it). No
+verdict is asserted here: round2 is rated by bench/bench_corpus.py, held-out files only in aggregate.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+import bench_corpus  # noqa: E402
+
+PART = "round2"
+BASE = bench_corpus.CORPUS / PART
+HOLDOUT = BASE / "HOLDOUT.txt"
+
+
+def _holdout_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+def test_every_capture_has_a_source_and_an_expectation() -> None:
+    files = bench_corpus.corpus_files(PART)
+    expect = bench_corpus.load_expect(PART)
+    assert files, "round2 holds no capture"
+    assert sorted(expect) == files, "expect.yml and the capture files differ"
+    for rel in files:
+        fields, body = bench_corpus.split_header((BASE / rel).read_bytes().decode("utf-8", errors="replace"))
+        assert fields.get("source", "").startswith("http"), f"{rel}: no '# corpus-source: <URL>' header"
+        assert body.strip(), f"{rel}: no capture after the header"
+        entry = expect[rel]
+        assert entry["verdict"] in bench_corpus.LEVELS, f"{rel}: verdict {entry['verdict']!r}"
+        assert isinstance(entry.get("subjects", []), list), f"{rel}: subjects is not a list"
+        assert isinstance(entry.get("spec", {}), dict), f"{rel}: spec is not a mapping"
+        assert entry.get("what") and entry.get("note"), f"{rel}: what/note missing"
+
+
+def test_kinds_are_registry_kinds() -> None:
+    from ccparse import registry
+
+    kinds = {rel.split("/", 1)[0] for rel in bench_corpus.corpus_files(PART)}
+    assert kinds <= set(registry.kinds()), kinds - set(registry.kinds())
+
+
+def test_holdout_names_existing_files_by_the_hash_rule() -> None:
+    held = _holdout_lines(HOLDOUT.read_text())
+    files = set(bench_corpus.corpus_files(PART))
+    assert len(held) == len(set(held)), "a HOLDOUT.txt line repeats"
+    assert set(held) <= files, "HOLDOUT.txt names a file that is not there"
+    # the rule is per file: every file it selects is listed, every listed file is selected by it
+    assert set(held) == {rel for rel in files if bench_corpus.held_out_by_hash(rel)}
+
+
+def test_holdout_lines_are_never_removed() -> None:
+    now = _holdout_lines(HOLDOUT.read_text())
+    rel = HOLDOUT.relative_to(REPO).as_posix()
+    try:
+        revs = subprocess.run(["git", "-C", str(REPO), "log", "--format=%H", "--", rel],
+                              capture_output=True, text=True, check=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"no git history to compare HOLDOUT.txt with: {exc}")
+    for rev in revs:
+        old = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{rel}"],
+                             capture_output=True, text=True, timeout=30)
+        if old.returncode != 0:
+            continue
+        lost = [ln for ln in _holdout_lines(old.stdout) if ln not in now]
+        assert not lost, f"HOLDOUT.txt lost lines of commit {rev[:10]}: removed held-out entries"
+        # earlier lines keep their order: a batch appends
+        assert now[:len(_holdout_lines(old.stdout))] == _holdout_lines(old.stdout), f"reordered since {rev[:10]}"
