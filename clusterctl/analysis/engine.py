@@ -417,7 +417,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
                             f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
             continue
         res = _run_checks(host, kind, data, exp)
-        if peer and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
+        if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
             # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs
             # (MPI=0 under srun -N2), not a run across the pair; its busbw says nothing of the link
             res = CheckResult(findings=[Finding(
