@@ -57,7 +57,7 @@ PY
 [[ ${#mirrors[@]} -gt 0 ]] || { echo "no apt sources found on this machine" >&2; exit 1; }
 
 base=systemd,systemd-sysv,dbus,python3,python3-apt,sudo,iproute2,iputils-ping,procps,openssh-server,ca-certificates,kmod,less
-speed=munge,slurm-wlm,slurmctld,slurmd,slurm-client,slurmdbd,mariadb-server,redis-server,fuse3,rdma-core,ibverbs-utils,infiniband-diags,perftest,cron
+speed=munge,slurm-wlm,libpmix2,slurmctld,slurmd,slurm-client,slurmdbd,mariadb-server,redis-server,fuse3,rdma-core,ibverbs-utils,infiniband-diags,perftest,cron
 include="$base,$speed"; [[ $bare -eq 1 ]] && include=$base
 disable='for u in munge slurmd slurmctld slurmdbd mariadb redis-server ssh cron; do
   rm -f "$1/etc/systemd/system/multi-user.target.wants/$u.service"; done

@@ -50,6 +50,7 @@ from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
+from clusterctl.analysis.severity import sev as rule_severity
 from clusterctl.parse_capture import MAX_CAPTURE_BYTES
 from clusterctl.paths import NotRegular, read_regular
 
@@ -406,6 +407,14 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
                             f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
             continue
         res = _run_checks(host, kind, data, exp)
+        if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
+            # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs
+            # (MPI=0 under srun -N2), not a run across the pair; its busbw says nothing of the link
+            res = CheckResult(findings=[Finding(
+                host, "nccl_pair", rule_severity("nccl_pair.one_host"), host,
+                f"{rel}: the report's ranks all ran on {', '.join(sorted(set(data.get('hosts') or [])))}, "
+                f"not on {host} and {peer}: not one MPI job across the pair (nccl-tests built MPI=0?); "
+                "bandwidth not judged")])
         needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
                  if f.severity == "info" and f.message.startswith(NEEDS)]
         if needs and not any(f.severity != "info" for f in res.findings):
