@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import EXIT_OK, app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json, result_dict
+from clusterctl.commands.common import (
+    InventoryArg,
+    JsonOpt,
+    ansible_command,
+    non_empty_path,
+    print_json,
+    result_dict,
+    write_exports,
+)
 from clusterctl.display import console
 
 if TYPE_CHECKING:
@@ -46,6 +55,12 @@ def verify_command(
                                                        "over them; 2-node nccl-tests only on slurm_compute)")]
     = "slurm_compute",
     as_json: JsonOpt = False,
+    prom: Annotated[Path | None, typer.Option(
+        "--prom", help="Also write the verdicts as a Prometheus textfile here (atomically)", parser=non_empty_path)]
+    = None,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", help="Also write the verdicts as JUnit XML here (one test case per host)", parser=non_empty_path)]
+    = None,
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
     (or with no evidence)."""
@@ -68,6 +83,7 @@ def verify_command(
     v = verify.analyse(col, on_round_start=round_start, on_round_failed=round_failed)
     for line in v.pairwise.lines() if v.pairwise else ():
         console.print(line, markup=False)
+    write_exports(v.report, prom, junit)
     console.print(findings_table(v.report, f"verify {inventory}"))
     console.print(summary_line(v.report))
     console.print(f"evidence: {col.evidence}\nreport: {v.report_json}  {v.report_html}")
