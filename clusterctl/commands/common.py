@@ -218,12 +218,12 @@ InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml,
 
 
 
-def write_exports(report: Any, prom: Path | None, junit: Path | None) -> None:
+def write_exports(report: Any, prom: Path | None, junit: Path | None, drained: list[str] | None = None) -> None:
     """``--prom FILE`` / ``--junit FILE`` of analyze and verify: the report for Prometheus and CI."""
     if prom is not None:
         from clusterctl.report import prom as prom_out
 
-        prom_out.write(report, prom)
+        prom_out.write(report, prom, drained=drained or ())
     if junit is not None:
         from clusterctl.report import junit as junit_out
 

@@ -83,13 +83,13 @@ def verify_command(
     v = verify.analyse(col, on_round_start=round_start, on_round_failed=round_failed)
     for line in v.pairwise.lines() if v.pairwise else ():
         console.print(line, markup=False)
-    write_exports(v.report, prom, junit)
     console.print(findings_table(v.report, f"verify {inventory}"))
     console.print(summary_line(v.report))
     console.print(f"evidence: {col.evidence}\nreport: {v.report_json}  {v.report_html}")
     if drain:
         for d in verify.drain(v):
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
+    write_exports(v.report, prom, junit, drained=[d["name"] for d in v.drained])
     if as_json:
         print_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
                     "report_json": str(v.report_json), "drained": v.drained})

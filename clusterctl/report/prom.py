@@ -34,6 +34,8 @@ FAMILIES: dict[str, tuple[str, str]] = {
         "gauge", "The floor the last analysis judged clusterctl_measured against, where it judged one"),
     "clusterctl_xid_events": (
         "gauge", "NVIDIA Xid events in the kernel log of the host at the last analysis, by Xid code"),
+    "clusterctl_node_drained": (
+        "gauge", "1 for a host clusterctl drained in Slurm at the last verify --drain (reason 'clusterctl: ...')"),
     "clusterctl_hosts": (
         "gauge", "Hosts of the last analysis by status"),
     "clusterctl_last_verify_timestamp_seconds": (
@@ -73,8 +75,9 @@ def xid_counts(findings: Iterable[object]) -> Counter[str]:
     return out
 
 
-def render(report: Report, now: float | None = None) -> str:
-    """The whole textfile for ``report``: HELP and TYPE once per family, samples sorted by host."""
+def render(report: Report, now: float | None = None, drained: Iterable[str] = ()) -> str:
+    """The whole textfile for ``report``: HELP and TYPE once per family, samples sorted by host;
+    ``drained``: the hosts the run drained (verify --drain)."""
     samples: dict[str, list[tuple[dict[str, str], float]]] = {name: [] for name in FAMILIES}
     counts: Counter[str] = Counter()
     for host in sorted(report.hosts):
@@ -98,6 +101,8 @@ def render(report: Report, now: float | None = None) -> str:
                 samples["clusterctl_measured_floor"].append((lab, float(m.floor)))
         for code, n in sorted(xid_counts(r.findings + r.notes).items(), key=lambda kv: int(kv[0])):
             samples["clusterctl_xid_events"].append(({"host": host, "code": code}, float(n)))
+    for host in sorted(set(drained)):
+        samples["clusterctl_node_drained"].append(({"host": host}, 1.0))
     for s in STATUSES:
         samples["clusterctl_hosts"].append(({"status": s}, float(counts[s])))
     samples["clusterctl_last_verify_timestamp_seconds"].append(({}, float(time.time() if now is None else now)))
@@ -110,6 +115,6 @@ def render(report: Report, now: float | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(report: Report, path: Path, now: float | None = None) -> None:
+def write(report: Report, path: Path, now: float | None = None, drained: Iterable[str] = ()) -> None:
     """Write :func:`render` of ``report`` to ``path`` atomically (mode 0644: node_exporter reads it)."""
-    write_atomic(path, render(report, now))
+    write_atomic(path, render(report, now, drained))

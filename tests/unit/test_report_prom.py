@@ -86,6 +86,8 @@ def test_prom_values_follow_the_evidence(report, tmp_path: Path) -> None:
     measured = next(m.value for m in report.hosts["node4"].metrics if m.name == "nccl_busbw_GBps")
     assert next(iter(bus.values())) == measured
     assert s["clusterctl_last_verify_timestamp_seconds"] == 1700000000
+    assert not any(k.startswith("clusterctl_node_drained") for k in s)
+    assert _samples(prom.render(report, drained=["node2"]))['clusterctl_node_drained{host="node2"}'] == 1
 
 
 def test_label_values_are_escaped() -> None:
@@ -104,7 +106,7 @@ def test_label_values_are_escaped() -> None:
 def test_promtool_accepts_every_textfile(report, tmp_path: Path) -> None:
     from clusterctl.analysis.engine import Report
 
-    _promtool_check(prom.render(report), tmp_path)
+    _promtool_check(prom.render(report, drained=["node2"]), tmp_path)
     _promtool_check(prom.render(Report({})), tmp_path)  # an empty analysis is still a valid file
 
 
