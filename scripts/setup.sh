@@ -11,6 +11,9 @@ if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   apt-get update -q && apt-get install -y -q python3-venv
 fi
 command -v ssh >/dev/null || { apt-get update -q && apt-get install -y -q openssh-client; }
+# promtool (Debian package prometheus): the fast tier checks every textfile, rule and rule test with it
+# (issue 26); without it those tests skip with the reason. --no-install-recommends: no exporters started.
+command -v promtool >/dev/null || { apt-get update -q && apt-get install -y -q --no-install-recommends prometheus; }
 if [[ ! -x .venv/bin/python ]]; then
   python3 -m venv .venv
 fi

@@ -216,3 +216,15 @@ def non_empty_path(value: str) -> Path:
 InventoryArg = Annotated[Path, typer.Argument(help="Inventory folder (hosts.yml, group_vars/, host_vars/)",
                                               parser=non_empty_path)]
 
+
+
+def write_exports(report: Any, prom: Path | None, junit: Path | None, drained: list[str] | None = None) -> None:
+    """``--prom FILE`` / ``--junit FILE`` of analyze and verify: the report for Prometheus and CI."""
+    if prom is not None:
+        from clusterctl.report import prom as prom_out
+
+        prom_out.write(report, prom, drained=drained or ())
+    if junit is not None:
+        from clusterctl.report import junit as junit_out
+
+        junit_out.write(report, junit)

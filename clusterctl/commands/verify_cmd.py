@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import EXIT_OK, app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json, result_dict
+from clusterctl.commands.common import (
+    InventoryArg,
+    JsonOpt,
+    ansible_command,
+    non_empty_path,
+    print_json,
+    result_dict,
+    write_exports,
+)
 from clusterctl.display import console
 
 if TYPE_CHECKING:
@@ -46,6 +55,12 @@ def verify_command(
                                                        "over them; 2-node nccl-tests only on slurm_compute)")]
     = "slurm_compute",
     as_json: JsonOpt = False,
+    prom: Annotated[Path | None, typer.Option(
+        "--prom", help="Also write the verdicts as a Prometheus textfile here (atomically)", parser=non_empty_path)]
+    = None,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", help="Also write the verdicts as JUnit XML here (one test case per host)", parser=non_empty_path)]
+    = None,
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
     (or with no evidence)."""
@@ -74,6 +89,7 @@ def verify_command(
     if drain:
         for d in verify.drain(v):
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
+    write_exports(v.report, prom, junit, drained=[d["name"] for d in v.drained])
     if as_json:
         print_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
                     "report_json": str(v.report_json), "drained": v.drained})

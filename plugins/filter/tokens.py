@@ -192,6 +192,14 @@ RULES: dict[str, Rule] = {
     "slurm_dbd_purge_step_after": "word?",
     "slurm_dbd_innodb_buffer_pool_size": "size",
     "slurm_dbd_innodb_log_file_size": "size",
+    # monitoring: /etc/default files of the exporters and Prometheus, prometheus.yml (issue 26)
+    "monitoring_node_exporter_listen_address": "host?",
+    "monitoring_textfile_dir": "path",
+    "monitoring_web_config_file": "path?",
+    "monitoring_prometheus_listen_address": "host?",
+    "monitoring_prometheus_retention": "word",
+    "monitoring_scrape_interval": "word",
+    "monitoring_scrape_groups": ("list", "name"),
     # juicefs: the mount units
     "juicefs_volumes": ("list", JUICEFS_VOLUME),
     "juicefs_mount_options": ("list", "cli_option"),

@@ -25,7 +25,7 @@ from clusterctl.cli import app
 runner = CliRunner()
 
 
-def _bounded(fn, seconds: float = 60.0):  # noqa: ANN001, ANN202 - a call that must not hang
+def _bounded(fn, seconds: float = 60.0):  # a call that must not hang
     out: dict = {}
 
     def run() -> None:
