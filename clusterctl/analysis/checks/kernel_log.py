@@ -75,6 +75,11 @@ def _when(events: list[Mapping[str, Any]]) -> str:
     return f"at {times[0]}" if len(set(times)) == 1 else f"between {times[0]} and {times[-1]}"
 
 
+#: corrected AER errors on one device from which the link counts as at risk (a single one is noted)
+AER_CORRECTED_REPEATED = 2
+#: corrected memory errors of one memory controller from which the DIMM counts as at risk
+EDAC_CE_REPEATED = 2
+
 @check("kernel-log")
 def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -112,6 +117,32 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             host, "kernel_pcie", rule_sev("kernel_pcie.aer_fatal"), f"{host}/{pci}" if pci else host,
             f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
             f"needed: the link is lost until a reset); drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
+    for key, rule, what in (("aer_nonfatal", "kernel_pcie.aer_nonfatal", "uncorrected non-fatal"),
+                            ("aer_corrected", "kernel_pcie.aer_corrected", "corrected")):
+        by_dev: dict[str, list[Mapping[str, Any]]] = {}
+        for ev in data.get(key) or ():
+            by_dev.setdefault(str(ev.get("pci") or ""), []).append(ev)
+        for pci, events in sorted(by_dev.items()):
+            # one corrected error is the link doing its job; repeated ones (or 'Multiple') are a
+            # link at risk: retrains, replays and lost bandwidth
+            repeated = len(events) >= AER_CORRECTED_REPEATED or any("Multiple" in str(e["text"]) for e in events)
+            sev = rule_sev(rule) if key == "aer_nonfatal" or repeated else rule_sev("kernel_pcie.aer_corrected_once")
+            res.findings.append(Finding(
+                host, "kernel_pcie", sev, f"{host}/{pci}" if pci else host,
+                f"PCIe AER {what} error(s) on {pci or 'a device'}: {len(events)} line(s) {_when(events)}; check the "
+                f"link (lspci -vv LnkSta, reseat, riser/cable). Last: {str(events[-1]['text'])[:160]!r}"))
+    mem: dict[tuple[str, str], int] = {}
+    for ev in data.get("edac") or ():
+        k = (str(ev.get("mc")), str(ev.get("kind")))
+        mem[k] = mem.get(k, 0) + int(ev.get("count") or 1)
+    for (mc, kind), count in sorted(mem.items()):
+        rule = "kernel_memory.edac_ue" if kind == "UE" else (
+            "kernel_memory.edac_ce" if count >= EDAC_CE_REPEATED else "kernel_memory.edac_ce_once")
+        res.findings.append(Finding(
+            host, "kernel_memory", rule_sev(rule), f"{host}/{mc}",
+            f"EDAC {mc}: {count} {'uncorrected' if kind == 'UE' else 'corrected'} memory error(s) in the kernel log"
+            + ("; the DIMM named there is failing: replace it" if kind == "UE" else
+               "; a DIMM at risk: watch the rate, plan its replacement")))
     seen_lim: set[str] = set()
     for ev in data.get("pcie_limited") or ():
         pci = str(ev.get("pci") or "")

@@ -106,7 +106,10 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
 #: fatal event, a completion with error status, a communicator fatal error
 _FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with error|"
                     r"local (?:work queue|protection|length) error|remote (?:access|invalid request|operation) error|"
-                    r"transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR|ncclSystemError|ncclRemoteError",
+                    r"transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR|ncclSystemError|ncclRemoteError|"
+                    # older NCCL: 'Got completion from peer <ip> with status=12 ...' (any non-zero
+                    # ibv_wc_status is an error); a verbs call failing ('Call to ibv_modify_qp failed')
+                    r"Got completion .{0,120}with status=0*[1-9]\d{0,3}\b|Call to ibv_\w{1,40} failed",
                     re.IGNORECASE)
 
 

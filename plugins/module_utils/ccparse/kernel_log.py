@@ -17,6 +17,13 @@ operators paste ``grep Xid`` output too):
 ``aer_fatal``
     PCIe AER uncorrected fatal errors (``AER: Uncorrected (Fatal) error received: <dev>``,
     ``severity=Uncorrected (Fatal)``), with or without any Xid, and the device (``pci``) when named.
+``aer_corrected``, ``aer_nonfatal``
+    PCIe AER corrected errors (``severity=Corrected``/``Correctable``, ``Corrected error received:
+    <dev>``, ``Correctable error message received from <dev>``) and uncorrected non-fatal ones, with
+    the device (``pci``): the source the root port names, else the line's own device.
+``edac``
+    EDAC memory-controller reports (``EDAC MC0: 4 CE error on ...``): ``mc``, ``kind`` (CE corrected,
+    UE uncorrected), ``count``, ``where``.
 ``pcie_limited``
     the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
     a device trained below its capability (``pci``, ``link``, ``capable``).
@@ -32,8 +39,10 @@ Output::
      "fallen_off_bus": [...], "nvlink_errors": [...], "link_flaps": {...} | None,
      "link_flaps_note": None, "lines": 3}
 
-An empty log is valid (no event). Text in which no line looks like a kernel log line (no log prefix
-and no ``NVRM:``) is a ParseError naming the first line.
+An empty log is valid (no event). A line without a log prefix still counts as a kernel line when it
+starts as the kernel's device messages do (``<driver> <pci bus id>:``, ``EDAC MCn:``, ``mce:``,
+``NVRM:``: dmesg pasted without its timestamps). Text in which no line looks like a kernel log line is
+a ParseError naming the first line.
 """
 
 from __future__ import annotations
@@ -71,6 +80,16 @@ _AER_FATAL = re.compile(r"Uncorrect(?:ed|able) \(Fatal\)")
 _LIMITED = re.compile(r"PCIe bandwidth, limited by (?P<at>.{0,80}?link at \S+) \(capable of (?P<cap>[^)]{0,80})\)")
 _DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
 _AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
+#: PCIe AER corrected errors: a device's own 'PCIe Bus Error: severity=Corrected' line, or the root
+#: port's 'AER: [Multiple ]Corrected error received: <dev>' / 'Correctable error message received
+#: from <dev>' (kernel 6.x wording)
+_AER_CORRECTED = re.compile(r"severity=Correct(?:ed|able)\b|Correct(?:ed|able) error (?:message )?received")
+_AER_FROM = re.compile(r"received(?::| from) (" + _PCI + ")")
+_AER_NONFATAL = re.compile(r"Uncorrect(?:ed|able) \(Non-Fatal\)")
+#: EDAC memory controller reports: 'EDAC MC0: 4 CE error on ...' (corrected), '... UE ...' (uncorrected)
+_EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?P<count>\d{1,9}) (?P<kind>CE|UE)\b\s*(?P<rest>.{0,200})")
+#: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
+_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: )")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
 
@@ -84,6 +103,8 @@ def _split(line: str) -> tuple[str | None, str, bool]:
             return m.group("time"), msg[d.end():] if d else msg, True
     if line.startswith("kernel:"):
         return None, line[len("kernel:"):].strip(), True
+    if _BARE_KERNEL.match(line):  # dmesg without its timestamp column (dmesg -t, or cut by the paster)
+        return None, line, True
     return None, line, False
 
 
@@ -99,6 +120,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     fallen: list[dict[str, Any]] = []
     nvlink: list[dict[str, Any]] = []
     aer: list[dict[str, Any]] = []
+    aer_corrected: list[dict[str, Any]] = []
+    aer_nonfatal: list[dict[str, Any]] = []
+    edac: list[dict[str, Any]] = []
     limited: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
@@ -144,6 +168,19 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             dev = _DEV_PREFIX.match(msg)
             src = _AER_SOURCE.search(msg)
             aer.append(_event(lineno, time, msg, pci=(src.group(1) if src else dev.group("pci") if dev else None)))
+        elif "Non-Fatal" in msg and _AER_NONFATAL.search(msg):
+            dev = _DEV_PREFIX.match(msg)
+            src = _AER_FROM.search(msg)
+            aer_nonfatal.append(_event(lineno, time, msg,
+                                       pci=(src.group(1) if src else dev.group("pci") if dev else None)))
+        elif "orrect" in msg and _AER_CORRECTED.search(msg):
+            dev = _DEV_PREFIX.match(msg)
+            src = _AER_FROM.search(msg)
+            aer_corrected.append(_event(lineno, time, msg,
+                                        pci=(src.group(1) if src else dev.group("pci") if dev else None)))
+        elif "EDAC" in msg and (ed := _EDAC.search(msg)):
+            edac.append(_event(lineno, time, msg, mc=ed.group("mc"), kind=ed.group("kind"),
+                               count=to_int(ed.group("count"), 1), where=ed.group("rest").strip()[:120]))
         elif "limited by" in msg and (lim := _LIMITED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,
@@ -159,4 +196,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         except ParseError as exc:
             note = f"link flaps not counted: {exc.reason}"
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
+            "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "link_flaps": flaps, "link_flaps_note": note, "lines": total}
