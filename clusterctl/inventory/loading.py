@@ -135,6 +135,7 @@ def _load(path: Path) -> Inventory:
     s = scan(path)
     inv = Inventory(path=path, problems=list(s.problems))
     inv.vaulted_files = list(s.vaulted)
+    inv.decrypted_files = list(s.decrypted)
     if s.problems or not s.sources:
         inv.definitions = s.definitions
         return inv

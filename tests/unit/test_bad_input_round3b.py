@@ -50,3 +50,63 @@ def test_foreign_ansible_cfg_loads_no_plugin_during_validate(lab: Path, tmp_path
     r = _clusterctl(["validate", str(lab)], cwd=work if how == "current folder" else tmp_path, **env)
     assert not (work / "PLUGIN-RAN").exists(), "a plugin named by a foreign ansible.cfg was loaded"
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# class 1: vault-encrypted files ------------------------------------------------------------------
+
+_PASSWORD = "correct horse battery staple"
+
+
+def _vaulted(lab: Path, tmp_path: Path, content: str) -> tuple[Path, Path]:
+    """A vault-encrypted group_vars file (ansible-core's VaultLib) and the password file opening it."""
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    lib = VaultLib([("default", VaultSecret(_PASSWORD.encode()))])
+    f = lab / "group_vars" / "all" / "secret.yml"
+    f.write_bytes(lib.encrypt(content.encode(), VaultSecret(_PASSWORD.encode())))
+    pw = tmp_path / "vault-pass"
+    pw.write_text(_PASSWORD + "\n")
+    return f, pw
+
+
+def test_vaulted_file_without_password_is_named_as_not_checked(lab: Path, tmp_path: Path) -> None:
+    _vaulted(lab, tmp_path, "---\nmtu: 99999\n")
+    r = _clusterctl(["validate", str(lab)], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "not checked" in r.stderr and "group_vars/all/secret.yml" in r.stderr
+
+
+def test_vaulted_file_is_checked_with_the_password(lab: Path, tmp_path: Path) -> None:
+    _, pw = _vaulted(lab, tmp_path, "---\nmtu: 99999\n")
+    r = _clusterctl(["validate", str(lab), "--vault-password-file", str(pw)], cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert "group_vars/all/secret.yml: mtu:" in out and "<vaulted>" in out and "99999" not in out
+
+
+def test_vaulted_file_with_secrets_and_good_values_passes(lab: Path, tmp_path: Path) -> None:
+    _, pw = _vaulted(lab, tmp_path, "---\nvault_munge_key: s3cr3tmungekeymaterial\nmtu: 1500\n")
+    r = _clusterctl(["validate", str(lab), "--vault-password-file", str(pw)], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("password", ["wrong password", _PASSWORD[:5]])
+@pytest.mark.parametrize("command", ["validate", "provision"])
+def test_wrong_or_truncated_vault_password_is_bad_input(lab: Path, tmp_path: Path, password: str,
+                                                        command: str) -> None:
+    _, pw = _vaulted(lab, tmp_path, "---\nmtu: 1500\n")
+    pw.write_text(password + "\n")
+    r = _clusterctl([command, str(lab), "--vault-password-file", str(pw)], cwd=tmp_path,
+                    CLUSTERCTL_STATE_DIR=str(tmp_path / "state"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "group_vars/all/secret.yml" in r.stderr and "could not decrypt" in r.stderr
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("runs/*")), "something ran"
+
+
+def test_provision_without_the_vault_password_runs_nothing(lab: Path, tmp_path: Path) -> None:
+    _vaulted(lab, tmp_path, "---\nmtu: 1500\n")
+    r = _clusterctl(["provision", str(lab)], cwd=tmp_path, CLUSTERCTL_STATE_DIR=str(tmp_path / "state"),
+                    ANSIBLE_VAULT_PASSWORD_FILE="")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "group_vars/all/secret.yml" in r.stderr and "no vault password" in r.stderr
+    assert not list((tmp_path / "state").rglob("runs/*")), "something ran"
