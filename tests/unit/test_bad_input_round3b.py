@@ -110,3 +110,46 @@ def test_provision_without_the_vault_password_runs_nothing(lab: Path, tmp_path: 
     assert r.returncode == 2, r.stdout + r.stderr
     assert "group_vars/all/secret.yml" in r.stderr and "no vault password" in r.stderr
     assert not list((tmp_path / "state").rglob("runs/*")), "something ran"
+
+
+# class 2: dynamic inventory scripts are bounded ------------------------------------------------
+
+
+def _script_inventory(tmp_path: Path, body: str) -> Path:
+    inv = tmp_path / "dyn"
+    (inv / "group_vars" / "all").mkdir(parents=True)
+    (inv / "group_vars" / "all" / "cluster.yml").write_text(
+        "---\ncluster_name: test\nfabric: ethernet\nrdma_devices_per_node: 0\nmtu: 1500\n"
+        "slurm_partitions:\n  - {name: batch, default: true}\n")
+    script = inv / "dynamic.sh"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+    return inv
+
+
+@pytest.mark.parametrize("body,word", [
+    ("sleep 600\n", "did not finish within 3 seconds"),
+    ("exec yes '{\"all\": {}}'\n", "printed more than 1 MiB"),
+])
+def test_inventory_script_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, word: str) -> None:
+    import time
+
+    from clusterctl.inventory import InventoryError, load_checked, loading
+
+    monkeypatch.setattr(loading, "SCRIPT_SECONDS", 3.0)
+    monkeypatch.setattr(loading, "SCRIPT_MAX_BYTES", 1024 * 1024)
+    started = time.monotonic()
+    with pytest.raises(InventoryError) as exc:
+        load_checked(_script_inventory(tmp_path, body))
+    assert time.monotonic() - started < 30
+    (p,) = exc.value.problems
+    assert p.file == "dynamic.sh" and word in p.message, p
+
+
+def test_well_behaved_inventory_script_still_reads(tmp_path: Path) -> None:
+    from clusterctl.inventory import load_checked
+
+    inv = load_checked(_script_inventory(tmp_path, "cat <<'J'\n{\"slurm_controller\": {\"hosts\": [\"ctl01\"]},"
+                                                   " \"slurm_compute\": {\"hosts\": [\"node01\"]},"
+                                                   " \"_meta\": {\"hostvars\": {}}}\nJ\n"))
+    assert set(inv.hosts) == {"ctl01", "node01"}
