@@ -107,6 +107,10 @@ def _report(exc: BaseException, as_json: bool) -> int:
         for ln in lines:
             err_console.print(f"  {ln}", markup=False)
         code, msg, extra = EXIT_BAD_INPUT, f"inventory {exc.path} rejected", {"problems": lines}
+    elif isinstance(exc, OSError):  # an output destination: full disk, a folder where a file goes, ...
+        where = exc.filename or "(unknown path)"
+        code, msg, extra = 1, f"cannot write {where}: {exc.strerror or exc}", {}
+        err_console.print(f"clusterctl: {msg}", markup=False)
     else:
         assert isinstance(exc, ClusterctlError)
         code, msg, extra = exc.exit_code, str(exc), {}
@@ -119,7 +123,7 @@ def _report(exc: BaseException, as_json: bool) -> int:
 def _handled() -> tuple[type[BaseException], ...]:
     from clusterctl.inventory import InventoryError
 
-    return (ClusterctlError, InventoryError)
+    return (ClusterctlError, InventoryError, OSError)
 
 
 def reports_errors(func: F) -> F:

@@ -153,3 +153,56 @@ def test_well_behaved_inventory_script_still_reads(tmp_path: Path) -> None:
                                                    " \"slurm_compute\": {\"hosts\": [\"node01\"]},"
                                                    " \"_meta\": {\"hostvars\": {}}}\nJ\n"))
     assert set(inv.hosts) == {"ctl01", "node01"}
+
+
+# class 9: output destinations --------------------------------------------------------------------
+
+
+def _evidence(tmp_path: Path) -> Path:
+    ev = tmp_path / "evidence"
+    (ev / "n1").mkdir(parents=True)
+    (ev / "n1" / "nvidia-smi.txt").write_text("nothing to see\n")
+    return ev
+
+
+def _one_line_error(r: subprocess.CompletedProcess[str], path: Path) -> None:
+    assert r.returncode in (1, 2), r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("clusterctl:")]
+    assert len(lines) == 1 and str(path) in lines[0], r.stderr
+
+
+def test_html_report_where_a_folder_is(tmp_path: Path) -> None:
+    dest = tmp_path / "report.html"
+    dest.mkdir()
+    r = _clusterctl(["analyze", str(_evidence(tmp_path)), "--html", str(dest)], cwd=tmp_path)
+    _one_line_error(r, dest)
+
+
+def test_html_report_on_a_full_disk_leaves_nothing_half_written(tmp_path: Path) -> None:
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            with pytest.raises(OSError):
+                while True:
+                    os.write(fd, b"x" * 4096)
+        finally:
+            os.close(fd)
+        dest = mnt / "report.html"
+        r = _clusterctl(["analyze", str(_evidence(tmp_path)), "--html", str(dest)], cwd=tmp_path)
+        _one_line_error(r, dest)
+        assert sorted(p.name for p in mnt.iterdir()) == ["filler"], "a half-written report was left"
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_state_folder_that_is_a_file(lab: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.write_text("not a folder\n")
+    r = _clusterctl(["provision", str(lab)], cwd=tmp_path, CLUSTERCTL_STATE_DIR=str(state))
+    _one_line_error(r, state)
