@@ -65,6 +65,8 @@ def validate(inventory: InventoryArg, as_json: JsonOpt = False, vault_password_f
     finally:
         if token is not None:
             VAULT_PASSWORD.reset(token)
+    for w in inv.warnings:
+        err_console.print(f"warning: {w}", markup=False)
     if inv.vaulted_files:
         err_console.print(f"warning: not checked (vault-encrypted; give --vault-password-file to check them): "
                           f"{', '.join(inv.vaulted_files)}", markup=False)

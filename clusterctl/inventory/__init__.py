@@ -80,6 +80,9 @@ def load_checked(path: Path, extra: Sequence[ExtraVars] = ()) -> Inventory:
     problems = validate(inv)
     if problems:
         raise InventoryError(path, problems)
+    from clusterctl.inventory.validation import command_lookups
+
+    inv.warnings = command_lookups(inv)
     return inv
 
 

@@ -125,6 +125,7 @@ class Inventory:
     definitions: list[Definition] = field(default_factory=list)  # every variable, where it was set
     vaulted_files: list[str] = field(default_factory=list)  # encrypted var files not checked (no password)
     decrypted_files: list[str] = field(default_factory=list)  # encrypted var files decrypted and checked
+    warnings: list[str] = field(default_factory=list)  # accepted, but said (command-running lookups)
     host_order: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: the hosts an Ansible host pattern (``--limit``) selects, by ansible-core's own matching

@@ -30,6 +30,30 @@ _DIGITS_DOTS = re.compile(r"[0-9.]+")
 _IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")  # what ipaddress.IPv4Address accepts (no leading zeros)
 
 
+#: lookups that run a command on the controller when Ansible templates the value
+_COMMAND_LOOKUP = re.compile(r"""\b(?:lookup|query|q)\s*\(\s*['"](?:ansible\.builtin\.)?(pipe|lines)['"]""")
+
+
+def command_lookups(inv: Inventory) -> list[str]:
+    """Warnings for inventory values whose templating runs a command on the controller
+    (``lookup('pipe', ...)``, ``lookup('lines', ...)``): Ansible evaluates them when it runs."""
+    out = []
+    for d in inv.definitions:
+        stack: list[tuple[str, Any]] = [(d.shown_key, d.value)]
+        while stack:
+            path, v = stack.pop()
+            if isinstance(v, str):
+                m = _COMMAND_LOOKUP.search(v)
+                if m:
+                    out.append(f"{d.file}: {path}: runs a command on this machine when Ansible templates it "
+                               f"(lookup {m.group(1)!r})")
+            elif isinstance(v, dict):
+                stack.extend((f"{path}.{k}", x) for k, x in v.items())
+            elif isinstance(v, list):
+                stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+    return out
+
+
 def validate(inv: Inventory) -> list[Problem]:
     """All problems of ``inv``: what loading found plus the rules.
 

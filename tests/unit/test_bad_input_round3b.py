@@ -206,3 +206,10 @@ def test_state_folder_that_is_a_file(lab: Path, tmp_path: Path) -> None:
     state.write_text("not a folder\n")
     r = _clusterctl(["provision", str(lab)], cwd=tmp_path, CLUSTERCTL_STATE_DIR=str(state))
     _one_line_error(r, state)
+
+
+@pytest.mark.parametrize("value", ["\"{{ lookup('pipe', 'id') }}\"", "\"{{ query('ansible.builtin.lines', 'id') }}\""])
+def test_command_running_lookup_in_an_inventory_value_is_warned(lab: Path, tmp_path: Path, value: str) -> None:
+    (lab / "group_vars" / "all" / "extra.yml").write_text(f"---\nclusterctl_note: {value}\n")
+    r = _clusterctl(["validate", str(lab)], cwd=tmp_path)
+    assert "runs a command on this machine" in r.stderr and "group_vars/all/extra.yml" in r.stderr, r.stderr
