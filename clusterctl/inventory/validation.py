@@ -171,6 +171,31 @@ def _combined(inv: Inventory) -> list[Problem]:
     hosts = set(inv.host_order)
     out += _partition_nodes(spec_now, where.get("slurm_partitions", DEFAULT_FILE), hosts)
     out += _topology(spec_now, where.get("slurm_topology", DEFAULT_FILE), hosts)
+    out += _mount_overlap(inv)
+    return out
+
+
+def _mount_overlap(inv: Inventory) -> list[Problem]:
+    """A mountpoint or a mount name both in ``storage_mounts`` and in an explicit ``juicefs_volumes``
+    list (each host's view): one would hide the other, or both write one unit file."""
+    out: list[Problem] = []
+    seen: set[tuple[str, Any]] = set()
+    for host in inv.host_order:
+        hv = inv.host_vars.get(host, {})
+        vols, mounts = hv.get("juicefs_volumes"), hv.get("storage_mounts")
+        if not isinstance(vols, list) or not isinstance(mounts, list):
+            continue
+        def norm(m: Any, k: str) -> Any:
+            x = m.get(k) if isinstance(m, dict) else None
+            return x.rstrip("/") or "/" if isinstance(x, str) and k == "mountpoint" else x
+        taken = {(k, norm(m, k)) for m in mounts if isinstance(m, dict) for k in ("mountpoint", "name")}
+        for i, vol in enumerate(vols):
+            for k in ("mountpoint", "name"):
+                if (k, norm(vol, k)) in taken and (k, norm(vol, k)) not in seen:
+                    seen.add((k, norm(vol, k)))
+                    file = inv.spec_files.get("juicefs_volumes") or inv.host_var_files.get(host, inv.hosts_file)
+                    out.append(Problem(file, f"juicefs_volumes[{i}].{k}",
+                                       vol.get(k), f"also a {k} of storage_mounts (on host {host})"))
     return out
 
 
