@@ -131,6 +131,14 @@ def _ansible_host(d: Definition) -> list[Problem]:
         return []
     if not isinstance(v, str) or not v.strip() or _SPACE.search(v):
         return [Problem(d.file, d.shown_key, v, "ansible_host must be one address or host name")]
+    if "{{" in v:
+        return []
+    odd = next((c for c in v if not c.isascii() or not c.isprintable()), None)
+    if odd is not None:  # zero-width, full-width, look-alike letters: two spellings of one host
+        return [Problem(d.file, d.shown_key, v, f"invisible or look-alike character U+{ord(odd):04X} in an "
+                                                "address: ASCII only")]
+    if "/" in v:
+        return [Problem(d.file, d.shown_key, v, "an address, not a network: no /prefix")]
     if _DIGITS_DOTS.fullmatch(v) and not _IPV4.fullmatch(v):
         try:
             ipaddress.IPv4Address(v)
@@ -282,6 +290,14 @@ def _topology(s: dict[str, Any], file: str, hosts: set[str]) -> list[Problem]:
     return out
 
 
+def _same_address(addr: str) -> str:
+    """One spelling per address: IPv6 case and compression, IPv4, a trailing dot and case of a name."""
+    try:
+        return ipaddress.ip_address(addr.split("%", 1)[0]).compressed
+    except ValueError:
+        return addr.lower().rstrip(".")
+
+
 def _layout(inv: Inventory) -> list[Problem]:
     out: list[Problem] = []
     hf = inv.hosts_file
@@ -302,16 +318,25 @@ def _layout(inv: Inventory) -> list[Problem]:
                 owner[h] = group
     groups = set(inv.groups)
     addresses: dict[str, str] = {}
+    folded: dict[str, str] = {}
     for h in inv.host_order:
+        if h.lower() in folded:
+            out.append(Problem(hf, f"hosts.{h}", h, f"host names differ only in case (also {folded[h.lower()]}): "
+                                                    "host names are case-insensitive"))
+        else:
+            folded[h.lower()] = h
+        if h.lower() == "localhost" and h in owner:
+            out.append(Problem(hf, f"hosts.{h}", h, "a cluster node cannot be named localhost (Slurm and Ansible "
+                                                    "mean this machine by it)"))
         if h in groups:
             out.append(Problem(hf, f"hosts.{h}", h, "a host and a group have this name (an Ansible pattern "
                                                     "or --limit naming it would mean both)"))
         if not spec.SLURM_HOSTNAME.fullmatch(h):
             out.append(Problem(hf, f"hosts.{h}", h, "hostname not valid for Slurm: letters, digits and '-', "
                                                     "starting with a letter, no dots, at most 63 characters"))
-        addr = inv.address(h)
+        addr = _same_address(inv.address(h))
         if addr in addresses:
-            out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", addr,
+            out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", inv.address(h),
                                f"duplicate address: also used by {addresses[addr]}"))
         else:
             addresses[addr] = h

@@ -213,3 +213,18 @@ def test_command_running_lookup_in_an_inventory_value_is_warned(lab: Path, tmp_p
     (lab / "group_vars" / "all" / "extra.yml").write_text(f"---\nclusterctl_note: {value}\n")
     r = _clusterctl(["validate", str(lab)], cwd=tmp_path)
     assert "runs a command on this machine" in r.stderr and "group_vars/all/extra.yml" in r.stderr, r.stderr
+
+
+# class 4: one host, two spellings (the rest: tests/bad_inventories address-*, hostname-case-twice, ...)
+
+
+@pytest.mark.parametrize("address", ["192.0.2.11\u200b", "\uff11\uff19\uff12.0.2.11", "nod\u043501.example"])  # Cyrillic ie
+def test_invisible_or_look_alike_character_in_an_address(lab: Path, tmp_path: Path, address: str) -> None:
+    from clusterctl.inventory import InventoryError, load_checked
+
+    (lab / "host_vars").mkdir(exist_ok=True)
+    (lab / "host_vars" / "lab-c1.yml").write_text(f"---\nansible_host: \"{address}\"\n", encoding="utf-8")
+    with pytest.raises(InventoryError) as exc:
+        load_checked(lab)
+    assert any(p.key == "lab-c1.ansible_host" and "look-alike" in p.message for p in exc.value.problems), \
+        exc.value.problems
