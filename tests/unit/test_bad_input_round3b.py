@@ -218,7 +218,7 @@ def test_command_running_lookup_in_an_inventory_value_is_warned(lab: Path, tmp_p
 # class 4: one host, two spellings (the rest: tests/bad_inventories address-*, hostname-case-twice, ...)
 
 
-@pytest.mark.parametrize("address", ["192.0.2.11\u200b", "\uff11\uff19\uff12.0.2.11", "nod\u043501.example"])  # Cyrillic ie
+@pytest.mark.parametrize("address", ["192.0.2.11\u200b", "\uff11\uff19\uff12.0.2.11", "nod\u043501.example"])
 def test_invisible_or_look_alike_character_in_an_address(lab: Path, tmp_path: Path, address: str) -> None:
     from clusterctl.inventory import InventoryError, load_checked
 
