@@ -219,7 +219,7 @@ SPEC: dict[str, Validator] = {
     "pfc_priority": _int_range(0, 7),
     "roce_dscp": _int_range(0, 63),
     "mtu": _int_range(256, 9216),  # refined by fabric in cross_checks
-    "frontend_nics": _str_list,
+    "frontend_nics": _then_tokens(_str_list),
     "gpus_per_node": _int_range(0, 16),
     "gpu_model": lambda f, k, v: [] if isinstance(v, str) and v and "\n" not in v else [
         Problem(f, k, v, "must be a one-line string")],
