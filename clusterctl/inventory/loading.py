@@ -123,6 +123,17 @@ class _BoundedPopen:
         return b"".join(chunks[self.proc.stdout.fileno()]), b"".join(chunks[self.proc.stderr.fileno()])
 
 
+@functools.cache
+def _collection_loader() -> None:
+    """ansible-core's collection loader, as its CLIs install it: without it a plugin file naming
+    ``ansible.builtin.constructed`` (any FQCN) cannot be loaded in this process."""
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+
+    if not any(isinstance(f, _AnsibleCollectionFinder) for f in __import__("sys").meta_path):
+        init_plugin_loader()
+
+
 @contextmanager
 def _ansible(failures: list[str]) -> Iterator[Any]:
     """Ansible's constants as validation needs them, its warnings collected instead of printed."""
@@ -134,6 +145,7 @@ def _ansible(failures: list[str]) -> Iterator[Any]:
     from ansible.plugins.inventory import script as script_plugin
     from ansible.utils.display import Display
 
+    _collection_loader()
     display = Display()
     saved = {k: getattr(C, k) for k in ("INVENTORY_ANY_UNPARSED_IS_FAILED", "INVENTORY_ENABLED")}
     methods = {m: display.__dict__.get(m) for m in ("warning", "error_as_warning")}
@@ -180,7 +192,9 @@ def _data_loader(s: Scan) -> Any:
 
         def load_from_file(self, file_name: str, *args: Any, **kwargs: Any) -> Any:
             key = str(Path(self.path_dwim(file_name)).resolve())
-            if key in s.data:
+            # a plugin file (``plugin: ...``, pre-checked too) is read by Ansible itself: its templates
+            # (constructed's compose/groups) must carry Ansible's trust marks to be evaluated
+            if key in s.data and not (isinstance(s.data[key], dict) and "plugin" in s.data[key]):
                 return s.data[key]
             return super().load_from_file(file_name, *args, **kwargs)
 

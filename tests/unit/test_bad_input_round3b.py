@@ -228,3 +228,27 @@ def test_invisible_or_look_alike_character_in_an_address(lab: Path, tmp_path: Pa
         load_checked(lab)
     assert any(p.key == "lab-c1.ansible_host" and "look-alike" in p.message for p in exc.value.problems), \
         exc.value.problems
+
+
+# class 2: an inventory plugin file (constructed) is read, and what it composes is checked --------
+
+_CONSTRUCTED = ("---\nplugin: ansible.builtin.constructed\nstrict: true\ngroups:\n"
+                "  gpu_nodes: \"'c' in inventory_hostname\"\ncompose:\n  ansible_port: \"'{port}'\"\n")
+
+
+def test_valid_constructed_plugin_file_is_accepted(lab: Path) -> None:
+    from clusterctl.inventory import load_checked
+
+    (lab / "zz-constructed.yml").write_text(_CONSTRUCTED.format(port=2222))
+    inv = load_checked(lab)
+    assert "gpu_nodes" in inv.groups and inv.host_vars["lab-c1"]["ansible_port"] == "2222"
+
+
+def test_what_constructed_composes_is_checked(lab: Path) -> None:
+    from clusterctl.inventory import InventoryError, load_checked
+
+    (lab / "zz-constructed.yml").write_text(_CONSTRUCTED.format(port=70000))
+    with pytest.raises(InventoryError) as exc:
+        load_checked(lab)
+    assert {(p.file, p.key) for p in exc.value.problems} >= {("zz-constructed.yml", "lab-c1.ansible_port")}, \
+        exc.value.problems
