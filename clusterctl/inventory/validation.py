@@ -71,12 +71,29 @@ def _validate(inv: Inventory) -> list[Problem]:
             problems.append(Problem(inv.hosts_file, "all", None, "the inventory has no hosts"))
         return problems
     problems += _definitions(inv)
+    problems += _equal_precedence(inv)
     problems += _combined(inv)
     secret = set(inv.decrypted_files)
     for p in problems:  # a refused value from a vault file is named, never shown
         if p.file.split(" (")[0] in secret:
             p.value = "<vaulted>"
     return problems
+
+
+def _equal_precedence(inv: Inventory) -> list[Problem]:
+    """One variable of one group or host set to different values in two of its group_vars/host_vars
+    files (equal precedence: the file Ansible reads last wins, by name order, silently)."""
+    out: list[Problem] = []
+    first: dict[tuple[str, str], Definition] = {}
+    for d in inv.definitions:
+        if not d.file.startswith(("group_vars/", "host_vars/")):
+            continue
+        other = first.setdefault((d.owner, d.key), d)
+        if other.file != d.file and other.value != d.value:
+            shown = "<vaulted>" if d.vaulted or other.vaulted else d.value
+            out.append(Problem(d.file, d.shown_key, shown, f"also set, to another value, in {other.file} (files of "
+                                                           "equal precedence: which one wins is only file order)"))
+    return out
 
 
 def _control_chars(d: Definition) -> list[Problem]:
