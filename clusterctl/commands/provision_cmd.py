@@ -20,7 +20,7 @@ from clusterctl.commands.common import (
 )
 from clusterctl.display import RunProgress, console, err_console, print_summary
 from clusterctl.errors import UsageError
-from clusterctl.inventory import hosts_matching, load_checked
+from clusterctl.inventory import hosts_matching, load_checked, require_decrypted
 from clusterctl.runner import RunResult, read_last_failed, run_playbook
 
 LimitOpt = Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern to limit the run to")]
@@ -84,9 +84,7 @@ def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str
              summary: bool = True) -> RunResult:
     """Validate, then run a playbook with live progress; print the summary table."""
     inv = load_checked(inventory)
-    if inv.vaulted_files:  # ansible-playbook would stop on them: every host "never reached"
-        raise UsageError(f"{inv.vaulted_files[0]}: (file): vault-encrypted and no vault password was given "
-                         f"(--vault-password-file); nothing was run (value: {', '.join(inv.vaulted_files)})")
+    require_decrypted(inv)
     if limit and inv.match is not None and not hosts_matching(inv, limit):
         raise UsageError(f"--limit {limit!r} matches no host of inventory {inventory}; nothing was run")
     with RunProgress(len(inv.hosts)) as progress:

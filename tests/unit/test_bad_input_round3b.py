@@ -103,9 +103,10 @@ def test_wrong_or_truncated_vault_password_is_bad_input(lab: Path, tmp_path: Pat
     assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("runs/*")), "something ran"
 
 
-def test_provision_without_the_vault_password_runs_nothing(lab: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["provision", "verify"])
+def test_run_without_the_vault_password_runs_nothing(lab: Path, tmp_path: Path, command: str) -> None:
     _vaulted(lab, tmp_path, "---\nmtu: 1500\n")
-    r = _clusterctl(["provision", str(lab)], cwd=tmp_path, CLUSTERCTL_STATE_DIR=str(tmp_path / "state"),
+    r = _clusterctl([command, str(lab)], cwd=tmp_path, CLUSTERCTL_STATE_DIR=str(tmp_path / "state"),
                     ANSIBLE_VAULT_PASSWORD_FILE="")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "group_vars/all/secret.yml" in r.stderr and "no vault password" in r.stderr
