@@ -81,13 +81,13 @@ def _validate(inv: Inventory) -> list[Problem]:
 
 
 def _equal_precedence(inv: Inventory) -> list[Problem]:
-    """One variable of one group or host set to different values in two of its group_vars/host_vars
-    files (equal precedence: the file Ansible reads last wins, by name order, silently)."""
+    """One cluster-spec key of one group or host set to different values in two of its group_vars/
+    host_vars files (equal precedence: the file Ansible reads last wins, by name order, silently)."""
     out: list[Problem] = []
     first: dict[tuple[str, str], Definition] = {}
     for d in inv.definitions:
-        if not d.file.startswith(("group_vars/", "host_vars/")):
-            continue
+        if not d.file.startswith(("group_vars/", "host_vars/")) or d.key not in spec.SPEC:
+            continue  # cluster-spec keys only: an override file for a connection or role variable is common
         other = first.setdefault((d.owner, d.key), d)
         if other.file != d.file and other.value != d.value:
             shown = "<vaulted>" if d.vaulted or other.vaulted else d.value
