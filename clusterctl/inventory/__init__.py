@@ -31,7 +31,7 @@ from clusterctl.inventory.model import (
     VaultValue,
 )
 from clusterctl.inventory.scan import expand_host_pattern
-from clusterctl.inventory.validation import validate
+from clusterctl.inventory.validation import command_lookups, validate
 
 if TYPE_CHECKING:
     from clusterctl.extra_vars import ExtraVars
@@ -80,8 +80,6 @@ def load_checked(path: Path, extra: Sequence[ExtraVars] = ()) -> Inventory:
     problems = validate(inv)
     if problems:
         raise InventoryError(path, problems)
-    from clusterctl.inventory.validation import command_lookups
-
     inv.warnings = command_lookups(inv)
     return inv
 
