@@ -1,4 +1,5 @@
-"""Bad input, round 3 (issue 28), classes 1, 3 and 9 (this file; class 10: test_interrupted_runs.py).
+"""Bad input, round 3 (issue 28), classes 1, 2, 3, 4 and 9 (this file; class 10: test_interrupted_runs.py;
+classes 4, 5, 6 also as tests/bad_inventories cases).
 
 * class 3: an ``ansible.cfg`` in the current folder (or $ANSIBLE_CONFIG) is not read: clusterctl pins
   its own configuration, so such a file cannot load an inventory plugin while ``validate`` reads.
