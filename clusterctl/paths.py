@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from functools import cache
@@ -67,3 +68,31 @@ def read_regular(path: Path | str, limit: int, *, what: str = "the file", nofoll
         return data
     finally:
         os.close(fd)
+
+
+def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a temporary file in the same folder, fsync'd,
+    then renamed over ``path``. A full disk or a folder where the file should be raises OSError
+    naming ``path`` (the caller reports it in one line); nothing half-written is left behind."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_file():  # a folder, a device (/dev/full), a fifo: never replaced
+        raise OSError(21 if path.is_dir() else 17, "is a folder, not a file" if path.is_dir()
+                      else "exists and is not a regular file", str(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clusterctl.analysis.engine import Report
+from clusterctl.paths import write_atomic
 
 STYLE = {"failed": "red", "degraded": "yellow", "no evidence": "magenta", "cannot judge": "magenta",
          "healthy": "green"}
@@ -58,10 +59,8 @@ def summary_line(report: Report) -> str:
 
 def write_outputs(report: Report, json_path: Path | None, html_path: Path | None, title: str) -> None:
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(report.to_dict(), indent=1) + "\n")
+        write_atomic(json_path, json.dumps(report.to_dict(), indent=1) + "\n")
     if html_path is not None:
         from clusterctl.report_html import render
 
-        html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(render(report, title=title))
+        write_atomic(html_path, render(report, title=title))

@@ -104,7 +104,7 @@ class RunResult:
         1 Ansible itself failed (or timed out) before any host failed."""
         if self.failed_hosts:
             return EXIT_HOSTS_FAILED
-        if self.status == "timeout":
+        if self.status in ("timeout", "canceled"):
             return EXIT_FAILED
         if self.unreachable_hosts or self.not_reached:
             return EXIT_UNREACHABLE
@@ -505,7 +505,8 @@ def run_playbook(
         return r.rc != 0 and (r.stopped_early or (patterns is not None and r.plays_started < len(patterns)))
 
     early = stopped(result)
-    wanted = targets(patterns, inventory, limit) if patterns and (early or result.status == "timeout") else None
+    cut = result.status in ("timeout", "canceled")  # --timeout, or Ctrl-C/SIGTERM (ansible-runner's handler)
+    wanted = targets(patterns or ["all"], inventory, limit) if (patterns and early) or cut else None
     if wanted is not None:
         for n in range(2, len(wanted) + 2):
             missing = [h for h in wanted if h not in result.hosts]
@@ -520,9 +521,15 @@ def run_playbook(
                 break
         # hosts without a result count as not reached only when the run stopped before them (a host
         # whose plays had nothing to do under --tags gets no result either, and is fine)
-        if early or result.status == "timeout":
-            why = "timed out before reaching it" if result.status == "timeout" else \
-                "never reached (the run stopped before its plays)"
+        if cut:
+            # a cut run finished no host: every targeted host that did not fail is "not known to be done"
+            # (a host with some ok tasks may still be missing later ones), so --retry covers it
+            why = "the run timed out before it finished" if result.status == "timeout" else \
+                "the run was interrupted (Ctrl-C or SIGTERM) before it finished"
+            done = {**result.failed_hosts, **result.unreachable_hosts}
+            result.not_reached = {h: why for h in wanted if h not in done}
+        elif early:
+            why = "never reached (the run stopped before its plays)"
             result.not_reached = {h: why for h in wanted if h not in result.hosts}
     if record_failures and not check:
         _record_failures(inventory, result, limit)

@@ -107,6 +107,10 @@ def _report(exc: BaseException, as_json: bool) -> int:
         for ln in lines:
             err_console.print(f"  {ln}", markup=False)
         code, msg, extra = EXIT_BAD_INPUT, f"inventory {exc.path} rejected", {"problems": lines}
+    elif isinstance(exc, OSError):  # an output destination: full disk, a folder where a file goes, ...
+        where = exc.filename or "(unknown path)"
+        code, msg, extra = 1, f"cannot write {where}: {exc.strerror or exc}", {}
+        err_console.print(f"clusterctl: {msg}", markup=False)
     else:
         assert isinstance(exc, ClusterctlError)
         code, msg, extra = exc.exit_code, str(exc), {}
@@ -119,7 +123,7 @@ def _report(exc: BaseException, as_json: bool) -> int:
 def _handled() -> tuple[type[BaseException], ...]:
     from clusterctl.inventory import InventoryError
 
-    return (ClusterctlError, InventoryError)
+    return (ClusterctlError, InventoryError, OSError)
 
 
 def reports_errors(func: F) -> F:
@@ -165,10 +169,12 @@ def ansible_command(func: F) -> F:
         log_file = kwargs.pop("log_file", None)
         as_json = bool(kwargs.get("as_json"))
         token = current_options.set(opts)
+        vault_token = None
         try:
             with _human_text_to_stderr(as_json):
                 try:
                     setup_logging(opts.verbosity, log_file)
+                    vault_token = use_vault_password(opts.vault_password_file)
                     if opts.extra_vars and isinstance(kwargs.get("inventory"), Path):
                         # -e is read and checked with the inventory before anything runs
                         from clusterctl import extra_vars
@@ -180,9 +186,47 @@ def ansible_command(func: F) -> F:
                     raise typer.Exit(_report(exc, as_json)) from None
         finally:
             current_options.reset(token)
+            if vault_token is not None:
+                from clusterctl.inventory.safeyaml import VAULT_PASSWORD
+
+                VAULT_PASSWORD.reset(vault_token)
 
     wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *_ANSIBLE_PARAMS])  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+VaultOpt = Annotated[Path | None, typer.Option("--vault-password-file", help="Ansible Vault password file "
+                                              "(vault-encrypted inventory files are decrypted and checked)")]
+
+
+def use_vault_password(given: Path | None) -> Any:
+    """Make the vault password (``--vault-password-file``, else $ANSIBLE_VAULT_PASSWORD_FILE) the one
+    inventory reading decrypts with; the ContextVar token to reset, None when there is no password.
+    The file is read as ansible-playbook reads it (ansible-core's get_file_vault_secret: an
+    executable file is run). An unreadable file is :class:`~clusterctl.errors.UsageError`."""
+    from clusterctl.errors import UsageError
+    from clusterctl.inventory.safeyaml import VAULT_PASSWORD
+
+    env = os.environ.get("ANSIBLE_VAULT_PASSWORD_FILE")
+    path = given.expanduser() if given is not None else Path(env) if env else None
+    if path is None:
+        return None
+    option = "--vault-password-file" if given is not None else "$ANSIBLE_VAULT_PASSWORD_FILE"
+    if not path.is_file():
+        raise UsageError(f"{option} {path}: no such file")
+    try:
+        from ansible.errors import AnsibleError
+        from ansible.parsing.dataloader import DataLoader
+        from ansible.parsing.vault import get_file_vault_secret
+
+        secret = get_file_vault_secret(filename=str(path.resolve()), loader=DataLoader())
+        secret.load()
+        password = secret.bytes
+    except (AnsibleError, OSError) as exc:
+        raise UsageError(f"{option} {path}: cannot read the vault password: {getattr(exc, 'message', exc)}") from None
+    if not password:
+        raise UsageError(f"{option} {path}: the vault password is empty")
+    return VAULT_PASSWORD.set(password)
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as one JSON document on stdout")]

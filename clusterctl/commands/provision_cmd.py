@@ -11,14 +11,16 @@ from clusterctl.app import app, examples
 from clusterctl.commands.common import (
     InventoryArg,
     JsonOpt,
+    VaultOpt,
     ansible_command,
     print_json,
     reports_errors,
     result_dict,
+    use_vault_password,
 )
-from clusterctl.display import RunProgress, console, print_summary
+from clusterctl.display import RunProgress, console, err_console, print_summary
 from clusterctl.errors import UsageError
-from clusterctl.inventory import hosts_matching, load_checked
+from clusterctl.inventory import hosts_matching, load_checked, require_decrypted
 from clusterctl.runner import RunResult, read_last_failed, run_playbook
 
 LimitOpt = Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern to limit the run to")]
@@ -53,9 +55,21 @@ PLAN_EXAMPLES = """Examples:
 
 @app.command(epilog=examples(VALIDATE_EXAMPLES))
 @reports_errors
-def validate(inventory: InventoryArg, as_json: JsonOpt = False) -> None:
+def validate(inventory: InventoryArg, as_json: JsonOpt = False, vault_password_file: VaultOpt = None) -> None:
     """Check an inventory without contacting any host. Exit 2 if it is rejected."""
-    inv = load_checked(inventory)
+    from clusterctl.inventory.safeyaml import VAULT_PASSWORD
+
+    token = use_vault_password(vault_password_file)
+    try:
+        inv = load_checked(inventory)
+    finally:
+        if token is not None:
+            VAULT_PASSWORD.reset(token)
+    for w in inv.warnings:
+        err_console.print(f"warning: {w}", markup=False)
+    if inv.vaulted_files:
+        err_console.print(f"warning: not checked (vault-encrypted; give --vault-password-file to check them): "
+                          f"{', '.join(inv.vaulted_files)}", markup=False)
     groups = {g: len(h) for g, h in sorted(inv.groups.items()) if g != "all"}
     if as_json:
         print_json({"inventory": str(inventory), "valid": True, "hosts": len(inv.hosts), "groups": groups})
@@ -70,6 +84,7 @@ def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str
              summary: bool = True) -> RunResult:
     """Validate, then run a playbook with live progress; print the summary table."""
     inv = load_checked(inventory)
+    require_decrypted(inv)
     if limit and inv.match is not None and not hosts_matching(inv, limit):
         raise UsageError(f"--limit {limit!r} matches no host of inventory {inventory}; nothing was run")
     with RunProgress(len(inv.hosts)) as progress:

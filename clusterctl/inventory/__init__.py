@@ -31,14 +31,14 @@ from clusterctl.inventory.model import (
     VaultValue,
 )
 from clusterctl.inventory.scan import expand_host_pattern
-from clusterctl.inventory.validation import validate
+from clusterctl.inventory.validation import command_lookups, validate
 
 if TYPE_CHECKING:
     from clusterctl.extra_vars import ExtraVars
 
 __all__ = [
     "KNOWN_GROUPS", "NODE_GROUPS", "Inventory", "InventoryError", "Problem", "VaultValue",
-    "expand_host_pattern", "hosts_matching", "load", "load_checked", "read_spec", "validate",
+    "expand_host_pattern", "hosts_matching", "load", "load_checked", "read_spec", "require_decrypted", "validate",
 ]
 
 
@@ -80,7 +80,18 @@ def load_checked(path: Path, extra: Sequence[ExtraVars] = ()) -> Inventory:
     problems = validate(inv)
     if problems:
         raise InventoryError(path, problems)
+    inv.warnings = command_lookups(inv)
     return inv
+
+
+def require_decrypted(inv: Inventory) -> None:
+    """Before a run: vault-encrypted files without a vault password would stop ansible-playbook on
+    every host ("never reached"); :class:`~clusterctl.errors.UsageError` (exit 2) naming them instead."""
+    from clusterctl.errors import UsageError
+
+    if inv.vaulted_files:
+        raise UsageError(f"{inv.vaulted_files[0]}: (file): vault-encrypted and no vault password was given "
+                         f"(--vault-password-file); nothing was run (value: {', '.join(inv.vaulted_files)})")
 
 
 def read_spec(path: Path) -> dict[str, Any]:

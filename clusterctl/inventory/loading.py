@@ -20,6 +20,11 @@ from typing import Any
 from clusterctl.inventory.model import Definition, Inventory, Problem, VaultValue
 from clusterctl.inventory.scan import Scan, scan
 
+#: bounds on a dynamic inventory script (each run: --list, and --host when it gives no _meta)
+SCRIPT_SECONDS = 60.0
+SCRIPT_MAX_BYTES = 64 * 1024 * 1024  # its output, stdout and stderr together (as safeyaml.MAX_BYTES)
+SCRIPT_MAX_MEMORY = 4 * 1024 * 1024 * 1024  # address space (RLIMIT_AS)
+
 _MAGIC = {"inventory_file", "inventory_dir", "inventory_hostname", "inventory_hostname_short", "group_names"}
 
 
@@ -44,13 +49,103 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _limit_child() -> None:  # runs in the script's process before exec
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (SCRIPT_MAX_MEMORY, SCRIPT_MAX_MEMORY))
+    cpu = int(SCRIPT_SECONDS) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+
+
+class _BoundedPopen:
+    """What ansible-core's script inventory plugin uses of ``subprocess.Popen`` (``communicate()``,
+    ``returncode``), with bounds: :data:`SCRIPT_SECONDS` of wall time, :data:`SCRIPT_MAX_BYTES` of
+    output, :data:`SCRIPT_MAX_MEMORY` of address space. Over a bound, the script's whole process
+    group is killed and AnsibleError says which bound (the inventory is then refused, exit 2)."""
+
+    def __init__(self, cmd: list[str], **kwargs: Any) -> None:
+        import subprocess
+
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True, preexec_fn=_limit_child)
+        self.returncode: int | None = None
+
+    def _kill(self) -> None:
+        import os
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            self.proc.kill()
+        self.proc.wait()
+
+    def communicate(self) -> tuple[bytes, bytes]:
+        import selectors
+        import time
+
+        from ansible.errors import AnsibleError
+
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        chunks: dict[int, list[bytes]] = {self.proc.stdout.fileno(): [], self.proc.stderr.fileno(): []}
+        total = 0
+        deadline = time.monotonic() + SCRIPT_SECONDS
+        with selectors.DefaultSelector() as sel:
+            for f in (self.proc.stdout, self.proc.stderr):
+                sel.register(f, selectors.EVENT_READ)
+            while sel.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._kill()
+                    raise AnsibleError(f"inventory script {self.cmd[0]} did not finish within {SCRIPT_SECONDS:.0f} "
+                                       "seconds: killed")
+                for key, _ in sel.select(min(left, 1.0)):
+                    data = key.fileobj.read1(1 << 16)  # type: ignore[union-attr]
+                    if not data:
+                        sel.unregister(key.fileobj)
+                        continue
+                    total += len(data)
+                    if total > SCRIPT_MAX_BYTES:
+                        self._kill()
+                        raise AnsibleError(f"inventory script {self.cmd[0]} printed more than "
+                                           f"{SCRIPT_MAX_BYTES // (1024 * 1024)} MiB: killed")
+                    chunks[key.fd].append(data)
+        try:
+            self.returncode = self.proc.wait(max(deadline - time.monotonic(), 0.1))
+        except Exception:
+            self._kill()
+            raise AnsibleError(f"inventory script {self.cmd[0]} did not exit within {SCRIPT_SECONDS:.0f} "
+                               "seconds: killed") from None
+        if self.returncode in (-9, -24) and total == 0:  # SIGKILL (memory), SIGXCPU
+            raise AnsibleError(f"inventory script {self.cmd[0]} was killed (memory limit "
+                               f"{SCRIPT_MAX_MEMORY // (1024 ** 3)} GiB or CPU time)")
+        return b"".join(chunks[self.proc.stdout.fileno()]), b"".join(chunks[self.proc.stderr.fileno()])
+
+
+@functools.cache
+def _collection_loader() -> None:
+    """ansible-core's collection loader, as its CLIs install it: without it a plugin file naming
+    ``ansible.builtin.constructed`` (any FQCN) cannot be loaded in this process."""
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+
+    if not any(isinstance(f, _AnsibleCollectionFinder) for f in __import__("sys").meta_path):
+        init_plugin_loader()
+
+
 @contextmanager
 def _ansible(failures: list[str]) -> Iterator[Any]:
     """Ansible's constants as validation needs them, its warnings collected instead of printed."""
+    import subprocess
+    import types
+
     from ansible import constants as C
     from ansible.inventory import data as inventory_data
+    from ansible.plugins.inventory import script as script_plugin
     from ansible.utils.display import Display
 
+    _collection_loader()
     display = Display()
     saved = {k: getattr(C, k) for k in ("INVENTORY_ANY_UNPARSED_IS_FAILED", "INVENTORY_ENABLED")}
     methods = {m: display.__dict__.get(m) for m in ("warning", "error_as_warning")}
@@ -72,9 +167,13 @@ def _ansible(failures: list[str]) -> Iterator[Any]:
     # each): the answer is remembered for the duration of this read (the sources do not move meanwhile)
     basedir = inventory_data.basedir
     inventory_data.basedir = functools.lru_cache(maxsize=64)(basedir)
+    # an inventory script runs bounded (time, output, memory): see _BoundedPopen
+    script_subprocess = script_plugin.subprocess
+    script_plugin.subprocess = types.SimpleNamespace(PIPE=subprocess.PIPE, Popen=_BoundedPopen)
     try:
         yield C
     finally:
+        script_plugin.subprocess = script_subprocess
         inventory_data.basedir = basedir
         for k, v in saved.items():
             setattr(C, k, v)
@@ -93,7 +192,9 @@ def _data_loader(s: Scan) -> Any:
 
         def load_from_file(self, file_name: str, *args: Any, **kwargs: Any) -> Any:
             key = str(Path(self.path_dwim(file_name)).resolve())
-            if key in s.data:
+            # a plugin file (``plugin: ...``, pre-checked too) is read by Ansible itself: its templates
+            # (constructed's compose/groups) must carry Ansible's trust marks to be evaluated
+            if key in s.data and not (isinstance(s.data[key], dict) and "plugin" in s.data[key]):
                 return s.data[key]
             return super().load_from_file(file_name, *args, **kwargs)
 
@@ -135,6 +236,7 @@ def _load(path: Path) -> Inventory:
     s = scan(path)
     inv = Inventory(path=path, problems=list(s.problems))
     inv.vaulted_files = list(s.vaulted)
+    inv.decrypted_files = list(s.decrypted)
     if s.problems or not s.sources:
         inv.definitions = s.definitions
         return inv

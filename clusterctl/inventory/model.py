@@ -105,6 +105,7 @@ class Definition:
     owner: str
     key: str
     value: Any
+    vaulted: bool = False  # set in a vault-encrypted file (decrypted to be checked)
 
     @property
     def shown_key(self) -> str:
@@ -122,7 +123,9 @@ class Inventory:
     group_spec: dict[str, Any] = field(default_factory=dict)  # effective vars of group all
     spec_files: dict[str, str] = field(default_factory=dict)  # key of group all -> file that set it
     definitions: list[Definition] = field(default_factory=list)  # every variable, where it was set
-    vaulted_files: list[str] = field(default_factory=list)  # encrypted var files (keys unknown)
+    vaulted_files: list[str] = field(default_factory=list)  # encrypted var files not checked (no password)
+    decrypted_files: list[str] = field(default_factory=list)  # encrypted var files decrypted and checked
+    warnings: list[str] = field(default_factory=list)  # accepted, but said (command-running lookups)
     host_order: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: the hosts an Ansible host pattern (``--limit``) selects, by ansible-core's own matching

@@ -11,6 +11,7 @@ the file (aliases are counted, not expanded).
 
 from __future__ import annotations
 
+import contextvars
 import re
 from pathlib import Path
 from typing import Any
@@ -284,11 +285,38 @@ def load(text: str, fast: bool = True) -> Any:
         loader.dispose()
 
 
+#: the vault password of this command (``--vault-password-file``), None when none was given
+VAULT_PASSWORD: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("clusterctl_vault_password",
+                                                                              default=None)
+
+
+def decrypt(text: str, password: bytes) -> str:
+    """The plain text of a vault file, by ansible-core's own VaultLib; :class:`Refused` when the
+    password does not open it (wrong, truncated, another vault id) or the content is not UTF-8."""
+    from ansible.errors import AnsibleError
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    try:
+        plain = VaultLib([("default", VaultSecret(password))]).decrypt(text.encode("ascii"))
+    except (AnsibleError, ValueError, TypeError):
+        raise Refused("(file)", "could not decrypt this vault file with the given vault password "
+                                "(wrong or truncated password, or another vault id)") from None
+    try:
+        return plain.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("(file)", "decrypted content is not UTF-8 text") from None
+
+
 def load_file(path: Path) -> tuple[Any, bool]:
-    """(data, vaulted): a whole-file vault is structure-checked and returned as ``({}, True)``."""
+    """(data, vaulted): a whole-file vault is structure-checked; with a vault password
+    (:data:`VAULT_PASSWORD`) it is decrypted and its content checked like any file, else it is
+    returned as ``({}, True)`` (not checked: the caller says so)."""
     text = read_text(path)
     if text.startswith("$ANSIBLE_VAULT;"):
         if not vault_payload_ok(text):
             raise Refused("(file)", "starts like an Ansible vault file but is not a valid vault payload")
-        return {}, True
+        password = VAULT_PASSWORD.get()
+        if password is None:
+            return {}, True
+        return load(decrypt(text, password)), True
     return load(text), False

@@ -31,7 +31,8 @@ class Scan:
     root: Path
     sources: list[Path] = field(default_factory=list)  # inventory sources Ansible will be given
     data: dict[str, Any] = field(default_factory=dict)  # absolute path -> pre-checked YAML data
-    vaulted: list[str] = field(default_factory=list)  # encrypted var files (relative)
+    vaulted: list[str] = field(default_factory=list)  # encrypted var files not decrypted (relative)
+    decrypted: list[str] = field(default_factory=list)  # encrypted var files decrypted and checked
     definitions: list[Definition] = field(default_factory=list)
     yaml_sources: set[str] = field(default_factory=set)  # relative names of YAML inventory sources
     host_files: dict[str, str] = field(default_factory=dict)  # host -> its host_vars file
@@ -123,7 +124,7 @@ def _read(scan: Scan, p: Path) -> tuple[Any, bool] | None:
         return None
     scan.data[str(p.resolve())] = data
     if vaulted:
-        scan.vaulted.append(scan.rel(p))
+        (scan.decrypted if safeyaml.VAULT_PASSWORD.get() is not None else scan.vaulted).append(scan.rel(p))
     return data, vaulted
 
 
@@ -272,7 +273,7 @@ def _vars_dir(s: Scan, vdir: Path, kind: str) -> None:
                 continue
             data, vaulted = got
             rel = s.rel(f)
-            if vaulted:
+            if vaulted and rel not in s.decrypted:
                 continue
             if data is None:
                 continue
@@ -282,4 +283,4 @@ def _vars_dir(s: Scan, vdir: Path, kind: str) -> None:
             if owner_kind == "host":
                 s.host_files[name] = rel
             for k, v in data.items():
-                s.definitions.append(Definition(rel, f"{owner_kind}:{name}", str(k), v))
+                s.definitions.append(Definition(rel, f"{owner_kind}:{name}", str(k), v, vaulted=vaulted))

@@ -60,7 +60,7 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
 
 def plain_names(defs: list[Definition]) -> set[str]:
     """Variables set to a plain (not vaulted, not templated) value somewhere."""
-    return {d.key for d in defs if isinstance(d.value, str | int) and not isinstance(d.value, bool)
+    return {d.key for d in defs if not d.vaulted and isinstance(d.value, str | int) and not isinstance(d.value, bool)
             and "{{" not in str(d.value)}
 
 

@@ -127,11 +127,25 @@ def _partitions(file: str, key: str, v: Any) -> list[Problem]:
     return out
 
 
+#: mountpoints that are the system's own: refused, and so is anything under the first group
+SYSTEM_TREES = ("/proc", "/sys", "/dev", "/boot", "/etc", "/run", "/usr")
+SYSTEM_PATHS = {*SYSTEM_TREES, "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/var/lib", "/var/log", "/tmp",
+                "/root", "/home", "/opt", "/srv", "/mnt", "/media", "/snap"}
+
+
+def mountpoint_problem(mp: str) -> str | None:
+    """Why ``mp`` (already a plain absolute path) cannot be a mountpoint; None when it can."""
+    if mp in SYSTEM_PATHS or any(mp.startswith(t + "/") for t in SYSTEM_TREES):
+        return "a system path: mount below a folder of your own (e.g. /mnt/data, /shared)"
+    return None
+
+
 def _storage(file: str, key: str, v: Any) -> list[Problem]:
     if not isinstance(v, list):
         return [Problem(file, key, v, "must be a list of mounts")]
     out: list[Problem] = []
     points: set[str] = set()
+    names: set[str] = set()
     for i, m in enumerate(v):
         k = f"{key}[{i}]"
         if not isinstance(m, dict):
@@ -141,14 +155,22 @@ def _storage(file: str, key: str, v: Any) -> list[Problem]:
             out.append(Problem(file, f"{k}.type", m.get("type"), f"must be one of {', '.join(STORAGE_TYPES)}"))
         if not isinstance(m.get("name"), str) or not m.get("name"):
             out.append(Problem(file, f"{k}.name", m.get("name"), "a mount needs a name"))
+        elif m["name"] in names:
+            out.append(Problem(file, f"{k}.name", m["name"], "two mounts with one name (one unit file each)"))
+        else:
+            names.add(m["name"])
         mp = m.get("mountpoint")
+        if isinstance(mp, str) and len(mp) > 1:
+            mp = mp.rstrip("/") or "/"  # /data/ is /data
         if not isinstance(mp, str) or not mp.startswith("/") or mp == "/":
             out.append(Problem(file, f"{k}.mountpoint", mp, "must be an absolute path other than /"))
         elif any(part in ("..", ".") for part in mp.split("/")) or not SAFE_TOKEN.fullmatch(mp):
             out.append(Problem(file, f"{k}.mountpoint", mp,
                                "must be a plain absolute path: no '..' or '.' parts, no spaces or control characters"))
+        elif mountpoint_problem(mp):
+            out.append(Problem(file, f"{k}.mountpoint", m.get("mountpoint"), str(mountpoint_problem(mp))))
         elif mp in points:
-            out.append(Problem(file, f"{k}.mountpoint", mp, "two mounts on the same mountpoint"))
+            out.append(Problem(file, f"{k}.mountpoint", m.get("mountpoint"), "two mounts on the same mountpoint"))
         else:
             points.add(mp)
         if m.get("type") == "lustre" and not (isinstance(m.get("mgs"), str) and m.get("mgs")):
@@ -197,7 +219,7 @@ SPEC: dict[str, Validator] = {
     "pfc_priority": _int_range(0, 7),
     "roce_dscp": _int_range(0, 63),
     "mtu": _int_range(256, 9216),  # refined by fabric in cross_checks
-    "frontend_nics": _str_list,
+    "frontend_nics": _then_tokens(_str_list),
     "gpus_per_node": _int_range(0, 16),
     "gpu_model": lambda f, k, v: [] if isinstance(v, str) and v and "\n" not in v else [
         Problem(f, k, v, "must be a one-line string")],

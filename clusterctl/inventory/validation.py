@@ -30,6 +30,30 @@ _DIGITS_DOTS = re.compile(r"[0-9.]+")
 _IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")  # what ipaddress.IPv4Address accepts (no leading zeros)
 
 
+#: lookups that run a command on the controller when Ansible templates the value
+_COMMAND_LOOKUP = re.compile(r"""\b(?:lookup|query|q)\s*\(\s*['"](?:ansible\.builtin\.)?(pipe|lines)['"]""")
+
+
+def command_lookups(inv: Inventory) -> list[str]:
+    """Warnings for inventory values whose templating runs a command on the controller
+    (``lookup('pipe', ...)``, ``lookup('lines', ...)``): Ansible evaluates them when it runs."""
+    out = []
+    for d in inv.definitions:
+        stack: list[tuple[str, Any]] = [(d.shown_key, d.value)]
+        while stack:
+            path, v = stack.pop()
+            if isinstance(v, str):
+                m = _COMMAND_LOOKUP.search(v)
+                if m:
+                    out.append(f"{d.file}: {path}: runs a command on this machine when Ansible templates it "
+                               f"(lookup {m.group(1)!r})")
+            elif isinstance(v, dict):
+                stack.extend((f"{path}.{k}", x) for k, x in v.items())
+            elif isinstance(v, list):
+                stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+    return out
+
+
 def validate(inv: Inventory) -> list[Problem]:
     """All problems of ``inv``: what loading found plus the rules.
 
@@ -47,8 +71,29 @@ def _validate(inv: Inventory) -> list[Problem]:
             problems.append(Problem(inv.hosts_file, "all", None, "the inventory has no hosts"))
         return problems
     problems += _definitions(inv)
+    problems += _equal_precedence(inv)
     problems += _combined(inv)
+    secret = set(inv.decrypted_files)
+    for p in problems:  # a refused value from a vault file is named, never shown
+        if p.file.split(" (")[0] in secret:
+            p.value = "<vaulted>"
     return problems
+
+
+def _equal_precedence(inv: Inventory) -> list[Problem]:
+    """One cluster-spec key of one group or host set to different values in two of its group_vars/
+    host_vars files (equal precedence: the file Ansible reads last wins, by name order, silently)."""
+    out: list[Problem] = []
+    first: dict[tuple[str, str], Definition] = {}
+    for d in inv.definitions:
+        if not d.file.startswith(("group_vars/", "host_vars/")) or d.key not in spec.SPEC:
+            continue  # cluster-spec keys only: an override file for a connection or role variable is common
+        other = first.setdefault((d.owner, d.key), d)
+        if other.file != d.file and other.value != d.value:
+            shown = "<vaulted>" if d.vaulted or other.vaulted else d.value
+            out.append(Problem(d.file, d.shown_key, shown, f"also set, to another value, in {other.file} (files of "
+                                                           "equal precedence: which one wins is only file order)"))
+    return out
 
 
 def _control_chars(d: Definition) -> list[Problem]:
@@ -92,8 +137,8 @@ def _definitions(inv: Inventory) -> list[Problem]:
             out += _ansible_host(d)
         elif key in _CONNECTION_VARS:
             out += _connection_var(d)
-        if not d.file.startswith("-e"):  # -e values never reach a process list (clusterctl.runner)
-            out += secrets.check(d, plain)
+        if not d.file.startswith("-e") and not d.vaulted:  # -e values never reach a process list
+            out += secrets.check(d, plain)                   # (clusterctl.runner); a vault file is vaulted
     return out
 
 
@@ -103,6 +148,14 @@ def _ansible_host(d: Definition) -> list[Problem]:
         return []
     if not isinstance(v, str) or not v.strip() or _SPACE.search(v):
         return [Problem(d.file, d.shown_key, v, "ansible_host must be one address or host name")]
+    if "{{" in v:
+        return []
+    odd = next((c for c in v if not c.isascii() or not c.isprintable()), None)
+    if odd is not None:  # zero-width, full-width, look-alike letters: two spellings of one host
+        return [Problem(d.file, d.shown_key, v, f"invisible or look-alike character U+{ord(odd):04X} in an "
+                                                "address: ASCII only")]
+    if "/" in v:
+        return [Problem(d.file, d.shown_key, v, "an address, not a network: no /prefix")]
     if _DIGITS_DOTS.fullmatch(v) and not _IPV4.fullmatch(v):
         try:
             ipaddress.IPv4Address(v)
@@ -143,6 +196,31 @@ def _combined(inv: Inventory) -> list[Problem]:
     hosts = set(inv.host_order)
     out += _partition_nodes(spec_now, where.get("slurm_partitions", DEFAULT_FILE), hosts)
     out += _topology(spec_now, where.get("slurm_topology", DEFAULT_FILE), hosts)
+    out += _mount_overlap(inv)
+    return out
+
+
+def _mount_overlap(inv: Inventory) -> list[Problem]:
+    """A mountpoint or a mount name both in ``storage_mounts`` and in an explicit ``juicefs_volumes``
+    list (each host's view): one would hide the other, or both write one unit file."""
+    out: list[Problem] = []
+    seen: set[tuple[str, Any]] = set()
+    for host in inv.host_order:
+        hv = inv.host_vars.get(host, {})
+        vols, mounts = hv.get("juicefs_volumes"), hv.get("storage_mounts")
+        if not isinstance(vols, list) or not isinstance(mounts, list):
+            continue
+        def norm(m: Any, k: str) -> Any:
+            x = m.get(k) if isinstance(m, dict) else None
+            return x.rstrip("/") or "/" if isinstance(x, str) and k == "mountpoint" else x
+        taken = {(k, norm(m, k)) for m in mounts if isinstance(m, dict) for k in ("mountpoint", "name")}
+        for i, vol in enumerate(vols):
+            for k in ("mountpoint", "name"):
+                if (k, norm(vol, k)) in taken and (k, norm(vol, k)) not in seen:
+                    seen.add((k, norm(vol, k)))
+                    file = inv.spec_files.get("juicefs_volumes") or inv.host_var_files.get(host, inv.hosts_file)
+                    out.append(Problem(file, f"juicefs_volumes[{i}].{k}",
+                                       vol.get(k), f"also a {k} of storage_mounts (on host {host})"))
     return out
 
 
@@ -229,6 +307,14 @@ def _topology(s: dict[str, Any], file: str, hosts: set[str]) -> list[Problem]:
     return out
 
 
+def _same_address(addr: str) -> str:
+    """One spelling per address: IPv6 case and compression, IPv4, a trailing dot and case of a name."""
+    try:
+        return ipaddress.ip_address(addr.split("%", 1)[0]).compressed
+    except ValueError:
+        return addr.lower().rstrip(".")
+
+
 def _layout(inv: Inventory) -> list[Problem]:
     out: list[Problem] = []
     hf = inv.hosts_file
@@ -249,16 +335,25 @@ def _layout(inv: Inventory) -> list[Problem]:
                 owner[h] = group
     groups = set(inv.groups)
     addresses: dict[str, str] = {}
+    folded: dict[str, str] = {}
     for h in inv.host_order:
+        if h.lower() in folded:
+            out.append(Problem(hf, f"hosts.{h}", h, f"host names differ only in case (also {folded[h.lower()]}): "
+                                                    "host names are case-insensitive"))
+        else:
+            folded[h.lower()] = h
+        if h.lower() == "localhost" and h in owner:
+            out.append(Problem(hf, f"hosts.{h}", h, "a cluster node cannot be named localhost (Slurm and Ansible "
+                                                    "mean this machine by it)"))
         if h in groups:
             out.append(Problem(hf, f"hosts.{h}", h, "a host and a group have this name (an Ansible pattern "
                                                     "or --limit naming it would mean both)"))
         if not spec.SLURM_HOSTNAME.fullmatch(h):
             out.append(Problem(hf, f"hosts.{h}", h, "hostname not valid for Slurm: letters, digits and '-', "
                                                     "starting with a letter, no dots, at most 63 characters"))
-        addr = inv.address(h)
+        addr = _same_address(inv.address(h))
         if addr in addresses:
-            out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", addr,
+            out.append(Problem(inv.host_var_files.get(h, hf), f"{h}.ansible_host", inv.address(h),
                                f"duplicate address: also used by {addresses[addr]}"))
         else:
             addresses[addr] = h

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterctl.errors import UsageError
-from clusterctl.inventory import Inventory, hosts_matching, load_checked
+from clusterctl.inventory import Inventory, hosts_matching, load_checked, require_decrypted
 from clusterctl.runner import EventHandler, RunResult, run_playbook, state_dir
 
 #: ``--level``: quick reads passively; full adds dcgmi diag, nccl-tests and the pairwise rounds
@@ -43,6 +43,7 @@ def plan(inventory: Path, *, level: str = "quick", hosts: str = "slurm_compute",
     if level not in LEVELS:
         raise UsageError(f"verify: --level {level!r} must be quick or full")
     inv = inv if inv is not None else load_checked(inventory)
+    require_decrypted(inv)
     if inv.match is not None:  # a pattern that selects nothing runs nothing: exit 2, as --limit does
         selected = set(hosts_matching(inv, hosts, "--hosts"))
         if not selected:

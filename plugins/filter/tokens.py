@@ -89,10 +89,11 @@ def _slurm_words(own: tuple[str, ...]) -> Callable[[str, Any], list[tuple[str, A
             return [(path, v, "must be a mapping of Slurm option to value or Key=Value words")]
         out: list[tuple[str, Any, str]] = []
         seen: set[str] = set()
+        refused = {k.lower() for k in (*own, *SLURM_NEVER)}
         for key, value, where in pairs:
             if not KINDS["slurm_key"][0].fullmatch(key):
                 out.append((where, key, f"option name must be {KINDS['slurm_key'][1]}"))
-            elif key in own or key in SLURM_NEVER or key.lower() in seen:
+            elif key.lower() in refused or key.lower() in seen:  # Slurm reads keys case-insensitively
                 out.append((where, f"{key}={value}", f"{key} cannot be set here (the template writes it, "
                                                      "it reads another file, or it would be set twice)"))
             elif isinstance(value, bool) or not isinstance(value, str | int) or \
@@ -148,6 +149,7 @@ RULES: dict[str, Rule] = {
     # cluster spec keys that roles render
     "slurm_partitions": ("list", PARTITION),
     "storage_mounts": ("list", _storage_mount),
+    "frontend_nics": ("list", "ifname"),  # node_health's sourced node-check.conf, nccl.conf, roce_qos's script
     # slurm_common: slurm.conf, gres.conf, cgroup.conf, scripts
     "slurm_common_partitions": ("list", PARTITION),
     "slurm_common_cluster_name": "slurm_name",
