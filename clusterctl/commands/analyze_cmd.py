@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
-from clusterctl.commands.common import non_empty_path, reports_errors, write_exports
+from clusterctl.commands.common import JunitOpt, PromOpt, non_empty_path, reports_errors, write_exports
 from clusterctl.display import console
 
 ANALYZE_EXAMPLES = """Examples:
@@ -37,12 +37,8 @@ def analyze_command(
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, help="Parser processes (default: the free cores, from 256 host folders)")] = None,
     all_hosts: Annotated[bool, typer.Option("--all", help="List healthy hosts too on large clusters")] = False,
-    prom: Annotated[Path | None, typer.Option(
-        "--prom", help="Also write the verdicts as a Prometheus textfile here (atomically)", parser=non_empty_path)]
-    = None,
-    junit: Annotated[Path | None, typer.Option(
-        "--junit", help="Also write the verdicts as JUnit XML here (one test case per host)", parser=non_empty_path)]
-    = None,
+    prom: PromOpt = None,
+    junit: JunitOpt = None,
 ) -> None:
     """Judge EVIDENCE_DIR/<host>/<KIND>.txt. Exit 0 when every host is healthy or degraded, 3 when any
     failed or had no evidence, 5 when none did but some host could not be judged (its evidence

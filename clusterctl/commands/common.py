@@ -272,3 +272,8 @@ def write_exports(report: Any, prom: Path | None, junit: Path | None, drained: l
         from clusterctl.report import junit as junit_out
 
         junit_out.write(report, junit)
+#: the machine-readable verdict exports of analyze and verify (clusterctl/report/)
+PromOpt = Annotated[Path | None, typer.Option(
+    "--prom", help="Also write the verdicts as a Prometheus textfile here (atomically)", parser=non_empty_path)]
+JunitOpt = Annotated[Path | None, typer.Option(
+    "--junit", help="Also write the verdicts as JUnit XML here (one test case per host)", parser=non_empty_path)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,8 +10,9 @@ from clusterctl.app import EXIT_OK, app, examples
 from clusterctl.commands.common import (
     InventoryArg,
     JsonOpt,
+    JunitOpt,
+    PromOpt,
     ansible_command,
-    non_empty_path,
     print_json,
     result_dict,
     write_exports,
@@ -55,12 +55,8 @@ def verify_command(
                                                        "over them; 2-node nccl-tests only on slurm_compute)")]
     = "slurm_compute",
     as_json: JsonOpt = False,
-    prom: Annotated[Path | None, typer.Option(
-        "--prom", help="Also write the verdicts as a Prometheus textfile here (atomically)", parser=non_empty_path)]
-    = None,
-    junit: Annotated[Path | None, typer.Option(
-        "--junit", help="Also write the verdicts as JUnit XML here (one test case per host)", parser=non_empty_path)]
-    = None,
+    prom: PromOpt = None,
+    junit: JunitOpt = None,
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
     (or with no evidence)."""
