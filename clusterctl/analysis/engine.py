@@ -51,6 +51,7 @@ from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
+from clusterctl.analysis.severity import sev as rule_sev
 from clusterctl.parse_capture import read_bounded
 
 COLLECT_FILE = "_collect.json"
@@ -259,14 +260,15 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
             if want_rdma or want_gpu:
                 n = exp["rdma_devices_per_node"] if want_rdma else exp["gpus_per_node"]
                 what = "RDMA devices" if want_rdma else "GPUs"
-                out.append(Finding(host, "collect", "critical", host,
+                out.append(Finding(host, "collect", rule_sev("collect.device_absent"), host,
                                    f"{kind}: no {what} found on the node, {n} expected{why}"))
             else:
-                out.append(Finding(host, "collect", "info", host, f"{kind}: device absent (none expected)"))
+                out.append(Finding(host, "collect", rule_sev("collect.none_expected"),
+                                   host, f"{kind}: device absent (none expected)"))
         elif s == "tool_missing" and base in FULL_LEVEL_GPU_TOOLS and kind == base and (gpus_expected or gpus_found):
             why_gpu = (f"gpus_per_node is {gpus_expected}" if gpus_expected
                        else f"nvidia-smi found GPUs ({gpus_found[0]} ok)")
-            out.append(Finding(host, "collect", "critical", host,
+            out.append(Finding(host, "collect", rule_sev("collect.gpu_tool_missing"), host,
                                f"{kind}: not installed on a node with GPUs ({why_gpu}), so --level full could not "
                                f"test them{why}; {FULL_LEVEL_GPU_TOOLS[base]}. The project's nvidia_gpu role "
                                "installs them"))
@@ -274,16 +276,17 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
             if nvsmi_missing:  # one finding for nvidia-smi, not one per KIND it would have captured
                 continue
             nvsmi_missing = True
-            out.append(Finding(host, "collect", "critical", host,
+            out.append(Finding(host, "collect", rule_sev("collect.gpu_tool_missing"), host,
                                f"{kind}: nvidia-smi not installed although gpus_per_node is {gpus_expected}{why}: "
                                "install the NVIDIA driver (packages cuda-drivers or nvidia-driver-<branch>; "
                                "the project's nvidia_gpu role installs it)"))
         elif s == "tool_missing":
-            out.append(Finding(host, "collect", "info", host, f"{kind}: tool not installed, not judged{why}"))
+            out.append(Finding(host, "collect", rule_sev("collect.not_installed"),
+                               host, f"{kind}: tool not installed, not judged{why}"))
         elif s == "skipped":
-            out.append(Finding(host, "collect", "info", host, f"{kind}: not run{why}"))
+            out.append(Finding(host, "collect", rule_sev("collect.not_run"), host, f"{kind}: not run{why}"))
         else:
-            out.append(Finding(host, "collect", "warning", host,
+            out.append(Finding(host, "collect", rule_sev("collect.tool_failed"), host,
                                f"{kind}: collector failed (status {s}, rc {st.get('rc')}){why}"))
     return out
 
@@ -543,7 +546,7 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
 
 
 def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
-    sev: Severity = exp.get("straggler_severity", "warning")
+    sev: Severity = exp.get("straggler_severity") or rule_sev("straggler.slow")
     metrics = [m for r in report.hosts.values() for m in r.metrics]
     report.stragglers = stragglers.find_stragglers(
         metrics, threshold=float(exp["straggler_threshold"]), z_min=float(exp["straggler_z_min"]),
@@ -569,16 +572,16 @@ def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
         if host not in report.hosts:
             report.hosts[host] = HostReport(host)
         report.hosts[host].add(Finding(
-            host, "pairwise", "critical" if confirmed else "warning", host,
+            host, "pairwise", rule_sev("pairwise.bad_pair" if confirmed else "pairwise.unconfirmed"), host,
             f"pair tests below {exp['pair_bad_fraction']:.0%} of the median with good partner(s) "
             f"{', '.join(good)}" + ("" if confirmed else "; pair with a second good node to confirm")))
     for a, b in v.path_anomalies:
         for h, other in ((a, b), (b, a)):
-            report.hosts[h].add(Finding(h, "pairwise", "info", h,
+            report.hosts[h].add(Finding(h, "pairwise", rule_sev("pairwise.path"), h,
                                         f"pair test with {other} low although both pass elsewhere: path/link"))
     for h in sorted(v.suspect):
         if h in report.hosts:
-            report.hosts[h].add(Finding(h, "pairwise", "warning", h,
+            report.hosts[h].add(Finding(h, "pairwise", rule_sev("pairwise.suspect"), h,
                                         "pair tests low with partners that are not known good; "
                                         "retest with a good node"))
 

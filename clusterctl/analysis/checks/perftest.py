@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+from clusterctl.analysis.model import CheckResult, Finding, Metric, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: the data rates (Gb/s) an RDMA port can have: Ethernet 10-800G, InfiniBand SDR/DDR/QDR/FDR data rates
@@ -98,7 +98,7 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                               floor_source=f"{min_fraction:.0%} of the {rate:g} Gb/s line rate (ib_rate_gbps)")
     frac = float(bw) / rate
     if frac < min_fraction:
-        sev: Severity = "critical" if frac < CRITICAL_FRACTION else "warning"
+        sev = rule_sev("ib_write_bw.far_below_line_rate" if frac < CRITICAL_FRACTION else "ib_write_bw.below_line_rate")
         res.findings.append(Finding(
             host, "ib_write_bw", sev, f"{host}/{subject}",
             f"ib_write_bw {float(bw):.1f} Gb/s at {data.get('max_size_bytes')} B is {frac:.0%} of the "
