@@ -50,6 +50,7 @@ from ccparse.common import ParseError
 from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
+from clusterctl.analysis.expectations import PORT_RATE_KINDS, ib_line_rate_from_ports
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
 from clusterctl.analysis.severity import sev as rule_sev
 from clusterctl.parse_capture import read_bounded
@@ -377,6 +378,12 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
         except (ValueError, OSError) as exc:
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
     docs = _preparsed_docs(host_dir)
+    port_evidence: list[tuple[str, Mapping[str, Any]]] = []
+    deferred: list[tuple[str, Mapping[str, Any], str, str]] = []
+
+    def judge(kind: str, data: Any, rel: str, peer: str, exp: Mapping[str, Any]) -> None:
+        _judge_into(rep, pairs, host, kind, data, rel, peer, exp)
+
     for path in sorted(host_dir.iterdir()):
         if path.name.startswith((".", "_")) or path.suffix not in EVIDENCE_SUFFIXES:
             continue
@@ -418,34 +425,47 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
             rep.add(Finding(host, "parse", "warning", host,
                             f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
             continue
-        res = _run_checks(host, kind, data, exp)
-        needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
-                 if f.severity == "info" and f.message.startswith(NEEDS)]
-        if needs and not any(f.severity != "info" for f in res.findings):
-            rep.needs += needs
-        else:
-            rep.judged += 1
-        if isinstance(data, Mapping) and data.get("blocks_missing"):
-            rep.add(Finding(host, COVERAGE, "info", host,
-                            f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "
-                            "(a -i subset or a cut paste): judged what is there"))
-        if peer:
-            # a pair result: blame is decided across hosts; per-host findings are capped at warning
-            for f in res.findings:
-                sev: Severity = "warning" if f.severity == "critical" else f.severity
-                pf = replace(f, severity=sev, message=f"pair test with {peer}: {f.message}")
-                rep.add(pf)
-                rep.pair_findings.append((pf, peer))
-            flagged = bool(res.findings)
-            pairs += [PairResult(host, peer, m.name, m.subject, m.value, m.unit, flagged) for m in res.metrics]
-        else:
-            for f in res.findings:
-                rep.add(f)
-            rep.metrics.extend(res.metrics)
+        if kind in PORT_RATE_KINDS and isinstance(data, Mapping):
+            port_evidence.append((rel, data))
+        if kind == "ib_write_bw" and exp.get("ib_rate_gbps") is None and isinstance(data, Mapping):
+            deferred.append((kind, data, rel, peer))  # judged once the folder's port rates are known
+            continue
+        judge(kind, data, rel, peer, exp)
+    for kind, data, rel, peer in deferred:
+        judge(kind, data, rel, peer, ib_line_rate_from_ports(exp, data, port_evidence))
     if not rep.kinds and not rep.findings:
         rep.add(Finding(host, "evidence", "info", host,
                         f"{host}/: no evidence: no readable <KIND>.txt capture in the folder, nothing was judged"))
     return rep, pairs
+
+
+def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, data: Any, rel: str, peer: str,
+                exp: Mapping[str, Any]) -> None:
+    """Run the checks of one parsed file and record what they found in ``rep`` (pair results in ``pairs``)."""
+    res = _run_checks(host, kind, data, exp)
+    needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
+             if f.severity == "info" and f.message.startswith(NEEDS)]
+    if needs and not any(f.severity != "info" for f in res.findings):
+        rep.needs += needs
+    else:
+        rep.judged += 1
+    if isinstance(data, Mapping) and data.get("blocks_missing"):
+        rep.add(Finding(host, COVERAGE, "info", host,
+                        f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "
+                        "(a -i subset or a cut paste): judged what is there"))
+    if peer:
+        # a pair result: blame is decided across hosts; per-host findings are capped at warning
+        for f in res.findings:
+            sev: Severity = "warning" if f.severity == "critical" else f.severity
+            pf = replace(f, severity=sev, message=f"pair test with {peer}: {f.message}")
+            rep.add(pf)
+            rep.pair_findings.append((pf, peer))
+        flagged = bool(res.findings)
+        pairs.extend(PairResult(host, peer, m.name, m.subject, m.value, m.unit, flagged) for m in res.metrics)
+    else:
+        for f in res.findings:
+            rep.add(f)
+        rep.metrics.extend(res.metrics)
 
 
 def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
