@@ -106,3 +106,15 @@ def test_rule_ids_used_and_rules_in_the_table_are_the_same_set() -> None:
     table = set(severity.rules())
     assert not used - table, f"rules used by the checks but not in severity.yml: {sorted(used - table)}"
     assert not table - used, f"rules in severity.yml no check uses: {sorted(table - used)}"
+
+
+def test_the_doc_says_what_each_severity_demands_and_the_readme_points_to_it() -> None:
+    doc = (REPO / "docs" / "severity.md").read_text()
+    section = doc.split("## What each severity demands", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(" *"): line for line in section.splitlines() if line.startswith("| **")}
+    assert set(rows) == {"failed", "degraded", "note"}
+    assert "drain now" in rows["failed"] and "must not run the next job" in rows["failed"]
+    assert "slower or at risk" in rows["degraded"] and "no action" in rows["note"]
+    readme = (REPO / "README.md").read_text()
+    analyze = readme.split("### How `analyze` reads a capture", 1)[1].split("\n## ", 1)[0]
+    assert "(docs/severity.md)" in analyze
