@@ -15,7 +15,7 @@ EXIT_FAILED = 1  # unexpected error, or Ansible/Slurm itself failed
 EXIT_BAD_INPUT = 2  # inventory/arguments rejected; nothing ran
 EXIT_HOSTS_FAILED = 3  # some hosts failed (or verify found failed nodes)
 EXIT_UNREACHABLE = 4  # some hosts were unreachable or never reached (and none failed)
-EXIT_CANNOT_JUDGE = 5  # analyze: some host's evidence could not be judged (unreadable, or needs an inventory key)
+EXIT_CANNOT_JUDGE = 5  # analyze, verify: a host could not be judged (unreadable, or needs an inventory key)
 
 
 class ClusterctlError(Exception):

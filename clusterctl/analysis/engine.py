@@ -49,8 +49,9 @@ from ccparse.common import ParseError
 from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
+from clusterctl.analysis.expectations import PORT_RATE_KINDS, ib_line_rate_from_ports
 from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
-from clusterctl.analysis.severity import sev as rule_severity
+from clusterctl.analysis.severity import sev as rule_sev
 from clusterctl.parse_capture import MAX_CAPTURE_BYTES
 from clusterctl.paths import NotRegular, read_regular
 
@@ -260,14 +261,15 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
             if want_rdma or want_gpu:
                 n = exp["rdma_devices_per_node"] if want_rdma else exp["gpus_per_node"]
                 what = "RDMA devices" if want_rdma else "GPUs"
-                out.append(Finding(host, "collect", "critical", host,
+                out.append(Finding(host, "collect", rule_sev("collect.device_absent"), host,
                                    f"{kind}: no {what} found on the node, {n} expected{why}"))
             else:
-                out.append(Finding(host, "collect", "info", host, f"{kind}: device absent (none expected)"))
+                out.append(Finding(host, "collect", rule_sev("collect.none_expected"),
+                                   host, f"{kind}: device absent (none expected)"))
         elif s == "tool_missing" and base in FULL_LEVEL_GPU_TOOLS and kind == base and (gpus_expected or gpus_found):
             why_gpu = (f"gpus_per_node is {gpus_expected}" if gpus_expected
                        else f"nvidia-smi found GPUs ({gpus_found[0]} ok)")
-            out.append(Finding(host, "collect", "critical", host,
+            out.append(Finding(host, "collect", rule_sev("collect.gpu_tool_missing"), host,
                                f"{kind}: not installed on a node with GPUs ({why_gpu}), so --level full could not "
                                f"test them{why}; {FULL_LEVEL_GPU_TOOLS[base]}. The project's nvidia_gpu role "
                                "installs them"))
@@ -275,16 +277,17 @@ def _collect_findings(host: str, status: Mapping[str, Any], exp: Mapping[str, An
             if nvsmi_missing:  # one finding for nvidia-smi, not one per KIND it would have captured
                 continue
             nvsmi_missing = True
-            out.append(Finding(host, "collect", "critical", host,
+            out.append(Finding(host, "collect", rule_sev("collect.gpu_tool_missing"), host,
                                f"{kind}: nvidia-smi not installed although gpus_per_node is {gpus_expected}{why}: "
                                "install the NVIDIA driver (packages cuda-drivers or nvidia-driver-<branch>; "
                                "the project's nvidia_gpu role installs it)"))
         elif s == "tool_missing":
-            out.append(Finding(host, "collect", "info", host, f"{kind}: tool not installed, not judged{why}"))
+            out.append(Finding(host, "collect", rule_sev("collect.not_installed"),
+                               host, f"{kind}: tool not installed, not judged{why}"))
         elif s == "skipped":
-            out.append(Finding(host, "collect", "info", host, f"{kind}: not run{why}"))
+            out.append(Finding(host, "collect", rule_sev("collect.not_run"), host, f"{kind}: not run{why}"))
         else:
-            out.append(Finding(host, "collect", "warning", host,
+            out.append(Finding(host, "collect", rule_sev("collect.tool_failed"), host,
                                f"{kind}: collector failed (status {s}, rc {st.get('rc')}){why}"))
     return out
 
@@ -365,6 +368,12 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
         except (ValueError, OSError) as exc:
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
     docs = _preparsed_docs(host_dir)
+    port_evidence: list[tuple[str, Mapping[str, Any]]] = []
+    deferred: list[tuple[str, Mapping[str, Any], str, str]] = []
+
+    def judge(kind: str, data: Any, rel: str, peer: str, exp: Mapping[str, Any]) -> None:
+        _judge_into(rep, pairs, host, kind, data, rel, peer, exp)
+
     for path in sorted(host_dir.iterdir()):
         if path.name.startswith((".", "_")) or path.suffix not in EVIDENCE_SUFFIXES:
             continue
@@ -406,42 +415,55 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
             rep.add(Finding(host, "parse", "warning", host,
                             f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
             continue
-        res = _run_checks(host, kind, data, exp)
-        if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
-            # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs
-            # (MPI=0 under srun -N2), not a run across the pair; its busbw says nothing of the link
-            res = CheckResult(findings=[Finding(
-                host, "nccl_pair", rule_severity("nccl_pair.one_host"), host,
-                f"{rel}: the report's ranks all ran on {', '.join(sorted(set(data.get('hosts') or [])))}, "
-                f"not on {host} and {peer}: not one MPI job across the pair (nccl-tests built MPI=0?); "
-                "bandwidth not judged")])
-        needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
-                 if f.severity == "info" and f.message.startswith(NEEDS)]
-        if needs and not any(f.severity != "info" for f in res.findings):
-            rep.needs += needs
-        else:
-            rep.judged += 1
-        if isinstance(data, Mapping) and data.get("blocks_missing"):
-            rep.add(Finding(host, COVERAGE, "info", host,
-                            f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "
-                            "(a -i subset or a cut paste): judged what is there"))
-        if peer:
-            # a pair result: blame is decided across hosts; per-host findings are capped at warning
-            for f in res.findings:
-                sev: Severity = "warning" if f.severity == "critical" else f.severity
-                pf = replace(f, severity=sev, message=f"pair test with {peer}: {f.message}")
-                rep.add(pf)
-                rep.pair_findings.append((pf, peer))
-            flagged = bool(res.findings)
-            pairs += [PairResult(host, peer, m.name, m.subject, m.value, m.unit, flagged) for m in res.metrics]
-        else:
-            for f in res.findings:
-                rep.add(f)
-            rep.metrics.extend(res.metrics)
+        if kind in PORT_RATE_KINDS and isinstance(data, Mapping):
+            port_evidence.append((rel, data))
+        if kind == "ib_write_bw" and exp.get("ib_rate_gbps") is None and isinstance(data, Mapping):
+            deferred.append((kind, data, rel, peer))  # judged once the folder's port rates are known
+            continue
+        judge(kind, data, rel, peer, exp)
+    for kind, data, rel, peer in deferred:
+        judge(kind, data, rel, peer, ib_line_rate_from_ports(exp, data, port_evidence))
     if not rep.kinds and not rep.findings:
         rep.add(Finding(host, "evidence", "info", host,
                         f"{host}/: no evidence: no readable <KIND>.txt capture in the folder, nothing was judged"))
     return rep, pairs
+
+
+def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, data: Any, rel: str, peer: str,
+                exp: Mapping[str, Any]) -> None:
+    """Run the checks of one parsed file and record what they found in ``rep`` (pair results in ``pairs``)."""
+    res = _run_checks(host, kind, data, exp)
+    if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
+        # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs (MPI=0
+        # under srun -N2), not a run across the pair; its busbw says nothing of the link
+        res = CheckResult(findings=[Finding(
+            host, "nccl_pair", rule_sev("nccl_pair.one_host"), host,
+            f"{rel}: the report's ranks all ran on {', '.join(sorted(set(data.get('hosts') or [])))}, "
+            f"not on {host} and {peer}: not one MPI job across the pair (nccl-tests built MPI=0?); "
+            "bandwidth not judged")])
+    needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
+             if f.severity == "info" and f.message.startswith(NEEDS)]
+    if needs and not any(f.severity != "info" for f in res.findings):
+        rep.needs += needs
+    else:
+        rep.judged += 1
+    if isinstance(data, Mapping) and data.get("blocks_missing"):
+        rep.add(Finding(host, COVERAGE, "info", host,
+                        f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "
+                        "(a -i subset or a cut paste): judged what is there"))
+    if peer:
+        # a pair result: blame is decided across hosts; per-host findings are capped at warning
+        for f in res.findings:
+            sev: Severity = "warning" if f.severity == "critical" else f.severity
+            pf = replace(f, severity=sev, message=f"pair test with {peer}: {f.message}")
+            rep.add(pf)
+            rep.pair_findings.append((pf, peer))
+        flagged = bool(res.findings)
+        pairs.extend(PairResult(host, peer, m.name, m.subject, m.value, m.unit, flagged) for m in res.metrics)
+    else:
+        for f in res.findings:
+            rep.add(f)
+        rep.metrics.extend(res.metrics)
 
 
 def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
@@ -542,7 +564,7 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
 
 
 def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
-    sev: Severity = exp.get("straggler_severity", "warning")
+    sev: Severity = exp.get("straggler_severity") or rule_sev("straggler.slow")
     metrics = [m for r in report.hosts.values() for m in r.metrics]
     report.stragglers = stragglers.find_stragglers(
         metrics, threshold=float(exp["straggler_threshold"]), z_min=float(exp["straggler_z_min"]),
@@ -568,16 +590,16 @@ def _cross_host(report: Report, exp: Mapping[str, Any]) -> None:
         if host not in report.hosts:
             report.hosts[host] = HostReport(host)
         report.hosts[host].add(Finding(
-            host, "pairwise", "critical" if confirmed else "warning", host,
+            host, "pairwise", rule_sev("pairwise.bad_pair" if confirmed else "pairwise.unconfirmed"), host,
             f"pair tests below {exp['pair_bad_fraction']:.0%} of the median with good partner(s) "
             f"{', '.join(good)}" + ("" if confirmed else "; pair with a second good node to confirm")))
     for a, b in v.path_anomalies:
         for h, other in ((a, b), (b, a)):
-            report.hosts[h].add(Finding(h, "pairwise", "info", h,
+            report.hosts[h].add(Finding(h, "pairwise", rule_sev("pairwise.path"), h,
                                         f"pair test with {other} low although both pass elsewhere: path/link"))
     for h in sorted(v.suspect):
         if h in report.hosts:
-            report.hosts[h].add(Finding(h, "pairwise", "warning", h,
+            report.hosts[h].add(Finding(h, "pairwise", rule_sev("pairwise.suspect"), h,
                                         "pair tests low with partners that are not known good; "
                                         "retest with a good node"))
 

@@ -22,6 +22,15 @@ TABLE = Path(__file__).with_name("severity.yml")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "severity.md"
 #: the table's words -> the finding severities of clusterctl.analysis.model
 TO_FINDING: dict[str, Severity] = {"failed": "critical", "degraded": "warning", "note": "info"}
+#: the action each severity demands of the operator (rendered in docs/severity.md)
+ACTIONS: dict[str, str] = {
+    "failed": "drain now: the node must not run the next job; repair or replace, then return it to service",
+    "degraded": "the node runs jobs, but slower or at risk: schedule the fix (next drain or maintenance window) "
+                "and watch the trend",
+    "note": "no action: recorded as context (what was seen, what was not judged and why)",
+}
+HOST_STATUS = {"failed": "failed", "degraded": "degraded", "note": "healthy"}
+EXITS = {"failed": "3 (`analyze`, `verify`)", "degraded": "0", "note": "0"}
 
 
 @functools.cache
@@ -44,11 +53,14 @@ def render() -> str:
     lines = ["# Severity of analyze findings", "",
              "Generated from `clusterctl/analysis/severity.yml` by `python -m clusterctl.analysis.severity`; "
              "do not edit by hand.", "",
-             "- **failed**: drain now, the node must not run the next job (finding severity `critical`, "
-             "host status `failed`)",
-             "- **degraded**: the node runs, but slower or at risk (finding severity `warning`, host status "
-             "`degraded`)",
-             "- **note**: recorded, no action (finding severity `info`)", "",
+             "## What each severity demands", "",
+             "| severity | the action | finding severity | host status | exit status |",
+             "|---|---|---|---|---|",
+             *(f"| **{word}** | {ACTIONS[word]} | `{fs}` | `{HOST_STATUS[word]}` | {EXITS[word]} |"
+               for word, fs in TO_FINDING.items()), "",
+             "A host's status is its worst finding; a host whose evidence could not be read, or whose checks "
+             "all need an inventory key, is `cannot judge` (exit 5), never healthy.", "",
+             "## Rules", "",
              "A rule id is `<check>.<cause>`: the check is the `check` field a finding carries in the report.",
              "", "| rule | severity | source | note |", "|---|---|---|---|"]
     for r in rules().values():

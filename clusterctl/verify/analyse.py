@@ -14,7 +14,7 @@ from pathlib import Path
 
 from clusterctl.analysis.engine import Report, analyze_dir
 from clusterctl.analysis.expectations import build
-from clusterctl.errors import EXIT_HOSTS_FAILED, EXIT_OK, NoEvidence, UsageError
+from clusterctl.errors import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, NoEvidence, UsageError
 from clusterctl.inventory import load_checked
 from clusterctl.pairwise import PairwiseRun, Round, RoundRunner, run_pairwise
 from clusterctl.report_table import write_outputs
@@ -45,8 +45,11 @@ class Verification:
 
     @property
     def exit_code(self) -> int:
-        """0 when every node is healthy or degraded; 3 when one failed, had no evidence or was not reached."""
-        return EXIT_HOSTS_FAILED if self.report.failed or self.report.no_evidence or self.unreachable else EXIT_OK
+        """3 when a node failed, had no evidence or was not reached; else 5 when a node cannot be judged
+        (as ``analyze``); else 0 (every node healthy or degraded)."""
+        if self.report.failed or self.report.no_evidence or self.unreachable:
+            return EXIT_HOSTS_FAILED
+        return EXIT_CANNOT_JUDGE if self.report.cannot_judge else EXIT_OK
 
 
 def pair_round_runner(p: VerifyPlan, *, on_start: RoundStart | None = None,

@@ -81,13 +81,14 @@ def test_port_state_findings_are_exactly_the_ports_not_up(name: str) -> None:
     assert not [f for f in res.findings if f.check == "ib_port_rate"]
 
 
-def test_ibpanic_device_is_critical() -> None:
+def test_ibpanic_device_is_a_tool_error() -> None:
     text = read_fixture("ibstat/a100-cx6-ib-hdr-ibpanic.txt")
     dev = search(r"ibpanic: .*device '([^']+)'", text).group(1)
     res = judge("ibstat", text)
     (f,) = res.findings
-    assert (f.check, f.severity, f.subject) == ("ib_tool_error", "critical", f"{H}/{dev}")
-    assert host_status(res.findings) == "failed"
+    # severity.yml ib_tool_error.error_line: degraded (the table decides; it was critical before)
+    assert (f.check, f.severity, f.subject) == ("ib_tool_error", "warning", f"{H}/{dev}")
+    assert host_status(res.findings) == "degraded"
     assert judge("ibstat", text, {"exclude_devices": [dev]}).findings == []
 
 
@@ -189,7 +190,8 @@ def test_qos_wrong_trust_and_pfc_priority() -> None:
     assert trust != "dscp" and 3 not in enabled
     res = judge("mlnx_qos", text)
     got = sorted((f.check, f.severity) for f in res.findings)
-    assert got == [("qos_pfc", "critical"), ("qos_pfc", "warning"), ("qos_trust", "critical")]
+    # severity.yml: qos_pfc.off failed, qos_pfc.extra_priorities and qos_trust.pcp degraded
+    assert got == [("qos_pfc", "critical"), ("qos_pfc", "warning"), ("qos_trust", "warning")]
     assert all(f.subject == H for f in res.findings)  # no interface named in this capture
     res = judge("mlnx_qos", text, {"qos_trust": trust, "pfc_priority": enabled[0]})
     assert res.findings == []

@@ -102,7 +102,7 @@ def test_roce_v2_gid_presence() -> None:
 
 def test_qos_trust_and_pfc_from_mlnx_qos_and_dcb() -> None:
     got = bad(judge("mlnx_qos", corpus("mlnx_qos/idx41001320304-set-trust-pcp-buffer-row.txt")))
-    assert got == {("qos_trust", "critical", f"{H}/ens14f0")}  # trust pcp, PFC on 3
+    assert got == {("qos_trust", "warning", f"{H}/ens14f0")}  # trust pcp, PFC on 3 (severity.yml qos_trust.pcp)
     # an excerpt that shows only the PFC table: trust not judged, PFC 3 only is right
     assert bad(judge("mlnx_qos", corpus("mlnx_qos/mellanox-doc2792-pfc-only-elided.txt"))) == set()
     talos = corpus("dcb/idx70693688536-talos-log-oneline-dscp-app.txt")

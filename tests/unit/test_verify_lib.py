@@ -24,7 +24,7 @@ from test_slurm_lib import FakeSlurm
 
 from clusterctl import verify
 from clusterctl.analysis.engine import analyze_dir
-from clusterctl.errors import EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, NoEvidence, UsageError
+from clusterctl.errors import EXIT_CANNOT_JUDGE, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, NoEvidence, UsageError
 from clusterctl.inventory import InventoryError
 from clusterctl.pairwise import Round
 from clusterctl.runner import HostStats, RunResult
@@ -142,6 +142,26 @@ def test_a_host_not_reached_fails_the_verification_though_none_failed(tmp_path: 
     assert v.report.no_evidence == ["lab-c2"] and v.exit_code == EXIT_HOSTS_FAILED  # an empty folder
     shutil.rmtree(col.evidence / "lab-c2")
     assert verify.analyse(col).exit_code == EXIT_OK
+
+
+def test_a_host_that_cannot_be_judged_is_exit_5_unless_a_host_failed(tmp_path: Path, state: Path) -> None:
+    """verify exits as analyze does: 3 (a host failed, had no evidence or was not reached) > 5 (a host
+    cannot be judged) > 0. The ib_write_bw capture states no line rate and the lab spec gives none."""
+    col = _collection(tmp_path, hosts={"lab-c1": HostStats(ok=5), "lab-c2": HostStats(ok=5)})
+    healthy(col.evidence / "lab-c1")
+    (col.evidence / "lab-c2").mkdir()
+    capture = read_fixture("ib_write_bw/ndr-duration-gbits.txt")
+    (col.evidence / "lab-c2" / "ib_write_bw.txt").write_text(capture)
+    v = verify.analyse(col)
+    assert v.report.failed == [] and v.report.cannot_judge == ["lab-c2"]
+    assert v.exit_code == EXIT_CANNOT_JUDGE
+    col.run.not_reached = {"lab-c3": "never reached"}
+    assert verify.analyse(col).exit_code == EXIT_HOSTS_FAILED  # 3 before 5
+    col.run.not_reached = {}
+    (col.evidence / "lab-c1" / "ibstat.txt").write_text(
+        read_fixture("ibstat/h100-cx7-roce-all-active.txt").replace("State: Active", "State: Down"))
+    v = verify.analyse(col)
+    assert v.report.failed == ["lab-c1"] and v.exit_code == EXIT_HOSTS_FAILED
 
 
 def test_full_level_runs_the_pair_rounds_over_the_verified_slurm_nodes(tmp_path: Path, state: Path) -> None:

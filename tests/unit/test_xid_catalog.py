@@ -16,12 +16,12 @@ def test_catalog_entries_as_the_file_states_them() -> None:
     assert describe(9999)[1] == "warning"  # a code not in the table
 
 
-@pytest.mark.parametrize("entry", ["79: {meaning: off the bus, severity: fatal, todo: reboot}",
-                                   "79: {meaning: off the bus, severity: critical}",
-                                   "x79: {meaning: off the bus, severity: critical, todo: reboot}",
+@pytest.mark.parametrize("entry", ["79: {meaning: off the bus, rule: xid.fatal, todo: reboot}",
+                                   "79: {meaning: off the bus, rule: xid.reset_or_service}",
+                                   "x79: {meaning: off the bus, rule: xid.reset_or_service, todo: reboot}",
                                    "79: off the bus"])
 def test_a_malformed_entry_is_refused_naming_the_code(tmp_path: Path, entry: str) -> None:
     f = tmp_path / "xid.yml"
     f.write_text(entry + "\n")
-    with pytest.raises(ValueError, match=r"xid.yml: Xid .*79.*: expected meaning, severity"):
+    with pytest.raises(ValueError, match=r"xid.yml: Xid .*79.*: expected meaning, rule"):
         load_catalog(f)

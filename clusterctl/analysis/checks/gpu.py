@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.model import CheckResult, Finding, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
@@ -119,10 +119,12 @@ def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
         return []
     want = int(want)
     if found < want:
-        return [Finding(host, "gpu_count", "critical", host, f"{found} GPU(s) visible to nvidia-smi, {want} expected "
+        return [Finding(host, "gpu_count", rule_sev("gpu_count.below_expected"),
+                        host, f"{found} GPU(s) visible to nvidia-smi, {want} expected "
                         f"(gpus_per_node)")]
     if found > want:
-        return [Finding(host, "gpu_count", "warning", host, f"{found} GPUs visible, only {want} expected "
+        return [Finding(host, "gpu_count", rule_sev("gpu_count.above_expected"),
+                        host, f"{found} GPUs visible, only {want} expected "
                         "(gpus_per_node)")]
     return []
 
@@ -135,7 +137,7 @@ def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
     agg = (ecc.get("aggregate") or {}).get("uncorrectable")
     if vol:
         detail = _ecc_detail(ecc.get("volatile") or {})
-        out.append(Finding(host, "gpu_ecc", "critical", subj,
+        out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), subj,
                            f"{vol} uncorrectable ECC error(s) since the last reset{detail}{_bus(g)}"))
     elif agg:
         detail = _ecc_detail(ecc.get("aggregate") or {})
@@ -145,12 +147,15 @@ def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
                            f"{agg} uncorrectable ECC error(s) in the lifetime counters{detail}, none since the last "
                            f"reset{handled}{_bus(g)}"))
     if ecc.get("sram_threshold_exceeded"):
-        out.append(Finding(host, "gpu_ecc", "critical", subj, f"SRAM ECC error threshold exceeded{_bus(g)}"))
+        out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.sram_threshold"),
+                           subj, f"SRAM ECC error threshold exceeded{_bus(g)}"))
     if ecc.get("unrepairable_memory"):
-        out.append(Finding(host, "gpu_ecc", "critical", subj, f"unrepairable memory reported{_bus(g)}"))
+        out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.unrepairable_memory"),
+                           subj, f"unrepairable memory reported{_bus(g)}"))
     for key, what in (("channel_repair_pending", "memory channel repair"), ("tpc_repair_pending", "TPC repair")):
         if ecc.get(key):
-            out.append(Finding(host, "gpu_ecc", "warning", subj, f"{what} pending: reset the GPU{_bus(g)}"))
+            out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.repair_pending"),
+                               subj, f"{what} pending: reset the GPU{_bus(g)}"))
     return out
 
 
@@ -181,20 +186,20 @@ def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
     rr = g.get("remapped_rows")
     if isinstance(rr, Mapping):
         if rr.get("failure"):
-            out.append(Finding(host, "gpu_row_remap", "critical", subj,
+            out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.failure"), subj,
                                f"row remapping failure occurred: no spare rows left in a bank{_bus(g)}"))
         if rr.get("pending"):
-            out.append(Finding(host, "gpu_row_remap", "critical", subj,
+            out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.pending"), subj,
                                f"row remap pending: reset the GPU to apply it{_bus(g)}"))
     rp = g.get("retired_pages")
     if isinstance(rp, Mapping):
         sbe, dbe = rp.get("single_bit") or 0, rp.get("double_bit") or 0
         if rp.get("pending"):
-            out.append(Finding(host, "gpu_retired_pages", "critical", subj,
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.pending"), subj,
                                f"page retirement pending: reset the GPU ({sbe} single-bit, {dbe} double-bit retired)"
                                f"{_bus(g)}"))
         elif sbe + dbe >= RETIRED_PAGES_LIMIT:
-            out.append(Finding(host, "gpu_retired_pages", "critical", subj,
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.rma_limit"), subj,
                                f"{sbe + dbe} retired pages, at or over NVIDIA's RMA limit of {RETIRED_PAGES_LIMIT}"
                                f"{_bus(g)}"))
         elif dbe:
@@ -218,7 +223,7 @@ def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "gpu_throttle", rule_sev("gpu_throttle.hw_slowdown"), subj,
                            f"hardware clock slowdown active: {', '.join(hw)}{t}{_bus(g)}"))
     if sw:
-        out.append(Finding(host, "gpu_throttle", "warning", subj,
+        out.append(Finding(host, "gpu_throttle", rule_sev("gpu_throttle.sw_thermal"), subj,
                            f"software thermal slowdown active: {', '.join(sw)}{t}{_bus(g)}"))
     return out
 
@@ -229,11 +234,12 @@ def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
     wc, wm = p.get("width_current"), p.get("width_max")
     if wc is not None and wm is not None and wc < wm:
-        out.append(Finding(host, "gpu_pcie", "warning", subj, f"PCIe link width x{wc}, device maximum x{wm}{_bus(g)}"))
+        out.append(Finding(host, "gpu_pcie", rule_sev("gpu_pcie.width_reduced"),
+                           subj, f"PCIe link width x{wc}, device maximum x{wm}{_bus(g)}"))
     gc, gm = p.get("gen_current"), p.get("gen_max")
     util = (g.get("utilization_pct") or {}).get("gpu")
     if gc is not None and gm is not None and gc < gm and util is not None and util > 0:
-        out.append(Finding(host, "gpu_pcie", "warning", subj,
+        out.append(Finding(host, "gpu_pcie", rule_sev("gpu_pcie.gen_reduced_under_load"), subj,
                            f"PCIe Gen{gc} under load ({util:g}% busy), device maximum Gen{gm}{_bus(g)}"))
     return out
 
@@ -263,12 +269,15 @@ def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
     subj = _subject(host, g)
     out: list[Finding] = []
     if g.get("reset_required"):
-        out.append(Finding(host, "gpu_reset", "critical", subj, f"driver reports GPU reset required{_bus(g)}"))
+        out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.required"),
+                           subj, f"driver reports GPU reset required{_bus(g)}"))
     elif g.get("drain_and_reset_recommended"):
-        out.append(Finding(host, "gpu_reset", "warning", subj, f"driver recommends drain and reset{_bus(g)}"))
+        out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.recommended"),
+                           subj, f"driver recommends drain and reset{_bus(g)}"))
     action = g.get("recovery_action")
     if isinstance(action, str) and action not in ("None", "N/A", ""):
-        out.append(Finding(host, "gpu_reset", "warning", subj, f"GPU recovery action requested: {action}{_bus(g)}"))
+        out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.recovery_action"),
+                           subj, f"GPU recovery action requested: {action}{_bus(g)}"))
     return out
 
 
@@ -280,11 +289,11 @@ def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
     if not isinstance(state, str) or state in ("N/A", "Not Supported", ""):
         return []
     if state in ("Not Started", "In Progress"):
-        return [Finding(host, "gpu_fabric", "critical", _subject(host, g),
+        return [Finding(host, "gpu_fabric", rule_sev("gpu_fabric.not_ready"), _subject(host, g),
                         f"NVSwitch fabric state {state}: nvidia-fabricmanager has not initialised this GPU "
                         f"(CUDA reports 'system not yet initialized'){_bus(g)}")]
     if state == "Completed" and isinstance(status, str) and status not in ("Success", "N/A", ""):
-        return [Finding(host, "gpu_fabric", "critical", _subject(host, g),
+        return [Finding(host, "gpu_fabric", rule_sev("gpu_fabric.registration_failed"), _subject(host, g),
                         f"NVSwitch fabric registration failed: status {status}{_bus(g)}")]
     return []
 
@@ -303,7 +312,7 @@ def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> lis
     name = str(g.get("name") or "").lower()
     if mode not in ("Off", "Disabled") or any(d in name for d in _DESKTOP):
         return []
-    sev: Severity = "warning" if exp.get("gpu_persistence_required") else "info"
+    sev = rule_sev("gpu_persistence.off_required" if exp.get("gpu_persistence_required") else "gpu_persistence.off")
     return [Finding(host, "gpu_persistence", sev, _subject(host, g),
                     f"persistence mode {mode}: enable it (nvidia-persistenced, or nvidia-smi -pm 1){_bus(g)}")]
 
@@ -322,13 +331,13 @@ def _inforom(host: str, warnings: list[str], gpus: list[Mapping[str, Any]]) -> l
             norm = bus
         gpu = next((g for g in gpus if g.get("bus_id") and norm_bus_id(str(g["bus_id"])) == norm), None)
         subj = _subject(host, gpu) if gpu else host
-        out.append(Finding(host, "gpu_inforom", "critical", subj,
+        out.append(Finding(host, "gpu_inforom", rule_sev("gpu_inforom.corrupted"), subj,
                            f"InfoROM corrupted ({norm}): ECC/page-retirement records unreliable, reflash or RMA"))
     return out
 
 
 def _lost(host: str, data: Mapping[str, Any]) -> list[Finding]:
-    return [Finding(host, "gpu_lost", "critical", f"{host}/{g['bus_id']}",
+    return [Finding(host, "gpu_lost", rule_sev("gpu_lost.device_handle_error"), f"{host}/{g['bus_id']}",
                     f"GPU {g['bus_id']} unreachable: nvidia-smi cannot get its device handle ({g.get('error')}); "
                     "fallen off the bus? look for Xid 79 in the kernel log, then reset or reseat")
             for g in data.get("lost_gpus") or []]
@@ -379,11 +388,12 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
     gpus = list(data.get("gpus") or [])
     res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
     if data.get("no_devices") and not exp.get("gpus_per_node"):
-        res.findings.append(Finding(host, "gpu_count", "info", host, "nvidia-smi: no devices found (none expected)"))
+        res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.none_expected"),
+                                    host, "nvidia-smi: no devices found (none expected)"))
     for g in gpus:
         n = g.get("ecc_uncorrected_volatile")
         if n:
-            res.findings.append(Finding(host, "gpu_ecc", "critical", _subject(host, g),
+            res.findings.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
         res.findings += _persistence(host, g, exp)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
@@ -413,16 +423,16 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
     gpus = list(data.get("gpus") or [])
     if not gpus:
         if want:
-            res.findings.append(Finding(host, "gpu_nvlink", "critical", host,
+            res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.none_expected_some"), host,
                                         f"nvidia-smi nvlink -s printed no links, {want} per GPU expected"))
         else:
-            res.findings.append(Finding(host, "gpu_nvlink", "info", host,
+            res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.no_nvlink"), host,
                                         "nvidia-smi nvlink -s printed no links: no NVLink on this node"))
         return res
     peers_with_links = any(g.get("active_links") for g in gpus)
     dark = [g for g in gpus if g.get("all_links_inactive")]
     if dark and not want and not peers_with_links:
-        res.findings.append(Finding(host, "gpu_nvlink", "info", host,
+        res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.no_nvlink"), host,
                                     f"no active NVLink on any of the {len(gpus)} GPU(s) (NVML: all links are "
                                     "inactive): PCIe cards or no NVLink bridge; set nvlink_links_per_gpu if "
                                     "links are expected"))
@@ -434,19 +444,19 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
         if g.get("all_links_inactive"):
             if want or peers_with_links:
                 why = f"{want} per GPU expected" if want else "other GPUs of the node have active links"
-                res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
+                res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.inactive"), subj,
                                             f"all NVLink links inactive (NVML reports none active; {why})"))
         elif g.get("inactive_links"):
             links = ", ".join(str(x) for x in g["inactive_links"])
-            res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
+            res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.inactive"), subj,
                                         f"NVLink link(s) {links} inactive ({g['active_links']} of "
                                         f"{len(g['links'])} active)"))
         elif want and g.get("active_links", 0) < int(want):
-            res.findings.append(Finding(host, "gpu_nvlink", "critical", subj,
+            res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.below_expected"), subj,
                                         f"{g['active_links']} NVLink links active, {want} expected"))
     n_exp = exp.get("gpus_per_node")
     if n_exp and len(gpus) < int(n_exp):
-        res.findings.append(Finding(host, "gpu_nvlink", "warning", host,
+        res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.gpu_count_below"), host,
                                     f"nvidia-smi nvlink -s lists {len(gpus)} GPU(s), {n_exp} expected"))
     return res
 
@@ -478,7 +488,8 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
                 low = sorted(b for (a, b), v in pairs.items() if a == g["name"] and v < mode)
                 if low:
                     cells = ", ".join(f"{b} {g['links'][b]}" for b in low)
-                    res.findings.append(Finding(host, "gpu_topology", "warning", _subject(host, g),
+                    res.findings.append(Finding(host, "gpu_topology", rule_sev("gpu_topology.nvlink_count"),
+                                                _subject(host, g),
                                                 f"NVLink to {cells}, other GPU pairs of the node are NV{mode} "
                                                 "(nvidia-smi topo -m)"))
     if data.get("nics") and gpus:
@@ -487,7 +498,8 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
         if sum(near.values()) > len(gpus) / 2:
             for g in gpus:
                 if not near[g["name"]]:
-                    res.findings.append(Finding(host, "gpu_topology", "warning", _subject(host, g),
+                    res.findings.append(Finding(host, "gpu_topology", rule_sev("gpu_topology.nic_not_near"),
+                                                _subject(host, g),
                                                 f"{g['name']} has no NIC on its PCIe switch (PIX/PXB) while "
                                                 f"{sum(near.values())} of {len(gpus)} GPUs do: its GPUDirect RDMA "
                                                 "traffic crosses the CPU"))
@@ -533,7 +545,7 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         st = r.get("status")
         if st not in ("Fail", "Warn"):
             continue
-        sev: Severity = "critical" if st == "Fail" else "warning"
+        sev = rule_sev("dcgmi_diag.fail" if st == "Fail" else "dcgmi_diag.warn")
         subj = f"{host}/gpu{r['gpu']}" if r.get("gpu") is not None else host
         msg = "; ".join(m for m in r.get("messages") or [] if m)[:300]
         text = f"dcgmi diag {r.get('category')}/{r.get('test')}: {st}" + (f": {msg}" if msg else "")
@@ -544,7 +556,7 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     for t in data.get("tests") or []:
         st = t.get("status")
         if st in ("Fail", "Warn") and (t.get("category"), t.get("test"), st) not in judged:
-            sev = "critical" if st == "Fail" else "warning"
+            sev = rule_sev("dcgmi_diag.fail" if st == "Fail" else "dcgmi_diag.warn")
             res.findings.append(Finding(host, "dcgmi_diag", sev, host,
                                         f"dcgmi diag {t.get('category')}/{t.get('test')}: {st} (test result; "
                                         "no GPU row failed)"))

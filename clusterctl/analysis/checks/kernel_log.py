@@ -5,7 +5,8 @@ Xid codes (the table: ``xid_catalog.yml`` beside this file): meaning and what to
 Xid catalog ("Analyzing Xid Errors with the Xid Catalog",
 https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, description and resolution
 bucket columns; the page retirement Xids 48/63/64 from
-https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html). Severity:
+https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html). Each code names its rule in
+``severity.yml`` (``xid.reset_or_service`` failed, ``xid.trend`` degraded, ``xid.application`` note):
 
 - critical: the GPU (or its NVLink, memory, firmware) needs a reset, reboot or service before jobs
   can trust it: uncorrectable ECC (48, 95, 140), failed page retirement / row remap (64),
@@ -37,23 +38,24 @@ import yaml
 
 from clusterctl.analysis.checks.linkflap import judge_link_flaps
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.severity import rules
 from clusterctl.analysis.severity import sev as rule_sev
-
-SEVERITIES: tuple[Severity, ...] = ("critical", "warning", "info")
 
 
 def load_catalog(path: Path) -> dict[int, tuple[str, Severity, str]]:
     """Xid code -> (meaning, severity, what to do) from the catalog file (xid_catalog.yml: NVIDIA's
-    meanings, its source on its first lines); a malformed entry is an error naming the code."""
+    meanings, its source on its first lines). Each entry names its ``rule`` (``xid.<class>``) in the
+    severity table, which decides the severity; a malformed entry is an error naming the code."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     out: dict[int, tuple[str, Severity, str]] = {}
+    known = sorted(r for r in rules() if r.startswith("xid."))
     for code, entry in data.items():
-        sev = entry.get("severity") if isinstance(entry, dict) else None
-        if not isinstance(code, int) or sev not in SEVERITIES or not all(
+        rule = entry.get("rule") if isinstance(entry, dict) else None
+        if not isinstance(code, int) or rule not in known or not all(
                 isinstance(entry.get(k), str) and entry[k] for k in ("meaning", "todo")):
-            raise ValueError(f"{path}: Xid {code!r}: expected meaning, severity (one of {', '.join(SEVERITIES)}) "
+            raise ValueError(f"{path}: Xid {code!r}: expected meaning, rule (one of {', '.join(known)}) "
                              f"and todo, got {entry!r}")
-        out[code] = (entry["meaning"], sev, entry["todo"])
+        out[code] = (entry["meaning"], rule_sev(rule), entry["todo"])
     return out
 
 
@@ -64,7 +66,7 @@ NVLINK_SUBCODED = frozenset(range(144, 151))
 
 
 def describe(code: int) -> tuple[str, Severity, str]:
-    return XID_CATALOG.get(code, ("not in this project's table", "warning",
+    return XID_CATALOG.get(code, ("not in this project's table", rule_sev("xid.unknown"),
                                   "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)"))
 
 
@@ -91,7 +93,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     for (pci, code), events in sorted(groups.items()):
         meaning, sev, todo = describe(code)
         if code in NVLINK_SUBCODED and all("nonfatal" in str(e.get("text", "")).lower() for e in events):
-            sev, todo = "warning", "non-fatal NVLink event: trend it; " + todo
+            sev, todo = rule_sev("xid.nvlink_nonfatal"), "non-fatal NVLink event: trend it; " + todo
         procs = sorted({str(e["process"]) for e in events if e.get("process")})
         who = f" (process {', '.join(procs)})" if procs else ""
         sample = str(events[-1].get("text") or "")[:160]
@@ -106,7 +108,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             continue  # the Xid 79 finding names it already
         subject = f"{host}/{pci}" if pci else host
         res.findings.append(Finding(
-            host, "xid", "critical", subject,
+            host, "xid", rule_sev("xid.fallen_off_bus"), subject,
             f"GPU {pci or '(bus id not in the log)'} has fallen off the bus (kernel log {_when([ev])}, no Xid 79 "
             "logged for it): drain; reboot the node, then check PCIe seating, power and temperature"))
     aer: dict[str, list[Mapping[str, Any]]] = {}
@@ -156,13 +158,14 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(
-            host, "kernel_nvlink", "warning", host,
+            host, "kernel_nvlink", rule_sev("kernel_nvlink.error"), host,
             f"{len(nvl)} NVLink driver error line(s) in the kernel log {_when(nvl)}: {str(nvl[-1]['text'])[:160]!r}; "
             "compare nvidia-smi nvlink -s and run dcgmi diag"))
     flaps = data.get("link_flaps")
     if flaps is None:
         if data.get("link_flaps_note"):
-            res.findings.append(Finding(host, "link_flap", "info", host, f"kernel log: {data['link_flaps_note']}"))
+            res.findings.append(Finding(host, "link_flap", rule_sev("link_flap.not_judged"),
+                                        host, f"kernel log: {data['link_flaps_note']}"))
     else:
         out = judge_link_flaps(host, {"interfaces": flaps}, exp)
         res.findings.extend(out.findings if isinstance(out, CheckResult) else out)

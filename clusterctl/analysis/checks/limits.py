@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 #: the slurm_compute role's default for slurmd's LimitMEMLOCK (roles/slurm_compute/defaults/main.yml)
 DEFAULT_MEMLOCK = "infinity"
@@ -63,7 +64,7 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
     try:
         want = systemd_size(want_text)
     except ValueError:
-        res.findings.append(Finding(host, "memlock", "warning", subject,
+        res.findings.append(Finding(host, "memlock", rule_sev("memlock.bad_setting"), subject,
                                     f"slurm_compute_memlock_limit={want_text!r} is not infinity or a size "
                                     "such as 64G: memlock not judged"))
         return res
@@ -73,7 +74,7 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
         return res
     pid = f" (pid {data['pid']})" if data.get("pid") else ""
     res.findings.append(Finding(
-        host, "memlock", "warning", subject,
+        host, "memlock", rule_sev("memlock.limited"), subject,
         f"slurmd{pid} runs with memlock {_human(soft)}, expected {_human(want)} "
         f"(slurm_compute_memlock_limit={want_text}): job steps inherit it and RDMA memory "
         "registration fails; restart slurmd after draining the node, or look for a drop-in overriding LimitMEMLOCK"))

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.model import CheckResult, Finding, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 DEFAULT_FLAP_WARNING = 1
 DEFAULT_FLAP_CRITICAL = 3
@@ -36,11 +37,11 @@ def judge_link_flaps(host: str, data: Mapping[str, Any], expectations: Mapping[s
         if name in exclude:
             continue
         flaps = int(rec.get("flaps") or 0)
-        sev: Severity
+
         if flaps >= crit:
-            sev = "critical"
+            sev = rule_sev("link_flap.many")
         elif flaps >= warn:
-            sev = "warning"
+            sev = rule_sev("link_flap.repeated")
         else:
             continue
         res.findings.append(Finding(

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+from clusterctl.analysis.model import CheckResult, Finding, Metric, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 CRITICAL_FRACTION = 0.5
@@ -127,25 +127,25 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
     ver = f"NCCL {nccl['version']}: " if nccl.get("version") else ""
     if fabric in _RDMA_FABRICS:
         if nccl.get("ib_no_device"):
-            out.append(Finding(host, "nccl_transport", "critical", host,
+            out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.no_rdma_device"), host,
                                f"{ver}NCCL found no IB/RoCE device (NET/IB : No device found) on a {fabric} node"
                                + (f"; it used {transport}" if transport else "")))
         elif transport == "Socket":
-            out.append(Finding(host, "nccl_transport", "critical", host,
+            out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_on_rdma_fabric"), host,
                                f"{ver}NCCL fell back to sockets (NET/Socket) although the fabric is {fabric}"
                                + ("" if multi else "; single-node run, but multi-node jobs would use sockets too")))
         elif transport in ("IB", "RoCE") and transport.lower() != {"infiniband": "ib", "roce": "roce"}[fabric]:
-            out.append(Finding(host, "nccl_transport", "warning", host,
+            out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.other_rdma_kind"), host,
                                f"{ver}NCCL used {transport} devices but the fabric is {fabric}"))
         gdr_expected = exp.get("nccl_gdr_expected")
         gdr_expected = True if gdr_expected is None else bool(gdr_expected)
         if gdr_expected and multi and nccl.get("gdr") is False and transport in ("IB", "RoCE"):
             hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
-            out.append(Finding(host, "nccl_gdr", "warning", host,
+            out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
                                f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
                                + ": inter-node traffic is staged through host memory"))
     elif transport == "Socket":
-        out.append(Finding(host, "nccl_transport", "info", host,
+        out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
                            + ("" if multi else "; single-node run, the network was not on the data path")))
     return out
@@ -166,7 +166,7 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
     coll = _collective(data)
     failure = data.get("failure")
     if failure:
-        res.findings.append(Finding(host, "nccl_failed", "critical", host,
+        res.findings.append(Finding(host, "nccl_failed", rule_sev("nccl_failed.wrong_or_error"), host,
                                     f"nccl-tests {coll} failed (line {failure.get('line')}): "
                                     f"{str(failure.get('text'))[:240]}"))
         if data.get("nccl"):
@@ -177,16 +177,16 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
     n = data.get("n_ranks") or (data.get("nccl") or {}).get("n_ranks")
     wrong = data.get("wrong_total")
     if wrong:
-        res.findings.append(Finding(host, "nccl_wrong", "critical", host,
+        res.findings.append(Finding(host, "nccl_wrong", rule_sev("nccl_wrong.errors"), host,
                                     f"nccl-tests {coll}: {wrong} wrong element(s) (#wrong): data corruption"))
     if data.get("out_of_bounds"):
-        res.findings.append(Finding(host, "nccl_wrong", "critical", host,
+        res.findings.append(Finding(host, "nccl_wrong", rule_sev("nccl_wrong.errors"), host,
                                     f"nccl-tests {coll}: {int(data['out_of_bounds'])} out-of-bounds value(s)"))
     multi = _multi_node(data)
     if data.get("nccl"):
         res.findings += transport_findings(host, data["nccl"], exp, multi)
     if n is not None and int(n) <= 1:
-        res.findings.append(Finding(host, "nccl_busbw", "info", host,
+        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
                                     f"nccl-tests {coll} ran on a single rank: bus bandwidth is 0 by definition "
                                     f"(busbw = algbw x 2(n-1)/n), nothing to judge; algbw "
                                     f"{data.get('algbw_largest_GBps')} GB/s is a local memory copy"))
@@ -214,13 +214,14 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
                                     f"not RDMA (no GPU path inside a node is below {SOCKET_BUSBW_GBPS:g} GB/s)"))
         return res
     if floor is None:
-        res.findings.append(Finding(host, "nccl_busbw", "info", host,
+        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.no_floor"), host,
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))
         return res
     # the report draws the floor this check applied (derived or from the inventory)
     res.metrics[-1] = replace(res.metrics[-1], floor=floor, floor_source=why)
     frac = float(busbw) / floor
-    sev: Severity = "info" if frac >= 1.0 else "critical" if frac < CRITICAL_FRACTION else "warning"
+    sev = rule_sev("nccl_busbw.at_floor" if frac >= 1.0 else "nccl_busbw.far_below_floor" if frac < CRITICAL_FRACTION
+                   else "nccl_busbw.below_floor")
     res.findings.append(Finding(host, "nccl_busbw", sev, host,
                                 f"nccl-tests {coll}: {where} is {frac:.0%} of the {floor:g} GB/s floor ({why})"
                                 f"{model_note}"))
@@ -244,7 +245,7 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     res.findings += transport_findings(host, data, exp, multi)
     if data.get("n_ranks") == 1:
         ver = f"NCCL {data['version']}: " if data.get("version") else ""
-        res.findings.append(Finding(host, "nccl_busbw", "info", host,
+        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
                                     f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
                                     "no bus bandwidth to judge"))
     fatal = [w for w in data.get("warnings") or [] if _FATAL.search(w[:2000])]

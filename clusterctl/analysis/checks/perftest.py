@@ -5,7 +5,9 @@ Expectations:
 ``ib_rate_gbps``
     the line rate in Gb/s (a number, or a mapping by link layer ``{"infiniband": 400,
     "ethernet": 400}`` picked by the test's ``Link type``). Without it only the metric is emitted:
-    a fraction of an unknown rate cannot be judged.
+    a fraction of an unknown rate cannot be judged. Without it, the engine takes the port's active
+    rate from the same host folder's ibstat/ibstatus/ibv_devinfo/sysfs-ib evidence
+    (:func:`clusterctl.analysis.expectations.ib_line_rate_from_ports`, named in ``ib_rate_source``).
 ``ib_write_bw_min_fraction``
     default :data:`DEFAULT_MIN_FRACTION` 0.9: on a healthy HDR/NDR link a single-QP
     ``ib_write_bw`` at >= 1 MiB messages reaches about 95-98 % of the line rate (the shared
@@ -26,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Metric, Severity, check
+from clusterctl.analysis.model import CheckResult, Finding, Metric, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: the data rates (Gb/s) an RDMA port can have: Ethernet 10-800G, InfiniBand SDR/DDR/QDR/FDR data rates
@@ -94,13 +96,14 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
         return res
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     # the report draws the floor this check applied
+    source = str(expectations.get("ib_rate_source") or "ib_rate_gbps")
     res.metrics[-1] = replace(res.metrics[-1], floor=rate * min_fraction,
-                              floor_source=f"{min_fraction:.0%} of the {rate:g} Gb/s line rate (ib_rate_gbps)")
+                              floor_source=f"{min_fraction:.0%} of the {rate:g} Gb/s line rate ({source})")
     frac = float(bw) / rate
     if frac < min_fraction:
-        sev: Severity = "critical" if frac < CRITICAL_FRACTION else "warning"
+        sev = rule_sev("ib_write_bw.far_below_line_rate" if frac < CRITICAL_FRACTION else "ib_write_bw.below_line_rate")
         res.findings.append(Finding(
             host, "ib_write_bw", sev, f"{host}/{subject}",
             f"ib_write_bw {float(bw):.1f} Gb/s at {data.get('max_size_bytes')} B is {frac:.0%} of the "
-            f"{rate:g} Gb/s line rate (minimum {min_fraction:.0%})"))
+            f"{rate:g} Gb/s line rate ({source}; minimum {min_fraction:.0%})"))
     return res

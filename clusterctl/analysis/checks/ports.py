@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 #: None = no fixed rate: compare each port with its siblings of the same HCA model and link layer.
 DEFAULT_RATE: float | Mapping[str, float] | None = None
@@ -79,7 +80,7 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
         dev = err.get("device")
         if dev in exclude:
             continue
-        add("ib_tool_error", "critical", f"{host}/{dev}" if dev else host,
+        add("ib_tool_error", rule_sev("ib_tool_error.error_line"), f"{host}/{dev}" if dev else host,
             f"port tool could not read {dev or 'a device'}: {err.get('message')}")
 
     devices = [d for d in data.get("devices") or () if d.get("name") not in exclude]
@@ -103,13 +104,13 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
             ll = p.get("link_layer")
             if want_ll and ll and ll != want_ll:
                 if has_fabric_port:
-                    add("ib_link_layer", "info", subject,
+                    add("ib_link_layer", rule_sev("ib_link_layer.other_port"), subject,
                         f"link layer {ll}, not a {fabric} fabric port: not judged ({p.get('state')})")
                     continue
-                add("ib_link_layer", "critical", subject,
+                add("ib_link_layer", rule_sev("ib_link_layer.mismatch"), subject,
                     f"link layer {ll}, expected {want_ll} for fabric {fabric}")
             if not _is_up(p):
-                add("ib_port_state", "critical", subject,
+                add("ib_port_state", rule_sev("ib_port_state.down"), subject,
                     f"port {p.get('state')}/{p.get('phys_state')}, expected ACTIVE/LinkUp")
                 continue
             if not want_ll or ll == want_ll:
@@ -123,7 +124,8 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
                 expected = sibling.get((d.get("ca_type"), ll))
                 source = f"the other {d.get('ca_type') or ''} {ll} ports".replace("  ", " ")
             if expected is not None and float(rate) < expected:
-                sev: Severity = "critical" if float(rate) < RATE_CRITICAL_FRACTION * expected else "warning"
+                sev = rule_sev("ib_port_rate.far_below" if float(rate) < RATE_CRITICAL_FRACTION * expected
+                               else "ib_port_rate.below")
                 add("ib_port_rate", sev, subject,
                     f"rate {float(rate):g} Gb/s below {expected:g} Gb/s ({source})")
         if dev_active:
@@ -131,7 +133,7 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
 
     if want_devices is not None and active_devices < int(want_devices):
         what = f" {want_ll}" if want_ll else ""
-        add("ib_hca_count", "critical", host,
+        add("ib_hca_count", rule_sev("ib_hca_count.below"), host,
             f"{active_devices} HCAs with an ACTIVE{what} port, expected {int(want_devices)}"
             + (f" (excluding {', '.join(sorted(exclude))})" if exclude else ""))
     return res
@@ -160,7 +162,7 @@ def judge_ibdev2netdev(host: str, data: Mapping[str, Any], expectations: Mapping
         link = str(m.get("link") or "")
         if link.lower().startswith("up"):
             continue
-        sev: Severity = "info" if ib else "critical"
+        sev = rule_sev("rdma_netdev_link.ipoib_down" if ib else "rdma_netdev_link.rail_down")
         res.findings.append(Finding(host, "rdma_netdev_link", sev, f"{host}/{m.get('device')}/{m.get('port')}",
                                     f"{m.get('netdev')} ({link}) of {m.get('device')} port {m.get('port')}"
                                     + (" (IPoIB, not judged on an InfiniBand fabric)" if ib else ", expected Up")))

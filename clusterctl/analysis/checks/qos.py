@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.analysis.model import CheckResult, Finding, check
+from clusterctl.analysis.severity import sev as rule_sev
 
 DEFAULT_TRUST = "dscp"
 DEFAULT_PFC_PRIORITY = 3
@@ -47,18 +48,18 @@ def _judge_reading(host: str, reading: Mapping[str, Any], want_trust: str, want_
     subject = f"{host}/{iface}" if iface else host
     trust = reading.get("trust")
     if trust is not None and trust != want_trust:
-        res.findings.append(Finding(host, "qos_trust", "critical", subject,
+        res.findings.append(Finding(host, "qos_trust", rule_sev("qos_trust.pcp"), subject,
                                     f"priority trust {trust}, expected {want_trust}"))
     if reading.get("pfc_enabled_priorities") is None:
         return
     enabled = list(reading.get("pfc_enabled_priorities") or ())
     if want_prio not in enabled:
-        res.findings.append(Finding(host, "qos_pfc", "critical", subject,
+        res.findings.append(Finding(host, "qos_pfc", rule_sev("qos_pfc.off"), subject,
                                     f"PFC off on priority {want_prio} (enabled on "
                                     f"{enabled or 'none'})"))
     extra = [p for p in enabled if p != want_prio]
     if extra:
-        res.findings.append(Finding(host, "qos_pfc", "warning", subject,
+        res.findings.append(Finding(host, "qos_pfc", rule_sev("qos_pfc.extra_priorities"), subject,
                                     f"PFC also enabled on priorities {extra}, expected only {want_prio}"))
 
 

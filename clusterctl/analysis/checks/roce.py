@@ -63,7 +63,7 @@ def sysfs_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding
                 continue  # ports.py reports the port itself
             subject = f"{host}/{dev['name']}/{port['port']}"
             if port.get("roce_v2_gid_index") is None:
-                out.append(Finding(host, "roce_v2_gid", "critical", subject,
+                out.append(Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), subject,
                                    f"no RoCE v2 GID with an IPv4 address on {netdev or 'its netdev'}: "
                                    "give the netdev its fabric address"))
             f = _mtu_finding(host, subject, netdev or dev["name"], port.get("netdev_mtu"), exp)
@@ -105,14 +105,14 @@ def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Fin
             p["v2"] = True
     out: list[Finding] = []
     if not ports and not data.get("truncated"):
-        out.append(Finding(host, "roce_v2_gid", "critical", host,
+        out.append(Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), host,
                            "show_gids lists no GID at all (n_gids_found=0): no RDMA netdev has an address"))
     # the last device of a paste cut inside the table may have lost its v2 rows: not judged
     cut = set(data.get("cut_devices") or []) | ({list(ports)[-1][0]} if ports and data.get("truncated") else set())
     for (dev, port), p in sorted(ports.items()):
         if dev in skip or (p["netdev"] and p["netdev"] in skip) or p["v2"] or dev in cut:
             continue
-        out.append(Finding(host, "roce_v2_gid", "critical", f"{host}/{dev}/{port}",
+        out.append(Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), f"{host}/{dev}/{port}",
                            f"show_gids lists no routable RoCE v2 GID (IPv4 or global IPv6) on {p['netdev'] or dev}"))
     return out
 

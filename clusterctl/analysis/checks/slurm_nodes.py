@@ -37,14 +37,14 @@ def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, k
     sev: Severity | None = None
     why = ""
     if b in _CRITICAL:
-        sev, why = "critical", f"{b}: takes no jobs"
+        sev, why = rule_sev("slurm_node_state.down"), f"{b}: takes no jobs"
     elif not_responding:
-        sev, why = "critical", f"{b} and not responding (slurmd unreachable)"
+        sev, why = rule_sev("slurm_node_state.not_responding"), f"{b} and not responding (slurmd unreachable)"
     elif b in _WARNING:
-        sev, why = "warning", f"{b}: takes no new jobs"
+        sev, why = rule_sev("slurm_node_state.drain"), f"{b}: takes no new jobs"
     if sev is None:
         return []
-    if sev == "warning" and LOST_HARDWARE.search(detail[:600]):
+    if b in _WARNING and not not_responding and LOST_HARDWARE.search(detail[:600]):
         sev, why = rule_sev("slurm_node_state.lost_hardware"), f"{b}: the reason names lost or failed hardware"
     return [Finding(host, "slurm_node_state", sev, node, f"{kind}: node {node} {why}{detail}")]
 
@@ -54,7 +54,8 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
     res = CheckResult()
     for r in data.get("partitions") or []:
         if str(r.get("avail", "up")).lower() != "up":
-            res.findings.append(Finding(host, "slurm_partition", "warning", str(r.get("partition")),
+            res.findings.append(Finding(host, "slurm_partition", rule_sev("slurm_partition.down"),
+                                        str(r.get("partition")),
                                         f"sinfo: partition {r.get('partition')} is {r.get('avail')}"))
     for node, n in sorted((data.get("nodes") or {}).items()):
         states = ", ".join(n.get("states") or [])
