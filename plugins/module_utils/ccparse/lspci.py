@@ -78,8 +78,8 @@ def parse_lspci(text: str) -> dict[str, Any]:
             continue
         last = lineno
         s = raw.strip()[:600]
-        if s.startswith(("LnkCap:", "LnkSta:")) and (cur is None or (cur.get("excerpt") and s[:7] == "LnkCap:"
-                                                                      and cur["lnkcap"] is not None)):
+        new_cap = cur is not None and cur.get("excerpt") and s[:7] == "LnkCap:" and cur["lnkcap"] is not None
+        if s.startswith(("LnkCap:", "LnkSta:")) and (cur is None or new_cap):
             cur = excerpt_device(lineno)  # a grep'd excerpt: link lines without their device header
             devices.append(cur)
         if not raw[0].isspace() and not s.startswith(("LnkCap:", "LnkSta:", "LnkCap2:", "LnkSta2:", "LnkCtl")):
@@ -94,8 +94,8 @@ def parse_lspci(text: str) -> dict[str, Any]:
                     cur = excerpt_device(lineno)
                     cur["vendor"], cur["description"] = "nvidia", s[10:].strip()
                     devices.append(cur)
-                elif cur is not None and cur.get("excerpt") and s.startswith(("Physical Slot:", "Kernel driver",
-                                                                                "Kernel modules")):
+                elif cur is not None and cur.get("excerpt") and s.startswith(
+                        ("Physical Slot:", "Kernel driver", "Kernel modules")):
                     pass
                 else:
                     cur = None  # a title, prose or another command's output: not a device

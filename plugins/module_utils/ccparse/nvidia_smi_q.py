@@ -124,7 +124,7 @@ def _bool_text(value: str) -> bool | None:
         return True
     if v in ("no", "not active", "disabled", "false", "none"):
         return False
-    head, _, rest = v.partition(" ")
+    head, _sep, rest = v.partition(" ")
     if head in ("yes", "no") and rest and not rest[0].isalnum():  # 'Yes <===' (a runbook's marker)
         return head == "yes"
     return None
