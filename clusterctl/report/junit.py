@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clusterctl.report.atomic import write_atomic
+from clusterctl.paths import write_atomic
 
 if TYPE_CHECKING:
     from clusterctl.analysis.engine import Report
