@@ -186,6 +186,8 @@ RULES: dict[str, Rule] = {
     "slurm_compute_options": _daemon_args,
     "slurm_compute_memlock_limit": "memlock?",
     "slurm_controller_options": _daemon_args,
+    "slurm_controller_remediate_clusterctl": "path",
+    "slurm_controller_remediate_inventory": "path",
     # slurm_dbd: slurmdbd.conf, the MariaDB drop-in
     "slurm_dbd_db_name": "name",
     "slurm_dbd_db_user": "name",
