@@ -10,11 +10,11 @@ renders the table into ``docs/severity.md`` (a test holds the two equal).
 from __future__ import annotations
 
 import functools
+import json
+import pkgutil
 import sys
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from clusterctl.analysis.model import Severity
 
@@ -40,9 +40,31 @@ HOST_STATUS = {"failed": "failed", "degraded": "degraded", "note": "healthy"}
 EXITS = {"failed": "3 (`analyze`, `verify`)", "degraded": "0", "note": "0"}
 
 
+def load_data(package: str, stem: str) -> Any:
+    """The data file ``<stem>.yml`` of ``package`` (read through the package loader, so it works from a
+    zip too), or its JSON rendering ``<stem>.json`` where there is no YAML file or no PyYAML: the node
+    check's bundle (clusterctl/lifecycle/bundle.py) carries the tables as JSON and runs on nodes with the
+    standard library only."""
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - the node check's bundle on a node without PyYAML
+        yaml = None  # type: ignore[assignment]
+    if yaml is not None:
+        try:
+            raw = pkgutil.get_data(package, f"{stem}.yml")
+        except OSError:
+            raw = None
+        if raw is not None:
+            return yaml.safe_load(raw.decode("utf-8"))
+    raw = pkgutil.get_data(package, f"{stem}.json")
+    if raw is None:  # pragma: no cover - a loader without get_data
+        raise FileNotFoundError(f"{package}: {stem}.yml / {stem}.json")
+    return json.loads(raw.decode("utf-8"))
+
+
 @functools.cache
 def rules() -> dict[str, dict[str, Any]]:
-    doc = yaml.safe_load(TABLE.read_text())
+    doc = load_data(__package__ or "clusterctl.analysis", "severity")
     out: dict[str, dict[str, Any]] = {}
     for r in doc["rules"]:
         if r["id"] in out or r["severity"] not in TO_FINDING:

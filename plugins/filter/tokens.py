@@ -218,10 +218,15 @@ RULES: dict[str, Rule] = {
     "lustre_client_ko2iblnd_options": ("map", "modprobe_key", "word"),
     "lustre_client_mounts": ("list", LUSTRE_MOUNT),
     "lustre_client_mount_options": ("list", "mount_option"),
-    # node_health: node-check.conf (shell syntax, sourced by the check)
+    # node_health: node-check.json and the program (a shell wrapper)
     "node_health_program_path": "path",
     "node_health_sysfs_root": "path",
     "node_health_exclude_devices": ("list", "ifname"),
+    "node_health_bundle_path": "path",
+    "node_health_config_path": "path",
+    "node_health_state_dir": "path",
+    "node_health_mounts": ("list", "path"),
+    "node_health_tool_dirs": ("list", "path"),
     # rdma: modules-load.d, systemd-networkd .network files
     "rdma_kernel_modules": ("list", "module"),
     "rdma_gpu_modules": ("list", "module"),
