@@ -52,8 +52,8 @@ DEFAULTS: dict[str, Any] = {
     "kernel_log": "journal",  # or a file path (a log file the kernel writes to)
     "state_dir": "/var/lib/clusterctl/node-check",
     "keep": 20,
-    "tool_timeout": 30.0,
-    "budget": 90.0,
+    "tool_timeout": 15.0,
+    "budget": 45.0,
     "drain": True,
     "nodename": "",
     "tool_dirs": [],  # searched before PATH for nvidia-smi, journalctl, systemctl, scontrol
@@ -272,7 +272,7 @@ def _out_of_service(conf: Mapping[str, Any], budget: Budget, node: str) -> str |
 
 def run(conf: Mapping[str, Any], *, drain: bool | None = None, host: str | None = None) -> tuple[int, str, Path]:
     """One run: (exit status, the line printed, the run's evidence folder)."""
-    budget = Budget(float(conf.get("budget") or 90), float(conf.get("tool_timeout") or 30))
+    budget = Budget(float(conf.get("budget") or 45), float(conf.get("tool_timeout") or 15))
     state = Path(str(conf.get("state_dir")))
     (state / "runs").mkdir(parents=True, exist_ok=True)
     node = host or str(conf.get("nodename") or "") or os.uname().nodename.split(".")[0]
