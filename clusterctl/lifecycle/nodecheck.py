@@ -49,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "sysfs_root": "/sys",
     "proc_root": "/proc",
     "dev_root": "/dev",
-    "kernel_log": "journal",  # or a file path (a log file the kernel writes to)
+    "kernel_log": "journal",  # or dmesg (the ring buffer), or a file path (a log file the kernel writes to)
     "state_dir": "/var/lib/clusterctl/node-check",
     "keep": 20,
     "tool_timeout": 15.0,
@@ -60,6 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "mounts": [],  # mount points the node must have (the spec's storage_mounts, as the checks read them)
 }
 REASON_MAX = 200
+_DMESG_TS = re.compile(r"^\[\s*(\d+\.\d+)\]")
 NVSWITCH_UNITS = ("nvidia-fabricmanager.service", "nvidia-persistenced.service")
 
 
@@ -135,6 +136,21 @@ def _kernel_log(conf: Mapping[str, Any], budget: Budget, state: Path) -> tuple[s
                           old or None)
         text = "\n".join(ln for ln in lines if not ln.startswith("-- "))
         return (text if old.startswith("s=") else None), "", new_cursor
+    if src == "dmesg":  # the kernel ring buffer (no journald, e.g. a microVM): lines after the last timestamp
+        r = _run(conf, budget, ["dmesg"])
+        if r["status"] != "ok":
+            return None, f"dmesg: {r['status']}: {(r['stderr'] or '').strip()[:200]}", None
+        last = old.partition(":")[2] if old.startswith("dmesg:") else ""
+        new, keep, seen = [], False, ""
+        for ln in r["stdout"].splitlines():
+            m = _DMESG_TS.match(ln)
+            if m:  # a message; the lines after it without a stamp are its continuation
+                seen = m.group(1)
+                keep = not last or float(seen) > float(last)
+            if keep:
+                new.append(ln)
+        cursor = f"dmesg:{seen}" if seen else (old or "dmesg:0")
+        return (None if not last else "\n".join(new) + ("\n" if new else "")), "", cursor
     try:
         st = os.stat(src)
         with open(src, "rb") as fh:

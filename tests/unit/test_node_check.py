@@ -97,6 +97,20 @@ def test_kernel_log_since_the_last_run(tmp_path: Path, pyz: Path) -> None:
     assert node.run()[0] == 0
 
 
+def test_kernel_ring_buffer_without_journald(tmp_path: Path, pyz: Path) -> None:
+    node = Node(tmp_path, pyz, kernel_log="dmesg")
+    ring = tmp_path / "ring.txt"
+    ring.write_text("[   10.100000] Linux version 6.1.0\n")
+    node.tool("dmesg", f"cat {ring}")
+    assert node.run() == (0, "", "")  # the cursor: the last timestamp
+    # read off the capture (dmesg form, timestamps kept): GPU 0000:b3:00.0 fallen off the bus, no Xid
+    with ring.open("a") as fh:
+        fh.write(_body("kernel-log/fallen-off-bus-no-xid-dmesg.txt"))
+    rc, out, _ = node.run("--no-drain")
+    assert rc == 1 and out.startswith("clusterctl: node-check: xid ") and "fallen off the bus" in out
+    assert node.run()[0] == 0
+
+
 def test_fatal_aer_fails_and_an_admin_drain_is_not_overwritten(tmp_path: Path, pyz: Path) -> None:
     node = Node(tmp_path, pyz)
     node.run()
