@@ -42,6 +42,9 @@ def remediate_command(
                                         "quarantines the node")] = 86400,
     reverify: Annotated[str, typer.Option("--reverify", help="node: the node check; quick: the node check and "
                                           "the quick verify")] = "quick",
+    burn_in: Annotated[bool, typer.Option("--burn-in/--no-burn-in", help="The burn-in gate: nodes that join or "
+                                          "return with another hardware identity stay drained until verified")]
+    = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Drain -> remediate -> re-verify -> resume for nodes clusterctl drained; never touches other drains."""
@@ -56,9 +59,11 @@ def remediate_command(
     cfg = core.Config(share=share, window_s=float(window))
     store = flow.store_for(inventory)
     verify, reset = probes.node_check_verifier(inventory, level=reverify), probes.gpu_resetter(inventory)
+    identify = probes.identifier(inventory) if burn_in else None
     runs = []
     while True:
-        report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, dry_run=dry_run)
+        report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
+                                dry_run=dry_run)
         runs.append(report.to_dict())
         for s in report.steps:
             word = "would " + s.action.kind if dry_run else f"{s.action.kind} {s.outcome}"

@@ -29,6 +29,8 @@ from clusterctl.lifecycle.store import Store
 Verifier = Callable[[str], tuple[bool, str]]
 #: node -> (done, evidence)
 Resetter = Callable[[str], tuple[bool, str]]
+#: the hardware identity of every node that answered (clusterctl-node-check --identity)
+Identifier = Callable[[], dict[str, dict[str, Any]]]
 
 
 class LoopSlurm(Protocol):
@@ -80,8 +82,9 @@ class RunReport:
 
 
 def remediate(slurm: LoopSlurm, store: Store, cfg: Config, *, verify: Verifier, reset: Resetter,
-              dry_run: bool = False, clock: Callable[[], float] = time.time) -> RunReport:
-    """One run of the loop (under the store's lock)."""
+              identify: Identifier | None = None, dry_run: bool = False,
+              clock: Callable[[], float] = time.time) -> RunReport:
+    """One run of the loop (under the store's lock); with ``identify``, then the burn-in gate."""
     report = RunReport(dry_run=dry_run)
     with store.locked():
         records = store.load()
@@ -107,7 +110,43 @@ def remediate(slurm: LoopSlurm, store: Store, cfg: Config, *, verify: Verifier, 
             queue.extend(core.after(records, a, view, clock(), ok=ok, evidence=step.evidence, cfg=cfg))
         if not dry_run:
             store.save(records)
+        if identify is not None:
+            _burn_in(slurm, store, cfg, views, identify, verify, dry_run, clock, report)
     return report
+
+
+def _burn_in(slurm: LoopSlurm, store: Store, cfg: Config, views: dict[str, NodeView], identify: Identifier,
+             verify: Verifier, dry_run: bool, clock: Callable[[], float], report: RunReport) -> None:
+    from clusterctl.lifecycle import burnin
+
+    acceptance = store.load_acceptance()
+    idents = identify()
+    for a in burnin.decide(views.values(), idents, acceptance, cfg.share):
+        view = views.get(a.node)
+        if dry_run:
+            step = Step(a, "would", a.why)
+        elif a.kind == burnin.ADOPT:
+            burnin.accept(acceptance, a.node, idents[a.node], clock(), "adopted")
+            step = Step(a, "done", a.why)
+        elif a.kind == burnin.BURN_IN_DRAIN:
+            slurm.drain([a.node], a.reason)
+            step = Step(a, "done", a.why)
+        elif a.kind == burnin.BURN_IN_VERIFY:
+            ok, evidence = verify(a.node)
+            step = Step(a, "passed" if ok else "failed", evidence)
+            if ok and _still_ours(slurm, a.node) is not None:
+                burnin.accept(acceptance, a.node, idents[a.node], clock(), "burn-in passed", evidence)
+                slurm.resume([a.node])
+                report.steps.append(step)
+                store.log({**step.to_dict(), "dry_run": False, "identity": idents[a.node]})
+                step = Step(core.Action(core.RESUME, a.node, why="burn-in passed"), "done", evidence)
+        else:
+            step = Step(a, "noted", a.why)
+        report.steps.append(step)
+        store.log({**step.to_dict(), "dry_run": dry_run, "identity": idents.get(a.node),
+                   "state": view.state if view else None, "slurm_reason": view.reason if view else None})
+    if not dry_run:
+        store.save_acceptance(acceptance)
 
 
 def _same_wait(rec: Record | None, a: Action) -> bool:

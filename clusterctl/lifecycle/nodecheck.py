@@ -343,6 +343,34 @@ def run(conf: Mapping[str, Any], *, drain: bool | None = None, host: str | None 
         os.close(lock)
 
 
+def identity(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The node's hardware identity for the burn-in gate: GPU UUIDs and serials (nvidia-smi -q), RDMA node
+    GUIDs (sysfs), kernel release, NVIDIA driver version (clusterctl/lifecycle/burnin.py)."""
+    from ccparse import registry
+    from ccparse.common import ParseError
+    from ccparse.sysfs_ib import read_sysfs_root
+
+    budget = Budget(float(conf.get("budget") or 45), float(conf.get("tool_timeout") or 15))
+    out: dict[str, Any] = {"gpus": [], "nics": [], "kernel": os.uname().release, "driver": "", "errors": []}
+    if int(conf.get("gpus") or 0) > 0:
+        r = _run(conf, budget, ["nvidia-smi", "-q"])
+        try:
+            data = registry.parse("nvidia-smi-q", r["stdout"]) if r["status"] == "ok" else None
+        except ParseError as exc:
+            data, r["stderr"] = None, str(exc)
+        if data is None:
+            out["errors"].append(f"nvidia-smi -q: {r['status']}: {(r['stderr'] or '').strip()[:200]}")
+        else:
+            out["driver"] = str(data.get("driver_version") or "")
+            out["gpus"] = sorted(f"{g.get('uuid') or '?'}/{g.get('serial') or '?'}" for g in data.get("gpus", []))
+    sysfs = str(conf.get("sysfs_root") or "/sys")
+    if os.path.isdir(os.path.join(sysfs, "class", "infiniband")):
+        with contextlib.suppress(OSError, ParseError):
+            out["nics"] = sorted(str(d.get("node_guid")) for d in read_sysfs_root(sysfs)["devices"]
+                                 if d.get("node_guid"))
+    return out
+
+
 def load_config(path: str) -> dict[str, Any]:
     conf = dict(DEFAULTS)
     if os.path.exists(path):
@@ -363,12 +391,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default=CONFIG)
     ap.add_argument("--no-drain", action="store_true", help="judge and print, never drain")
     ap.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    ap.add_argument("--identity", action="store_true", help="print the node's hardware identity (JSON) and exit")
     args = ap.parse_args(argv)
     try:
         conf = load_config(args.config)
     except (OSError, ValueError) as exc:
         print(f"clusterctl-node-check: {args.config}: {exc}", file=sys.stderr)
         return 2
+    if args.identity:
+        print(json.dumps(identity(conf), sort_keys=True))
+        return 0
     rc, line, run_dir = run(conf, drain=False if args.no_drain else None)
     if args.json:
         print((run_dir / "verdict.json").read_text() if (run_dir / "verdict.json").exists() else "{}")

@@ -3,15 +3,17 @@
 - :func:`node_check_verifier`: re-verify a node with the node check itself
   (``clusterctl-node-check --no-drain``, the HealthCheckProgram's code), and at ``quick`` also the
   quick ``clusterctl verify`` of that node; the evidence is the check's output or the report;
-- :func:`gpu_resetter`: ``nvidia-smi --gpu-reset`` on an idle, drained node.
+- :func:`gpu_resetter`: ``nvidia-smi --gpu-reset`` on an idle, drained node;
+- :func:`identifier`: every node's hardware identity for the burn-in gate.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from clusterctl.lifecycle.core import one_line
-from clusterctl.lifecycle.flow import Resetter, Verifier
+from clusterctl.lifecycle.flow import Identifier, Resetter, Verifier
 from clusterctl.runner import run_module
 
 NODE_CHECK = "/usr/local/sbin/clusterctl-node-check"
@@ -47,6 +49,29 @@ def node_check_verifier(inventory: Path, *, level: str = "quick", program: str =
         return True, one_line(out or "node check passed" + (", quick verify passed" if level == "quick" else ""), 400)
 
     return verify
+
+
+def identifier(inventory: Path, *, pattern: str = "slurm_compute", program: str = NODE_CHECK) -> Identifier:
+    """Every node's hardware identity (``clusterctl-node-check --identity``, one ad-hoc run); nodes that do
+    not answer (unreachable, no node check) are left out: the gate does nothing about them this run."""
+    import json
+
+    def identify() -> dict[str, dict[str, Any]]:
+        res = run_module(inventory, pattern, "ansible.builtin.command",
+                         {"argv": ["timeout", str(TOOL_TIMEOUT), program, "--identity"], "expand_argument_vars": False})
+        out: dict[str, dict[str, Any]] = {}
+        for host, r in res.items():
+            if r.get("_event") != "runner_on_ok" or r.get("rc") != 0:
+                continue
+            try:
+                data = json.loads(str(r.get("stdout") or ""))
+            except ValueError:
+                continue
+            if isinstance(data, dict) and not data.get("errors"):
+                out[host] = data
+        return out
+
+    return identify
 
 
 def gpu_resetter(inventory: Path) -> Resetter:

@@ -3,6 +3,7 @@
 - ``nodes.json``: one :class:`~clusterctl.lifecycle.core.Record` per node (written atomically);
 - ``actions.jsonl``: every action the loop took (or, with ``--dry-run``, would take), one JSON object
   a line: time, node, action, the Slurm reason set, the evidence, the outcome;
+- ``acceptance.json``: the burn-in gate's acceptance records, per node and hardware identity;
 - ``lock``: one loop at a time (the timer and a person running ``clusterctl remediate``).
 """
 
@@ -22,6 +23,7 @@ from clusterctl.lifecycle.core import Record
 
 NODES = "nodes.json"
 ACTIONS = "actions.jsonl"
+ACCEPTANCE = "acceptance.json"
 
 
 class Busy(ClusterctlError):
@@ -56,6 +58,21 @@ class Store:
         tmp = self.nodes_file.with_suffix(".json.tmp")
         tmp.write_text(json.dumps({"nodes": {n: r.to_dict() for n, r in sorted(records.items())}}, indent=1))
         os.replace(tmp, self.nodes_file)
+
+    def load_acceptance(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads((self.folder / ACCEPTANCE).read_text())
+            return {str(n): dict(r) for n, r in data.get("nodes", {}).items()}
+        except FileNotFoundError:
+            return {}
+        except (ValueError, TypeError, AttributeError):  # never adopt over a corrupt record: refuse
+            raise ClusterctlError(f"{self.folder / ACCEPTANCE}: unreadable acceptance records; move it away to "
+                                  "adopt every node's identity again") from None
+
+    def save_acceptance(self, acceptance: dict[str, dict[str, Any]]) -> None:
+        tmp = self.folder / (ACCEPTANCE + ".tmp")
+        tmp.write_text(json.dumps({"nodes": acceptance}, indent=1, sort_keys=True))
+        os.replace(tmp, self.folder / ACCEPTANCE)
 
     def log(self, entry: dict[str, Any]) -> None:
         """Append one action (with its evidence) to ``actions.jsonl``."""

@@ -152,3 +152,50 @@ def test_commands_refuse_bad_input_with_exit_2(tmp_path: Path) -> None:
         assert res.exit_code == 2, (cmd, res.output)
     res = CliRunner().invoke(app, ["remediate", str(repo / "inventories" / "lab"), "--share", "0"])
     assert res.exit_code == 2
+
+
+def test_burn_in_gate(tmp_path: Path) -> None:
+    from clusterctl.lifecycle import burnin
+
+    a = {"gpus": ["GPU-a/1", "GPU-b/2"], "nics": ["0x1"], "kernel": "6.1.0-28", "driver": "550.90.07"}
+    ctl = Controller({"c1": ("IDLE", ""), "c2": ("IDLE", ""), "c3": ("IDLE", ""), "c4": ("IDLE", "")})
+    store = Store(tmp_path / "s")
+    idents = {"c1": dict(a), "c2": {**a, "gpus": ["GPU-c/3", "GPU-d/4"]}, "c3": {**a, "nics": ["0x3"]}}
+    verdicts: dict[str, bool] = {}
+
+    def loop(dry: bool = False) -> flow.RunReport:
+        return flow.remediate(ctl, store, Config(share=0.25), verify=lambda n: (verdicts.get(n, True), f"ev {n}"),
+                              reset=lambda n: (True, ""), identify=lambda: {k: dict(v) for k, v in idents.items()},
+                              dry_run=dry)
+
+    # the first run adopts every identity as it is: enabling the gate drains nothing
+    assert [(s.action.kind, s.action.node) for s in loop().steps] == [("adopt", "c1"), ("adopt", "c2"),
+                                                                       ("adopt", "c3")]
+    assert ctl.calls == [] and loop().steps == []
+    # c1 returns with a replaced GPU and a new kernel; c4 joins; c3 is drained by an admin meanwhile
+    idents["c1"] = {**a, "gpus": ["GPU-a/1", "GPU-z/9"], "kernel": "6.1.0-30"}
+    idents["c4"] = dict(a)
+    ctl.nodes["c3"] = ("IDLE+DRAIN", "bob: cabling")
+    idents["c3"] = {**a, "nics": ["0x9"]}
+    assert [s.action.kind for s in loop(dry=True).steps] == ["burn_in_drain", "wait"] and ctl.calls == []
+    steps = loop().steps
+    assert [(s.action.kind, s.action.node) for s in steps] == [("burn_in_drain", "c1"), ("wait", "c4")]
+    assert ctl.nodes["c1"] == ("IDLE+DRAIN", "clusterctl: burn-in: gpus -1 +1, kernel 6.1.0-28 -> 6.1.0-30")
+    assert ctl.nodes["c3"][1] == "bob: cabling" and ctl.nodes["c4"] == ("IDLE", "")  # share 0.25 of 4: 1
+    st = {s.name: s.state for s in flow.nodes(ctl, store)}
+    assert st["c1"] == core.BURN_IN and st["c3"] == core.ADMIN_DRAINED
+    # its checks fail: it stays drained; then they pass: accepted and resumed
+    verdicts["c1"] = False
+    assert [(s.action.kind, s.outcome) for s in loop().steps][:1] == [("burn_in_verify", "failed")]
+    assert ctl.nodes["c1"][1].startswith("clusterctl: burn-in")
+    verdicts["c1"] = True
+    steps = loop().steps
+    assert [(s.action.node, s.action.kind, s.outcome) for s in steps][:2] == [
+        ("c1", "burn_in_verify", "passed"), ("c1", "resume", "done")]
+    assert ctl.nodes["c1"] == ("IDLE", "")
+    acc = store.load_acceptance()
+    assert burnin.accepted(acc, "c1", idents["c1"]) and acc["c1"][burnin.fingerprint(idents["c1"])]["how"] == \
+        "burn-in passed"
+    # then c4 (the new node) gets its turn
+    assert ("c4", "burn_in_drain") in [(s.action.node, s.action.kind) for s in loop().steps]
+    assert ctl.nodes["c4"] == ("IDLE+DRAIN", "clusterctl: burn-in: new node")

@@ -190,3 +190,28 @@ def test_evidence_runs_are_pruned(tmp_path: Path, pyz: Path) -> None:
 
 def test_bundle_is_the_same_bytes_for_the_same_sources() -> None:
     assert bundle.build() == bundle.build()
+
+
+def test_identity_for_the_burn_in_gate(tmp_path: Path, pyz: Path) -> None:
+    from clusterctl.lifecycle import burnin
+
+    sysfs = simfabric.build(PORTS, tmp_path / "sys")
+    node = Node(tmp_path, pyz, gpus=8, sysfs_root=str(sysfs))
+    smi = _body("nvidia-smi-q/h100x8-535.183.01-full-sw-thermal-active.txt")
+    (tmp_path / "smi.txt").write_text(smi)
+    node.tool("nvidia-smi", f"cat {tmp_path}/smi.txt")
+    rc, out, _ = node.run("--identity")
+    ident = json.loads(out)
+    # read off the capture: Driver Version 535.183.01, 8 GPUs each with its UUID and serial
+    assert rc == 0 and ident["driver"] == "535.183.01" and len(ident["gpus"]) == 8
+    uuids = re.findall(r"GPU UUID\s+: (\S+)", smi)
+    serials = re.findall(r"Serial Number\s+: (\S+)", smi)
+    assert sorted(ident["gpus"]) == sorted(f"{u}/{s}" for u, s in zip(uuids, serials, strict=True))
+    guids = [(sysfs / "class" / "infiniband" / d / "node_guid").read_text().strip() for d in ("mlx5_0", "mlx5_1")]
+    assert ident["nics"] == sorted(guids) and ident["kernel"] == os.uname().release
+    # the fingerprint ignores order; a swapped GPU changes it and is named
+    again = {**ident, "gpus": list(reversed(ident["gpus"]))}
+    assert burnin.fingerprint(again) == burnin.fingerprint(ident)
+    swapped = {**ident, "gpus": [*ident["gpus"][1:], "GPU-new/123"]}
+    assert burnin.fingerprint(swapped) != burnin.fingerprint(ident)
+    assert burnin.changes(ident, swapped) == "gpus -1 +1"

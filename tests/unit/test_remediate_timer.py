@@ -27,6 +27,7 @@ def _render(name: str, **over: object) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(ROLE / "templates"), undefined=jinja2.StrictUndefined)
     env.filters["float"] = float
     env.filters["int"] = int
+    env.filters["bool"] = bool
     values = {**yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), **over}
     return env.get_template(name).render(ansible_managed="Ansible managed", **values)
 
@@ -37,7 +38,7 @@ def test_service_runs_remediate_once_with_the_role_limits() -> None:
     [exec_start] = [ln for ln in text.splitlines() if ln.startswith("ExecStart=")]
     argv = shlex.split(exec_start.split("=", 1)[1])
     assert argv == ["/usr/local/bin/clusterctl", "remediate", "/etc/clusterctl/inventory", "--once",
-                    "--share", "0.5", "--window", "600", "--reverify", "node"]
+                    "--share", "0.5", "--window", "600", "--reverify", "node", "--burn-in"]
     assert "ConditionPathExists=/usr/local/bin/clusterctl" in text
     assert "ConditionPathExists=/etc/clusterctl/inventory" in text
     # the command takes exactly these options (typer's own parser: --help of each would fail on a typo)
@@ -47,6 +48,8 @@ def test_service_runs_remediate_once_with_the_role_limits() -> None:
 
     params = {o for p in get_command(app).commands["remediate"].params for o in p.opts}  # type: ignore[attr-defined]
     assert {a for a in argv if a.startswith("--")} <= params
+    off = _render("clusterctl-remediate.service.j2", slurm_controller_remediate_burn_in=False)
+    assert "--no-burn-in" in off.split("ExecStart=", 1)[1].splitlines()[0]
     timer = _render("clusterctl-remediate.timer.j2", slurm_controller_remediate_interval=120)
     assert "OnUnitInactiveSec=120" in timer and "WantedBy=timers.target" in timer
 
