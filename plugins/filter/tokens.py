@@ -226,6 +226,8 @@ RULES: dict[str, Rule] = {
     "node_health_config_path": "path",
     "node_health_state_dir": "path",
     "node_health_mounts": ("list", "path"),
+    "node_health_prolog_dir": "path",
+    "node_health_preflight_partitions": ("list", "slurm_name"),
     "node_health_tool_dirs": ("list", "path"),
     # rdma: modules-load.d, systemd-networkd .network files
     "rdma_kernel_modules": ("list", "module"),
