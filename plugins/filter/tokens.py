@@ -186,6 +186,8 @@ RULES: dict[str, Rule] = {
     "slurm_compute_options": _daemon_args,
     "slurm_compute_memlock_limit": "memlock?",
     "slurm_controller_options": _daemon_args,
+    "slurm_controller_remediate_clusterctl": "path",
+    "slurm_controller_remediate_inventory": "path",
     # slurm_dbd: slurmdbd.conf, the MariaDB drop-in
     "slurm_dbd_db_name": "name",
     "slurm_dbd_db_user": "name",
@@ -216,10 +218,17 @@ RULES: dict[str, Rule] = {
     "lustre_client_ko2iblnd_options": ("map", "modprobe_key", "word"),
     "lustre_client_mounts": ("list", LUSTRE_MOUNT),
     "lustre_client_mount_options": ("list", "mount_option"),
-    # node_health: node-check.conf (shell syntax, sourced by the check)
+    # node_health: node-check.json and the program (a shell wrapper)
     "node_health_program_path": "path",
     "node_health_sysfs_root": "path",
     "node_health_exclude_devices": ("list", "ifname"),
+    "node_health_bundle_path": "path",
+    "node_health_config_path": "path",
+    "node_health_state_dir": "path",
+    "node_health_mounts": ("list", "path"),
+    "node_health_prolog_dir": "path",
+    "node_health_preflight_partitions": ("list", "slurm_name"),
+    "node_health_tool_dirs": ("list", "path"),
     # rdma: modules-load.d, systemd-networkd .network files
     "rdma_kernel_modules": ("list", "module"),
     "rdma_gpu_modules": ("list", "module"),

@@ -34,11 +34,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from clusterctl.analysis.checks.linkflap import judge_link_flaps
 from clusterctl.analysis.model import CheckResult, Finding, Severity, check
-from clusterctl.analysis.severity import rules
+from clusterctl.analysis.severity import load_data, rules
 from clusterctl.analysis.severity import sev as rule_sev
 
 
@@ -46,10 +44,16 @@ def load_catalog(path: Path) -> dict[int, tuple[str, Severity, str]]:
     """Xid code -> (meaning, severity, what to do) from the catalog file (xid_catalog.yml: NVIDIA's
     meanings, its source on its first lines). Each entry names its ``rule`` (``xid.<class>``) in the
     severity table, which decides the severity; a malformed entry is an error naming the code."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    import yaml
+
+    return catalog_from(yaml.safe_load(path.read_text(encoding="utf-8")), path)
+
+
+def catalog_from(data: Any, path: Any) -> dict[int, tuple[str, Severity, str]]:
+    """:func:`load_catalog` of the catalog's data (YAML, or its JSON rendering whose codes are strings)."""
     out: dict[int, tuple[str, Severity, str]] = {}
     known = sorted(r for r in rules() if r.startswith("xid."))
-    for code, entry in data.items():
+    for code, entry in ((int(k) if isinstance(k, str) and k.isdigit() else k, v) for k, v in data.items()):
         rule = entry.get("rule") if isinstance(entry, dict) else None
         if not isinstance(code, int) or rule not in known or not all(
                 isinstance(entry.get(k), str) and entry[k] for k in ("meaning", "todo")):
@@ -60,7 +64,7 @@ def load_catalog(path: Path) -> dict[int, tuple[str, Severity, str]]:
 
 
 #: Xid code -> (meaning, severity, what to do); meanings from NVIDIA's Xid catalog (module docstring)
-XID_CATALOG = load_catalog(Path(__file__).with_name("xid_catalog.yml"))
+XID_CATALOG = catalog_from(load_data(__package__ or "clusterctl.analysis.checks", "xid_catalog"), "xid_catalog.yml")
 #: the NVLink Xids whose message says whether the event was fatal
 NVLINK_SUBCODED = frozenset(range(144, 151))
 

@@ -1,0 +1,172 @@
+"""The node lifecycle loop in the lab, for real (issue 25): real slurmctld/slurmd, the node check as
+slurmd's HealthCheckProgram, `clusterctl remediate --once` run as the controller's timer runs it.
+
+The fault is a captured Xid 79 (tests/fixtures/kernel-log) written into the kernel log the node check
+reads (a file here: `node_health_kernel_log`, the containers have no kernel log of their own), read by
+the same parser and judged by the same checks as verify. The reboot is the lab's stand-in of
+test_lab_gpu.py: the nvidia_gpu role's RebootProgram in its restart_slurmd mode (slurmd restarted with
+-b reports a fresh boot; slurmctld's `scontrol reboot ASAP nextstate=DOWN` handling is real).
+
+One sequence: an admin drains lab-c2 while a job runs there; an Xid on lab-c1 -> slurmd's own health
+check run (at slurmd's start) drains it -> the loop reboots it through Slurm -> the fault is still
+there at the first verify (another Xid): it stays out of service -> two passing verifies -> resumed;
+a second Xid within the window -> quarantined. lab-c2 is never touched and its job completes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import jinja2
+import pytest
+import yaml
+from conftest import read_fixture
+from labutil import cc, sh
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+SIM_LOG = "/var/log/clusterctl-sim-kern.log"
+REBOOT = "/usr/local/sbin/clusterctl-reboot"
+FLAG = "/tmp/cc-lifecycle-release"
+ADMIN = "admin: planned fan swap"
+CHECK = "/usr/local/sbin/clusterctl-node-check"
+LOOP = ("--once", "--share", "0.5", "--reverify", "node")
+
+
+def _xid() -> str:
+    """The captured Xid 79 lines (without the provenance line), as the kernel writes them."""
+    return read_fixture("kernel-log/xid79-fallen-off-bus-journal.txt").split("\n", 1)[1]
+
+
+def _node(name: str) -> dict[str, str]:
+    line = sh("lab-ctl", f"scontrol --oneliner show node {name}")
+    out = {}
+    for key in ("State", "BootTime"):
+        out[key] = line.split(f" {key}=", 1)[1].split()[0] if f" {key}=" in line else ""
+    out["Reason"] = line.split(" Reason=", 1)[1].rsplit(" [", 1)[0] if " Reason=" in line else ""
+    return out
+
+
+def _wait(what: str, cond: Callable[[], bool], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}: lab-c1 {_node('lab-c1')}")
+        time.sleep(2)
+
+
+def _job(jobid: str) -> str:
+    words = sh("lab-ctl", f"scontrol show job {jobid}").split()
+    return next((w.split("=", 1)[1] for w in words if w.startswith("JobState=")), "")
+
+
+def _inject(host: str) -> None:
+    sh(host, f"cat >> {SIM_LOG} <<'EOF'\n{_xid()}EOF")
+
+
+def _loop(inv: Path, *extra: str) -> str:
+    res = cc("remediate", str(inv), *LOOP, *extra, timeout=600)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-3000:]
+    return " ".join(res.stdout.split())
+
+
+def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inv = tmp_path / "lab"
+    shutil.copytree(provisioned, inv)
+    (inv / "group_vars" / "all" / "lifecycle.yml").write_text(yaml.safe_dump({
+        "node_health_kernel_log": SIM_LOG, "node_health_tool_timeout": 10, "node_health_budget": 30,
+        "slurm_common_reboot_program": REBOOT}))
+    monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO / "roles" / "nvidia_gpu" / "templates"))
+    reboot = env.get_template("reboot_program.sh.j2").render(ansible_managed="clusterctl lab test",
+                                                             nvidia_gpu_reboot_mode="restart_slurmd")
+    jobid = ""
+    try:
+        for h in ("lab-c1", "lab-c2"):
+            sh(h, f": > {SIM_LOG}; cat > {REBOOT} <<'EOF'\n{reboot}EOF\nchmod 0755 {REBOOT}")
+        res = cc("provision", str(inv), "--tags", "slurm", timeout=900)
+        assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+        assert f"RebootProgram = {REBOOT}" in " ".join(sh("lab-ctl", "scontrol show config").split())
+        # the loop's timer is installed on the controller (it skips its runs there: no clusterctl in the lab)
+        assert sh("lab-ctl", "systemctl is-enabled clusterctl-remediate.timer").strip() == "enabled"
+        for h in ("lab-c1", "lab-c2"):  # the first run of the check sets its kernel log cursor
+            assert sh(h, f"{CHECK} --no-drain; echo $?").strip() == "0", h
+
+        # a job on lab-c2, then an admin drains lab-c2 (the job runs on)
+        jobid = sh("lab-ctl", "sbatch --parsable -J cc-lifecycle -N1 -w lab-c2 -o /tmp/cc-lifecycle-%j.out "
+                              f"--wrap 'while [ ! -e {FLAG} ]; do sleep 1; done; echo released'").strip()
+        assert jobid.isdigit(), jobid
+        _wait("the job on lab-c2", lambda: _job(jobid) == "RUNNING", 60)
+        sh("lab-ctl", f'scontrol update NodeName=lab-c2 State=DRAIN Reason="{ADMIN}"')
+
+        # fault 1: an Xid 79 on lab-c1; slurmd's own health check run (at its start) drains it
+        _inject("lab-c1")
+        sh("lab-c1", "systemctl restart slurmd")
+        _wait("the node check's drain", lambda: _node("lab-c1")["Reason"].startswith("clusterctl: node-check: xid "))
+        reason = _node("lab-c1")["Reason"]
+        evidence = reason.split("evidence=", 1)[1].split(":", 1)[0]
+        # the run's evidence on the node: the captured lines it judged
+        assert "NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus." in sh(
+            "lab-c1", f"cat {evidence}/kernel-log.txt"), evidence
+
+        out = _loop(inv, "--dry-run")
+        # the burn-in gate's first run would adopt both nodes' identities (a record, no action on a node)
+        assert "lab-c1: would reboot" in out and "lab-c2: would adopt" in out, out
+        assert "lab-c2: would" not in out.replace("lab-c2: would adopt", ""), out
+        assert "DRAIN" in _node("lab-c1")["State"] and _node("lab-c1")["Reason"] == reason  # dry run: nothing done
+
+        boot = _node("lab-c1")["BootTime"]
+        out = _loop(inv)
+        assert "lab-c1: reboot done" in out, out
+        _wait("lab-c1's reboot", lambda: _node("lab-c1")["BootTime"] != boot
+              and "REBOOT" not in _node("lab-c1")["State"] and "DOWN" in _node("lab-c1")["State"])
+        # the fault is still there: another Xid before the loop's verify; lab-c1 stays out of service
+        _inject("lab-c1")
+        out = _loop(inv)
+        assert "lab-c1: verify failed" in out and "Xid 79" in out, out
+        assert "DOWN" in _node("lab-c1")["State"] or "DRAIN" in _node("lab-c1")["State"]
+        out = _loop(inv)
+        assert "lab-c1: verify passed" in out and "resume" not in out, out  # one pass is not enough
+        assert "DOWN" in _node("lab-c1")["State"] or "DRAIN" in _node("lab-c1")["State"]
+        out = _loop(inv)
+        assert "lab-c1: verify passed" in out and "lab-c1: resume done" in out, out
+        _wait("lab-c1 in service", lambda: _node("lab-c1")["State"] == "IDLE", 60)
+        assert sh("lab-ctl", "srun -N1 -w lab-c1 -t 1 hostname").strip() == "lab-c1"
+
+        # fault 2 within the window: drained again by the node check, then quarantined by the loop
+        _inject("lab-c1")
+        sh("lab-c1", "systemctl restart slurmd")
+        _wait("the second drain", lambda: _node("lab-c1")["Reason"].startswith("clusterctl: node-check: xid "))
+        out = _loop(inv)
+        assert "lab-c1: quarantine done" in out, out
+        assert _node("lab-c1")["Reason"].startswith("clusterctl: quarantined: failed again")
+        assert "lab-c1" not in _loop(inv)  # nothing more for it
+        res = cc("nodes", str(inv), "--json")
+        assert res.returncode == 0, res.stderr[-2000:]
+        states = {n["name"]: n for n in json.loads(res.stdout)["nodes"]}
+        assert states["lab-c1"]["state"] == "quarantined" and states["lab-c2"]["state"] == "admin_drained"
+        assert [h["event"] for h in states["lab-c1"]["history"]][-3:] == ["reboot", "resumed", "quarantined"]
+
+        # the admin's drain was never touched, and the loop logged nothing about lab-c2
+        assert _node("lab-c2")["Reason"] == ADMIN
+        log = [json.loads(x) for x in next((tmp_path / "state").glob("*/lifecycle/actions.jsonl")).read_text()
+               .splitlines()]
+        assert log and all(e["node"] == "lab-c1" or e["kind"] == "adopt" for e in log), log
+        assert [e["kind"] for e in log if e["node"] == "lab-c2" and not e["dry_run"]] == ["adopt"], log
+        # the job on lab-c2 completes
+        sh("lab-c2", f"touch {FLAG}")
+        _wait("the job's end", lambda: _job(jobid) == "COMPLETED", 60)
+        assert sh("lab-c2", f"cat /tmp/cc-lifecycle-{jobid}.out").strip() == "released"
+    finally:
+        if jobid:
+            sh("lab-ctl", f"scancel {jobid}")
+        for h in ("lab-c1", "lab-c2"):
+            sh(h, f"rm -f {SIM_LOG} {FLAG} {REBOOT}")
+            sh("lab-ctl", f"scontrol update NodeName={h} State=RESUME")
+        # the node check's settings as the lab's own inventory has them
+        cc("provision", str(provisioned), "--tags", "health", timeout=600)

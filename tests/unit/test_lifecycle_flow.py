@@ -1,0 +1,201 @@
+"""One run of the remediation loop (clusterctl/lifecycle/flow.py) against a stand-in controller that
+prints ``scontrol show node`` as Slurm does (the layout of tests/fixtures/scontrol-node/) and keeps
+what the loop asks of it; the lab test (tests/integration/test_lifecycle_lab.py) does it for real."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from conftest import read_fixture
+
+from clusterctl.lifecycle import core, flow
+from clusterctl.lifecycle.core import Config
+from clusterctl.lifecycle.store import Busy, Store
+
+
+class Controller:
+    """``scontrol`` on a controller: show node, update State=DRAIN/RESUME, reboot ASAP nextstate=DOWN."""
+
+    def __init__(self, nodes: dict[str, tuple[str, str]]) -> None:
+        self.nodes = dict(nodes)  # name -> (State=, Reason=)
+        self.boot = dict.fromkeys(nodes, "2026-12-01T00:00:00")
+        self.calls: list[tuple[str, ...]] = []
+
+    def show_nodes(self) -> str:
+        out = []
+        for n, (state, reason) in self.nodes.items():
+            out.append(f"NodeName={n} Arch=x86_64 CoresPerSocket=4\n   State={state} ThreadsPerCore=1\n"
+                       f"   Partitions=gpu\n   BootTime={self.boot[n]} SlurmdStartTime={self.boot[n]}\n"
+                       + (f"   Reason={reason} [root@2026-12-01T00:00:00]\n" if reason else "") + "\n")
+        return "".join(out)
+
+    def drain(self, nodes: Sequence[str], reason: str) -> None:
+        self.calls.append(("drain", *nodes, reason))
+        for n in nodes:
+            base = self.nodes[n][0].split("+")[0]
+            self.nodes[n] = (f"{base}+DRAIN", reason)
+
+    def resume(self, nodes: Sequence[str]) -> None:
+        self.calls.append(("resume", *nodes))
+        for n in nodes:
+            self.nodes[n] = ("IDLE", "")
+
+    def reboot(self, nodes: Sequence[str], reason: str) -> None:
+        self.calls.append(("reboot", *nodes, reason))
+        for n in nodes:
+            self.nodes[n] = ("DOWN+DRAIN+REBOOT_ISSUED", reason)
+
+    def booted(self, n: str) -> None:
+        self.nodes[n] = ("DOWN", self.nodes[n][1])
+        self.boot[n] = "2026-12-02T00:00:00"
+
+
+def test_views_from_a_real_scontrol_capture() -> None:
+    text = read_fixture("scontrol-node/drained-and-idle.txt")
+    views = {v.name: v for v in flow.views_from_text(text)}
+    # read off the capture: gpu-node-07 State=IDLE+DRAIN, Reason=clusterctl: ib port ..., BootTime=2024-11-01T08:12:44
+    v7 = views["gpu-node-07"]
+    assert v7.state == "IDLE+DRAIN" and v7.reason == "clusterctl: ib port mlx5_3/1 DOWN/Polling"
+    assert v7.partitions == ("gpu", "debug") and v7.boot_time == "2024-11-01T08:12:44"
+    assert v7.out_of_service and v7.ours and v7.idle
+    assert not views["gpu-node-08"].out_of_service
+
+
+def _loop(ctl: Controller, store: Store, verdicts: dict[str, bool], cfg: Config | None = None,
+          dry_run: bool = False) -> flow.RunReport:
+    def verify(node: str) -> tuple[bool, str]:
+        ok = verdicts.get(node, True)
+        return ok, f"/evidence/{node}/node-check.txt: {'ok' if ok else 'Xid 79 again'}"
+
+    return flow.remediate(ctl, store, cfg or Config(share=0.5, window_s=3600), verify=verify,
+                          reset=lambda n: (True, "reset"), dry_run=dry_run)
+
+
+def test_reboot_reverify_twice_resume_and_log(tmp_path: Path) -> None:
+    cause = "clusterctl: node-check: xid.fallen_off_bus c1/gpu0: Xid 79 (evidence /var/lib/clusterctl/nc/x)"
+    ctl = Controller({"c1": ("IDLE+DRAIN", cause), "c2": ("IDLE+DRAIN", "bob: fan"), "c3": ("IDLE", ""),
+                      "c4": ("MIXED", "")})
+    store = Store(tmp_path / "lifecycle")
+    dry = _loop(ctl, store, {}, dry_run=True)
+    assert [(s.action.kind, s.outcome) for s in dry.steps] == [("reboot", "would")]
+    assert ctl.calls == [] and store.load() == {}
+    _loop(ctl, store, {})
+    assert ctl.calls[0][:2] == ("reboot", "c1") and ctl.calls[0][2].startswith("clusterctl: remediating: reboot")
+    assert flow.nodes(ctl, store)[0].state == core.REMEDIATING
+    _loop(ctl, store, {})  # not back yet: nothing
+    assert len(ctl.calls) == 1
+    ctl.booted("c1")
+    _loop(ctl, store, {"c1": False})  # back; the fault is still there: stays out of service
+    assert ctl.nodes["c1"][0].startswith("DOWN")
+    _loop(ctl, store, {})  # first pass
+    assert ctl.nodes["c1"][0].startswith("DOWN")
+    _loop(ctl, store, {})  # second pass: resumed
+    assert ctl.calls[-1] == ("resume", "c1") and ctl.nodes["c1"] == ("IDLE", "")
+    assert not any(c[1] == "c2" for c in ctl.calls)  # the admin's drain
+    log = [json.loads(ln) for ln in store.actions_file.read_text().splitlines()]
+    assert [(e["node"], e["kind"], e["outcome"]) for e in log if not e["dry_run"]] == [
+        ("c1", "reboot", "done"), ("c1", "verify", "failed"), ("c1", "verify", "passed"),
+        ("c1", "verify", "passed"), ("c1", "resume", "done")]
+    assert "Xid 79 again" in log[2]["evidence"] and log[0]["slurm_reason"] == cause
+    # fails again within the window: quarantined, listed with its history
+    ctl.nodes["c1"] = ("IDLE+DRAIN", cause)
+    _loop(ctl, store, {})
+    assert ctl.nodes["c1"][1].startswith("clusterctl: quarantined: failed again")
+    st = {s.name: s for s in flow.nodes(ctl, store)}
+    assert st["c1"].state == core.QUARANTINED and [h["event"] for h in st["c1"].history][-3:] == [
+        "reboot", "resumed", "quarantined"]
+    assert st["c2"].state == core.ADMIN_DRAINED and st["c3"].state == core.IN_SERVICE
+    _loop(ctl, store, {})
+    assert ctl.calls[-1][0] == "drain"  # nothing more
+
+
+def test_admin_takes_over_between_decision_and_action(tmp_path: Path) -> None:
+    cause = "clusterctl: xid.fallen_off_bus c1/gpu0: Xid 79"
+    ctl = Controller({"c1": ("IDLE+DRAIN", cause), "c2": ("IDLE", "")})
+    real_show = ctl.show_nodes
+    shows = []
+
+    def show() -> str:  # the admin drains c1 right after the loop's first look
+        shows.append(1)
+        if len(shows) == 2:
+            ctl.nodes["c1"] = ("IDLE+DRAIN", "alice: reseating GPU0")
+        return real_show()
+
+    ctl.show_nodes = show  # type: ignore[method-assign]
+    report = _loop(ctl, Store(tmp_path / "s"), {})
+    assert [(s.action.kind, s.outcome) for s in report.steps] == [("reboot", "skipped")]
+    assert ctl.calls == [] and ctl.nodes["c1"][1] == "alice: reseating GPU0"
+
+
+def test_one_loop_at_a_time(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s")
+    ctl = Controller({"c1": ("IDLE", "")})
+    with store.locked(), pytest.raises(Busy):
+        _loop(ctl, store, {})
+
+
+def test_commands_refuse_bad_input_with_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from clusterctl.cli import app
+
+    repo = Path(__file__).resolve().parents[2]
+    res = CliRunner().invoke(app, ["remediate", str(repo / "inventories" / "lab"), "--once", "--reverify", "full",
+                                   "--json"])
+    assert res.exit_code == 2 and "--reverify 'full'" in res.stdout
+    bad = repo / "tests" / "bad_inventories" / "address-with-prefix"
+    for cmd in (["remediate", str(bad), "--once"], ["nodes", str(bad)]):
+        res = CliRunner().invoke(app, cmd)
+        assert res.exit_code == 2, (cmd, res.output)
+    res = CliRunner().invoke(app, ["remediate", str(repo / "inventories" / "lab"), "--share", "0"])
+    assert res.exit_code == 2
+
+
+def test_burn_in_gate(tmp_path: Path) -> None:
+    from clusterctl.lifecycle import burnin
+
+    a = {"gpus": ["GPU-a/1", "GPU-b/2"], "nics": ["0x1"], "kernel": "6.1.0-28", "driver": "550.90.07"}
+    ctl = Controller({"c1": ("IDLE", ""), "c2": ("IDLE", ""), "c3": ("IDLE", ""), "c4": ("IDLE", "")})
+    store = Store(tmp_path / "s")
+    idents = {"c1": dict(a), "c2": {**a, "gpus": ["GPU-c/3", "GPU-d/4"]}, "c3": {**a, "nics": ["0x3"]}}
+    verdicts: dict[str, bool] = {}
+
+    def loop(dry: bool = False) -> flow.RunReport:
+        return flow.remediate(ctl, store, Config(share=0.25), verify=lambda n: (verdicts.get(n, True), f"ev {n}"),
+                              reset=lambda n: (True, ""), identify=lambda: {k: dict(v) for k, v in idents.items()},
+                              dry_run=dry)
+
+    # the first run adopts every identity as it is: enabling the gate drains nothing
+    assert [(s.action.kind, s.action.node) for s in loop().steps] == [("adopt", "c1"), ("adopt", "c2"),
+                                                                       ("adopt", "c3")]
+    assert ctl.calls == [] and loop().steps == []
+    # c1 returns with a replaced GPU and a new kernel; c4 joins; c3 is drained by an admin meanwhile
+    idents["c1"] = {**a, "gpus": ["GPU-a/1", "GPU-z/9"], "kernel": "6.1.0-30"}
+    idents["c4"] = dict(a)
+    ctl.nodes["c3"] = ("IDLE+DRAIN", "bob: cabling")
+    idents["c3"] = {**a, "nics": ["0x9"]}
+    assert [s.action.kind for s in loop(dry=True).steps] == ["burn_in_drain", "wait"] and ctl.calls == []
+    steps = loop().steps
+    assert [(s.action.kind, s.action.node) for s in steps] == [("burn_in_drain", "c1"), ("wait", "c4")]
+    assert ctl.nodes["c1"] == ("IDLE+DRAIN", "clusterctl: burn-in: gpus -1 +1, kernel 6.1.0-28 -> 6.1.0-30")
+    assert ctl.nodes["c3"][1] == "bob: cabling" and ctl.nodes["c4"] == ("IDLE", "")  # share 0.25 of 4: 1
+    st = {s.name: s.state for s in flow.nodes(ctl, store)}
+    assert st["c1"] == core.BURN_IN and st["c3"] == core.ADMIN_DRAINED
+    # its checks fail: it stays drained; then they pass: accepted and resumed
+    verdicts["c1"] = False
+    assert [(s.action.kind, s.outcome) for s in loop().steps][:1] == [("burn_in_verify", "failed")]
+    assert ctl.nodes["c1"][1].startswith("clusterctl: burn-in")
+    verdicts["c1"] = True
+    steps = loop().steps
+    assert [(s.action.node, s.action.kind, s.outcome) for s in steps][:2] == [
+        ("c1", "burn_in_verify", "passed"), ("c1", "resume", "done")]
+    assert ctl.nodes["c1"] == ("IDLE", "")
+    acc = store.load_acceptance()
+    assert burnin.accepted(acc, "c1", idents["c1"]) and acc["c1"][burnin.fingerprint(idents["c1"])]["how"] == \
+        "burn-in passed"
+    # then c4 (the new node) gets its turn
+    assert ("c4", "burn_in_drain") in [(s.action.node, s.action.kind) for s in loop().steps]
+    assert ctl.nodes["c4"] == ("IDLE+DRAIN", "clusterctl: burn-in: new node")
