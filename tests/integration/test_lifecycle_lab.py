@@ -7,7 +7,9 @@ the same parser and judged by the same checks as verify. The reboot is the lab's
 test_lab_gpu.py: the nvidia_gpu role's RebootProgram in its restart_slurmd mode (slurmd restarted with
 -b reports a fresh boot; slurmctld's `scontrol reboot ASAP nextstate=DOWN` handling is real).
 
-One sequence: an admin drains lab-c2 while a job runs there; an Xid on lab-c1 -> slurmd's own health
+One sequence: the pre-flight gate (a Prolog for the partition `gated`) finds an Xid on lab-c1 when a
+job is allocated there: lab-c1 is drained, the job requeued by Slurm and run on lab-c2; lab-c1 back in
+service. Then an admin drains lab-c2 while a job runs there; an Xid on lab-c1 -> slurmd's own health
 check run (at slurmd's start) drains it -> the loop reboots it through Slurm -> the fault is still
 there at the first verify (another Xid): it stays out of service -> two passing verifies -> resumed;
 a second Xid within the window -> quarantined. lab-c2 is never touched and its job completes.
@@ -34,6 +36,7 @@ SIM_LOG = "/var/log/clusterctl-sim-kern.log"
 REBOOT = "/usr/local/sbin/clusterctl-reboot"
 FLAG = "/tmp/cc-lifecycle-release"
 ADMIN = "admin: planned fan swap"
+GATED = "gated"
 CHECK = "/usr/local/sbin/clusterctl-node-check"
 LOOP = ("--once", "--share", "0.5", "--reverify", "node")
 
@@ -60,9 +63,13 @@ def _wait(what: str, cond: Callable[[], bool], timeout: float = 120) -> None:
         time.sleep(2)
 
 
-def _job(jobid: str) -> str:
+def _job_field(jobid: str, key: str) -> str:
     words = sh("lab-ctl", f"scontrol show job {jobid}").split()
-    return next((w.split("=", 1)[1] for w in words if w.startswith("JobState=")), "")
+    return next((w.split("=", 1)[1] for w in words if w.startswith(f"{key}=")), "")
+
+
+def _job(jobid: str) -> str:
+    return _job_field(jobid, "JobState")
 
 
 def _inject(host: str) -> None:
@@ -80,7 +87,12 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
     shutil.copytree(provisioned, inv)
     (inv / "group_vars" / "all" / "lifecycle.yml").write_text(yaml.safe_dump({
         "node_health_kernel_log": SIM_LOG, "node_health_tool_timeout": 10, "node_health_budget": 30,
-        "slurm_common_reboot_program": REBOOT}))
+        "slurm_common_reboot_program": REBOOT,
+        "node_health_preflight_partitions": [GATED], "node_health_preflight_budget": 40}))
+    cluster = inv / "group_vars" / "all" / "cluster.yml"
+    spec = yaml.safe_load(cluster.read_text())
+    spec["slurm_partitions"].append({"name": GATED, "max_time": "UNLIMITED"})
+    cluster.write_text(yaml.safe_dump(spec))
     monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO / "roles" / "nvidia_gpu" / "templates"))
     reboot = env.get_template("reboot_program.sh.j2").render(ansible_managed="clusterctl lab test",
@@ -96,6 +108,24 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         assert sh("lab-ctl", "systemctl is-enabled clusterctl-remediate.timer").strip() == "enabled"
         for h in ("lab-c1", "lab-c2"):  # the first run of the check sets its kernel log cursor
             assert sh(h, f"{CHECK} --no-drain; echo $?").strip() == "0", h
+
+        # the pre-flight gate: an Xid on lab-c1 that no health check run has seen yet; two one-node jobs in the
+        # gated partition: the first is allocated lab-c1, whose Prolog runs the node check: it drains lab-c1 and
+        # fails, Slurm requeues the job (eligible: nohold_on_prolog_fail) and both jobs run on lab-c2
+        _inject("lab-c1")
+        gated = [sh("lab-ctl", f"sbatch --parsable -p {GATED} -N1 -o /tmp/cc-preflight-%j.out --wrap hostname").strip()
+                 for _ in range(2)]
+        assert all(j.isdigit() for j in gated), gated
+        _wait("the gated jobs", lambda: all(_job(j) == "COMPLETED" for j in gated), 180)
+        for j in gated:
+            assert sh("lab-c2", f"cat /tmp/cc-preflight-{j}.out").strip() == "lab-c2", j
+        restarts = [_job_field(j, "Restarts") for j in gated]
+        assert sorted(restarts) == ["0", "1"], restarts  # one job requeued once by the Prolog's failure
+        gate = _node("lab-c1")
+        assert "DRAIN" in gate["State"] and gate["Reason"].startswith("clusterctl: node-check: xid "), gate
+        # back in service for the loop's part (the node check has read this Xid: its cursor moved on)
+        sh("lab-ctl", "scontrol update NodeName=lab-c1 State=RESUME")
+        _wait("lab-c1 resumed after the gate", lambda: _node("lab-c1")["State"] == "IDLE", 60)
 
         # a job on lab-c2, then an admin drains lab-c2 (the job runs on)
         jobid = sh("lab-ctl", "sbatch --parsable -J cc-lifecycle -N1 -w lab-c2 -o /tmp/cc-lifecycle-%j.out "
@@ -168,5 +198,7 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         for h in ("lab-c1", "lab-c2"):
             sh(h, f"rm -f {SIM_LOG} {FLAG} {REBOOT}")
             sh("lab-ctl", f"scontrol update NodeName={h} State=RESUME")
-        # the node check's settings as the lab's own inventory has them
-        cc("provision", str(provisioned), "--tags", "health", timeout=600)
+        sh("lab-ctl", f"scancel -p {GATED}")
+        # slurm.conf (partitions, RebootProgram), the pre-flight Prolog and the node check's settings as the
+        # lab's own inventory has them
+        cc("provision", str(provisioned), "--tags", "slurm", timeout=900)

@@ -135,6 +135,21 @@ def test_gpu_state_from_nvidia_smi_q(tmp_path: Path, pyz: Path) -> None:
     assert node.run()[0] == 0  # 8 GPUs, Reset Required: No; SW thermal slowdown is degraded, not a drain
 
 
+def test_a_healthy_h200_under_load_raises_nothing(tmp_path: Path, pyz: Path) -> None:
+    """The capture the node check itself took on a borrowed H200 during an all_reduce_perf + GEMM load
+    (tests/fixtures/h200-live/node-check/: 40 runs, idle and loaded, all healthy): SW Power Cap Active at
+    ~680 W is the normal state of a GPU at its power limit, not a fault; no HW slowdown, ECC, remap or
+    reset state in it. A check that judged the power cap would drain every busy node."""
+    node = Node(tmp_path, pyz, gpus=1, spec={"gpus_per_node": 1})
+    (tmp_path / "smi.txt").write_text(_body("h200-live/nvidia-smi-q-load-580.159.04.txt"))
+    node.tool("nvidia-smi", f"cat {tmp_path}/smi.txt")
+    rc, out, drained = node.run("--no-drain", "--json")
+    assert rc == 0 and drained == "", out
+    v = json.loads(out)
+    assert v["status"] == "healthy" and not [f for f in v["findings"] if f["severity"] != "info"], v
+    assert not v["not_judged"], v
+
+
 def test_rdma_ports_from_a_simulated_tree(tmp_path: Path, pyz: Path) -> None:
     healthy = simfabric.build(PORTS, tmp_path / "good")
     node = Node(tmp_path, pyz, sysfs_root=str(healthy), rdma_devices=2,

@@ -280,3 +280,16 @@ def test_memlock_is_not_taken_from_the_submitting_shell() -> None:
     conf = render("slurm.conf", slurm_common_propagate_resource_limits_except=["MEMLOCK", "STACK"])
     assert "PropagateResourceLimitsExcept=MEMLOCK,STACK" in conf.splitlines()
     assert "PropagateResourceLimitsExcept" not in render("slurm.conf", slurm_common_propagate_resource_limits_except=[])
+
+
+def test_prolog_failures_requeue_eligible_jobs_by_default() -> None:
+    """The pre-flight gate (node_health) fails a job's Prolog on a bad node; without nohold_on_prolog_fail
+    Slurm requeues the job held and it never starts on the healthy nodes."""
+    v = _vars()
+    conf = _env().get_template("slurm.conf.j2").render(**v)
+    assert "\nSchedulerParameters=nohold_on_prolog_fail\n" in conf
+    v["slurm_common_scheduler_parameters"] = ["nohold_on_prolog_fail", "bf_continue"]
+    conf = _env().get_template("slurm.conf.j2").render(**v)
+    assert "\nSchedulerParameters=nohold_on_prolog_fail,bf_continue\n" in conf
+    v["slurm_common_scheduler_parameters"] = []
+    assert "SchedulerParameters" not in _env().get_template("slurm.conf.j2").render(**v)
