@@ -45,6 +45,10 @@ def remediate_command(
     burn_in: Annotated[bool, typer.Option("--burn-in/--no-burn-in", help="The burn-in gate: nodes that join or "
                                           "return with another hardware identity stay drained until verified")]
     = True,
+    burn_in_level: Annotated[str, typer.Option("--burn-in-level", help="The burn-in gate's checks: node (the node "
+                                               "check), quick (and the quick verify) or full (and a full verify "
+                                               "with a known-good idle partner: DCGM, nccl-tests, pair tests)")]
+    = "full",
     as_json: JsonOpt = False,
 ) -> None:
     """Drain -> remediate -> re-verify -> resume for nodes clusterctl drained; never touches other drains."""
@@ -55,15 +59,18 @@ def remediate_command(
 
     if reverify not in probes.REVERIFY:
         raise UsageError(f"remediate: --reverify {reverify!r} must be one of {', '.join(probes.REVERIFY)}")
+    if burn_in_level not in probes.BURN_IN:
+        raise UsageError(f"remediate: --burn-in-level {burn_in_level!r} must be one of {', '.join(probes.BURN_IN)}")
     load_checked(inventory)
     cfg = core.Config(share=share, window_s=float(window))
     store = flow.store_for(inventory)
     verify, reset = probes.node_check_verifier(inventory, level=reverify), probes.gpu_resetter(inventory)
     identify = probes.identifier(inventory) if burn_in else None
+    burn_verify = probes.burn_in_verifier(inventory, level=burn_in_level)
     runs = []
     while True:
         report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
-                                dry_run=dry_run)
+                                burn_verify=burn_verify, dry_run=dry_run)
         runs.append(report.to_dict())
         for s in report.steps:
             word = "would " + s.action.kind if dry_run else f"{s.action.kind} {s.outcome}"

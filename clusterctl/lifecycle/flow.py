@@ -16,7 +16,7 @@ the node) and tests pass their own.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +27,8 @@ from clusterctl.lifecycle.store import Store
 
 #: node -> (passed, evidence: a file or a one-line why)
 Verifier = Callable[[str], tuple[bool, str]]
+#: the burn-in gate's checks of a node: (node, known-good partners for its pair tests) -> (passed, evidence)
+BurnInVerifier = Callable[[str, list[str]], tuple[bool, str]]
 #: node -> (done, evidence)
 Resetter = Callable[[str], tuple[bool, str]]
 #: the hardware identity of every node that answered (clusterctl-node-check --identity)
@@ -82,9 +84,10 @@ class RunReport:
 
 
 def remediate(slurm: LoopSlurm, store: Store, cfg: Config, *, verify: Verifier, reset: Resetter,
-              identify: Identifier | None = None, dry_run: bool = False,
-              clock: Callable[[], float] = time.time) -> RunReport:
-    """One run of the loop (under the store's lock); with ``identify``, then the burn-in gate."""
+              identify: Identifier | None = None, burn_verify: BurnInVerifier | None = None,
+              dry_run: bool = False, clock: Callable[[], float] = time.time) -> RunReport:
+    """One run of the loop (under the store's lock); with ``identify``, then the burn-in gate, whose nodes
+    are checked by ``burn_verify`` (with known-good partners, :func:`partners`) or else by ``verify``."""
     report = RunReport(dry_run=dry_run)
     with store.locked():
         records = store.load()
@@ -111,12 +114,24 @@ def remediate(slurm: LoopSlurm, store: Store, cfg: Config, *, verify: Verifier, 
         if not dry_run:
             store.save(records)
         if identify is not None:
-            _burn_in(slurm, store, cfg, views, identify, verify, dry_run, clock, report)
+            burn = burn_verify or (lambda node, _partners: verify(node))
+            _burn_in(slurm, store, cfg, views, identify, burn, dry_run, clock, report)
     return report
 
 
+def partners(views: Mapping[str, NodeView], node: str, n: int = 1) -> list[str]:
+    """Up to ``n`` known-good partners for the pair tests of ``node`` in burn-in: in service, idle (a pair
+    test on a node running a job would disturb it and be disturbed), sharing a partition with it, not
+    drained by anyone; in name order, so a run is repeatable."""
+    me = views.get(node)
+    mine = set(me.partitions) if me is not None else set()
+    good = [v.name for v in views.values() if v.name != node and not v.out_of_service and v.idle
+            and "IDLE" in v.flags and (not mine or mine & set(v.partitions))]
+    return sorted(good)[:n]
+
+
 def _burn_in(slurm: LoopSlurm, store: Store, cfg: Config, views: dict[str, NodeView], identify: Identifier,
-             verify: Verifier, dry_run: bool, clock: Callable[[], float], report: RunReport) -> None:
+             verify: BurnInVerifier, dry_run: bool, clock: Callable[[], float], report: RunReport) -> None:
     from clusterctl.lifecycle import burnin
 
     acceptance = store.load_acceptance()
@@ -132,7 +147,7 @@ def _burn_in(slurm: LoopSlurm, store: Store, cfg: Config, views: dict[str, NodeV
             slurm.drain([a.node], a.reason)
             step = Step(a, "done", a.why)
         elif a.kind == burnin.BURN_IN_VERIFY:
-            ok, evidence = verify(a.node)
+            ok, evidence = verify(a.node, partners(views, a.node))
             step = Step(a, "passed" if ok else "failed", evidence)
             if ok and _still_ours(slurm, a.node) is not None:
                 burnin.accept(acceptance, a.node, idents[a.node], clock(), "burn-in passed", evidence)

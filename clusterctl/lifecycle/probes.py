@@ -3,6 +3,9 @@
 - :func:`node_check_verifier`: re-verify a node with the node check itself
   (``clusterctl-node-check --no-drain``, the HealthCheckProgram's code), and at ``quick`` also the
   quick ``clusterctl verify`` of that node; the evidence is the check's output or the report;
+- :func:`burn_in_verifier`: the burn-in gate's checks: the node check, then at ``full`` a
+  ``clusterctl verify --level full`` of the node with a known-good partner (DCGM diagnostics where
+  dcgmi is installed, nccl-tests within the node, the ib_write_bw and nccl-tests pair rounds);
 - :func:`gpu_resetter`: ``nvidia-smi --gpu-reset`` on an idle, drained node;
 - :func:`identifier`: every node's hardware identity for the burn-in gate.
 """
@@ -13,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from clusterctl.lifecycle.core import one_line
-from clusterctl.lifecycle.flow import Identifier, Resetter, Verifier
+from clusterctl.lifecycle.flow import BurnInVerifier, Identifier, Resetter, Verifier
 from clusterctl.runner import run_module
 
 NODE_CHECK = "/usr/local/sbin/clusterctl-node-check"
 REVERIFY = ("node", "quick")
+#: the burn-in gate's levels: node, quick (as REVERIFY) or full (a full verify with a known-good partner)
+BURN_IN = ("node", "quick", "full")
 #: seconds the node check and the GPU reset may take on a node
 TOOL_TIMEOUT = 300
 
@@ -49,6 +54,46 @@ def node_check_verifier(inventory: Path, *, level: str = "quick", program: str =
         return True, one_line(out or "node check passed" + (", quick verify passed" if level == "quick" else ""), 400)
 
     return verify
+
+
+def burn_in_verifier(inventory: Path, *, level: str = "full", program: str = NODE_CHECK) -> BurnInVerifier:
+    """The burn-in gate's checks of a node. ``node``/``quick``: as :func:`node_check_verifier`. ``full``:
+    the node check, then ``verify --level full`` of the node and its known-good partners (without one, the
+    node stays in burn-in: "no idle known-good partner"); it passes when the full verify does not fail it."""
+    check = node_check_verifier(inventory, level="node" if level == "node" else "quick", program=program)
+
+    def verify(node: str, partners: list[str]) -> tuple[bool, str]:
+        ok, evidence = check(node)
+        if not ok or level != "full":
+            return ok, evidence
+        if not partners:
+            return False, f"full verify not run: no idle known-good partner of {node} for its pair tests"
+        return full_verify(inventory, node, partners)
+
+    return verify
+
+
+def full_verify(inventory: Path, node: str, partners: list[str]) -> tuple[bool, str]:
+    """``clusterctl verify --level full`` over ``node`` and ``partners``; (whether ``node`` passed, evidence)."""
+    import time
+
+    from clusterctl.errors import NoEvidence
+    from clusterctl.verify import analyse, collect, plan
+
+    hosts = ",".join([node, *partners])
+    p = plan(inventory, level="full", hosts=hosts, limit=hosts,
+             name=f"burn-in-{time.strftime('%Y%m%dT%H%M%S')}-{node}")
+    try:
+        v = analyse(collect(p, label="burn-in"))
+    except NoEvidence as exc:
+        return False, one_line(f"full verify: {exc} ({p.evidence})", 400)
+    host = v.report.hosts.get(node)
+    if host is None:
+        return False, one_line(f"full verify: no evidence from {node} ({p.evidence})", 400)
+    if host.status == "failed":
+        why = "; ".join(f"{f.check}: {f.message}" for f in host.findings if f.severity == "critical")
+        return False, one_line(f"full verify failed: {why or 'failed'} ({v.report_json})", 400)
+    return True, one_line(f"full verify {host.status} with {', '.join(partners)} ({v.report_json})", 400)
 
 
 def identifier(inventory: Path, *, pattern: str = "slurm_compute", program: str = NODE_CHECK) -> Identifier:

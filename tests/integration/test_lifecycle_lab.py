@@ -7,8 +7,8 @@ the same parser and judged by the same checks as verify. The reboot is the lab's
 test_lab_gpu.py: the nvidia_gpu role's RebootProgram in its restart_slurmd mode (slurmd restarted with
 -b reports a fresh boot; slurmctld's `scontrol reboot ASAP nextstate=DOWN` handling is real).
 
-One sequence: the pre-flight gate (a Prolog for the partition `gated`) finds an Xid on lab-c1 when a
-job is allocated there: lab-c1 is drained, the job requeued by Slurm and run on lab-c2; lab-c1 back in
+One sequence: the pre-flight gate (a Prolog for the partition `gated`) finds an Xid on lab-c2 when a
+job is allocated there: lab-c2 is drained, the job requeued by Slurm and run on lab-c1; lab-c2 back in
 service. Then an admin drains lab-c2 while a job runs there; an Xid on lab-c1 -> slurmd's own health
 check run (at slurmd's start) drains it -> the loop reboots it through Slurm -> the fault is still
 there at the first verify (another Xid): it stays out of service -> two passing verifies -> resumed;
@@ -59,7 +59,10 @@ def _wait(what: str, cond: Callable[[], bool], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}: lab-c1 {_node('lab-c1')}")
+            last = sh("lab-c1", "cat $(ls -d /var/lib/clusterctl/node-check/runs/* | tail -1)/verdict.json; "
+                                "cat /var/lib/clusterctl/node-check/kernel-log.cursor; wc -c " + SIM_LOG)
+            raise AssertionError(f"timed out waiting for {what}: lab-c1 {_node('lab-c1')}; its last node check: "
+                                 f"{last[-1500:]}")
         time.sleep(2)
 
 
@@ -109,23 +112,23 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         for h in ("lab-c1", "lab-c2"):  # the first run of the check sets its kernel log cursor
             assert sh(h, f"{CHECK} --no-drain; echo $?").strip() == "0", h
 
-        # the pre-flight gate: an Xid on lab-c1 that no health check run has seen yet; two one-node jobs in the
-        # gated partition: the first is allocated lab-c1, whose Prolog runs the node check: it drains lab-c1 and
-        # fails, Slurm requeues the job (eligible: nohold_on_prolog_fail) and both jobs run on lab-c2
-        _inject("lab-c1")
+        # the pre-flight gate: an Xid on lab-c2 that no health check run has seen yet; two one-node jobs in the
+        # gated partition, one allocated each node: lab-c2's Prolog runs the node check, which drains lab-c2,
+        # the Prolog fails, Slurm requeues that job (eligible: nohold_on_prolog_fail) and it runs on lab-c1
+        _inject("lab-c2")
         gated = [sh("lab-ctl", f"sbatch --parsable -p {GATED} -N1 -o /tmp/cc-preflight-%j.out --wrap hostname").strip()
                  for _ in range(2)]
         assert all(j.isdigit() for j in gated), gated
         _wait("the gated jobs", lambda: all(_job(j) == "COMPLETED" for j in gated), 180)
         for j in gated:
-            assert sh("lab-c2", f"cat /tmp/cc-preflight-{j}.out").strip() == "lab-c2", j
+            assert sh("lab-c1", f"cat /tmp/cc-preflight-{j}.out").strip() == "lab-c1", j
         restarts = [_job_field(j, "Restarts") for j in gated]
         assert sorted(restarts) == ["0", "1"], restarts  # one job requeued once by the Prolog's failure
-        gate = _node("lab-c1")
+        gate = _node("lab-c2")
         assert "DRAIN" in gate["State"] and gate["Reason"].startswith("clusterctl: node-check: xid "), gate
         # back in service for the loop's part (the node check has read this Xid: its cursor moved on)
-        sh("lab-ctl", "scontrol update NodeName=lab-c1 State=RESUME")
-        _wait("lab-c1 resumed after the gate", lambda: _node("lab-c1")["State"] == "IDLE", 60)
+        sh("lab-ctl", "scontrol update NodeName=lab-c2 State=RESUME")
+        _wait("lab-c2 resumed after the gate", lambda: _node("lab-c2")["State"] == "IDLE", 60)
 
         # a job on lab-c2, then an admin drains lab-c2 (the job runs on)
         jobid = sh("lab-ctl", "sbatch --parsable -J cc-lifecycle -N1 -w lab-c2 -o /tmp/cc-lifecycle-%j.out "

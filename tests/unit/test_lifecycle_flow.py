@@ -199,3 +199,68 @@ def test_burn_in_gate(tmp_path: Path) -> None:
     # then c4 (the new node) gets its turn
     assert ("c4", "burn_in_drain") in [(s.action.node, s.action.kind) for s in loop().steps]
     assert ctl.nodes["c4"] == ("IDLE+DRAIN", "clusterctl: burn-in: new node")
+
+
+def test_burn_in_full_checks_with_a_known_good_idle_partner(tmp_path: Path) -> None:
+    """The burn-in gate's full checks get a known-good partner for the node's pair tests: in service, idle,
+    in a partition of the node; never a busy node (a pair test would disturb its job) nor a drained one.
+    Without one the node stays in burn-in."""
+    a = {"gpus": ["GPU-a/1"], "nics": ["0x1"], "kernel": "6.1.0-28", "driver": "550.90.07"}
+    ctl = Controller({"c1": ("IDLE", ""), "c2": ("ALLOCATED", ""), "c3": ("IDLE+DRAIN", "bob: fan"),
+                      "c4": ("IDLE", "")})
+    store = Store(tmp_path / "s")
+    idents = {n: dict(a, nics=[f"0x{i}"]) for i, n in enumerate(("c1", "c2", "c3", "c4"))}
+    calls: list[tuple[str, list[str]]] = []
+
+    def burn(node: str, partners: list[str]) -> tuple[bool, str]:
+        calls.append((node, partners))
+        return bool(partners), f"full verify with {partners}"
+
+    def loop() -> flow.RunReport:
+        return flow.remediate(ctl, store, Config(share=0.5), verify=lambda n: (True, "node check"),
+                              reset=lambda n: (True, ""), identify=lambda: {k: dict(v) for k, v in idents.items()},
+                              burn_verify=burn)
+
+    loop()  # adopts
+    idents["c1"]["kernel"] = "6.1.0-30"  # c1 returns with a new kernel: drained for burn-in
+    loop()
+    assert ctl.nodes["c1"][1].startswith("clusterctl: burn-in")
+    steps = loop().steps
+    assert calls == [("c1", ["c4"])], calls  # c2 runs a job, c3 is drained: c4 is the partner
+    assert [(s.action.kind, s.outcome) for s in steps][:2] == [("burn_in_verify", "passed"), ("resume", "done")]
+    # no idle partner: the node stays in burn-in, saying why
+    ctl.nodes["c4"] = ("MIXED", "")
+    idents["c1"]["driver"] = "560.35.03"
+    loop()
+    steps = loop().steps
+    assert calls[-1] == ("c1", []) and [(s.action.kind, s.outcome) for s in steps][:1] == [("burn_in_verify",
+                                                                                            "failed")]
+    assert ctl.nodes["c1"][1].startswith("clusterctl: burn-in")
+
+
+def test_burn_in_verifier_levels(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from clusterctl.lifecycle import probes
+
+    checked: list[str] = []
+    verdict = {"ok": True}
+
+    def fake_check(inventory: Path, *, level: str = "quick", program: str = "") -> flow.Verifier:
+        checked.append(level)
+        return lambda node: (verdict["ok"], f"node check {node}")
+
+    full: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(probes, "node_check_verifier", fake_check)
+    def fake_full(inventory: Path, node: str, partners: list[str]) -> tuple[bool, str]:
+        full.append((node, partners))
+        return True, "full"
+
+    monkeypatch.setattr(probes, "full_verify", fake_full)
+    v = probes.burn_in_verifier(tmp_path, level="full")
+    assert checked == ["quick"]
+    assert v("c1", ["c4"]) == (True, "full") and full == [("c1", ["c4"])]
+    ok, why = v("c1", [])
+    assert not ok and "no idle known-good partner" in why and len(full) == 1
+    verdict["ok"] = False
+    assert v("c1", ["c4"]) == (False, "node check c1") and len(full) == 1  # a failed node check is enough
+    assert probes.burn_in_verifier(tmp_path, level="node")("c1", ["c4"]) == (False, "node check c1")
+    assert checked[-1] == "node" and len(full) == 1

@@ -38,7 +38,8 @@ def test_service_runs_remediate_once_with_the_role_limits() -> None:
     [exec_start] = [ln for ln in text.splitlines() if ln.startswith("ExecStart=")]
     argv = shlex.split(exec_start.split("=", 1)[1])
     assert argv == ["/usr/local/bin/clusterctl", "remediate", "/etc/clusterctl/inventory", "--once",
-                    "--share", "0.5", "--window", "600", "--reverify", "node", "--burn-in"]
+                    "--share", "0.5", "--window", "600", "--reverify", "node", "--burn-in",
+                    "--burn-in-level", "full"]
     assert "ConditionPathExists=/usr/local/bin/clusterctl" in text
     assert "ConditionPathExists=/etc/clusterctl/inventory" in text
     # the command takes exactly these options (typer's own parser: --help of each would fail on a typo)
