@@ -12,7 +12,7 @@ from rich.table import Table
 
 from clusterctl import lab
 from clusterctl.app import EXIT_FAILED, app, examples
-from clusterctl.commands.common import JsonOpt, print_json
+from clusterctl.commands.common import JsonOpt, emit_json, inventory_problems, problem
 from clusterctl.display import console, err_console
 from clusterctl.inventory import InventoryError
 
@@ -41,7 +41,9 @@ def _lab_failure(what: str, as_json: bool = False) -> Iterator[None]:
     except (lab.LabError, InventoryError) as exc:
         err_console.print(f"clusterctl lab {what}: {exc}")
         if as_json:
-            print_json({"error": str(exc), "exit_code": EXIT_FAILED})
+            problems = (inventory_problems(exc.problems) if isinstance(exc, InventoryError)
+                        else [problem(str(exc))])
+            emit_json(None, exit_code=EXIT_FAILED, problems=problems)
         raise typer.Exit(EXIT_FAILED) from None
 
 
@@ -68,7 +70,7 @@ def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False) -> None:
     with _lab_failure("status", as_json):
         rows = lab.status(inventory)
     if as_json:
-        print_json({"hosts": rows})
+        emit_json({"hosts": rows})
         return
     t = Table(title="lab")
     for col in ("host", "container", "address", "state"):

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_OK, app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, emit_json
 from clusterctl.display import console
 
 REMEDIATE_EXAMPLES = """Examples:
@@ -75,7 +75,7 @@ def remediate_command(
         time.sleep(interval)
     console.print(f"log: {store.actions_file}", markup=False)
     if as_json:
-        print_json({"runs": runs, "log": str(store.actions_file)})
+        emit_json({"runs": runs, "log": str(store.actions_file)}, exit_code=EXIT_OK)
     raise typer.Exit(EXIT_OK)
 
 
@@ -91,7 +91,7 @@ def nodes_command(inventory: InventoryArg, as_json: JsonOpt = False) -> None:
     load_checked(inventory)
     rows = flow.nodes(Slurm(inventory), flow.store_for(inventory))
     if as_json:
-        print_json({"nodes": [r.to_dict() for r in rows]})
+        emit_json({"nodes": [r.to_dict() for r in rows]}, exit_code=EXIT_OK)
     for r in rows:
         extra = f" [{r.remedy}]" if r.remedy else ""
         why = f": {r.reason}" if r.reason else ""

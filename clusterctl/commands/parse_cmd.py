@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import reports_errors
+from clusterctl.commands.common import emit_json, reports_errors
 
 
 def _kinds_help() -> str:
@@ -39,12 +39,13 @@ PARSE_EXAMPLES = """Examples:
 def parse_command(
     kind: Annotated[str, typer.Argument(help="Tool output kind, e.g. ibstat, nvidia-smi-q, nccl-tests")],
     file: Annotated[Path, typer.Argument(help="Captured output ('-' for stdin)")],
-    as_json: Annotated[bool, typer.Option("--json", help="Compact one-line JSON for machines")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One-line JSON envelope for machines (README "
+                                                        "'Machine output')")] = False,
 ) -> None:
     from clusterctl.parse_capture import parse_capture
 
     out = parse_capture(kind, file)
     if as_json:
-        sys.stdout.write(json.dumps(out, separators=(",", ":"), sort_keys=False) + "\n")
+        emit_json(out)
     else:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")

@@ -13,7 +13,7 @@ from clusterctl.commands.common import (
     JsonOpt,
     VaultOpt,
     ansible_command,
-    print_json,
+    emit_json,
     reports_errors,
     result_dict,
     use_vault_password,
@@ -72,7 +72,8 @@ def validate(inventory: InventoryArg, as_json: JsonOpt = False, vault_password_f
                           f"{', '.join(inv.vaulted_files)}", markup=False)
     groups = {g: len(h) for g, h in sorted(inv.groups.items()) if g != "all"}
     if as_json:
-        print_json({"inventory": str(inventory), "valid": True, "hosts": len(inv.hosts), "groups": groups})
+        emit_json({"inventory": str(inventory), "valid": True, "hosts": len(inv.hosts), "groups": groups,
+                   "warnings": list(inv.warnings), "not_checked": list(inv.vaulted_files)})
         return
     shown = ", ".join(f"{g}={n}" for g, n in groups.items())
     console.print(f"inventory {inventory} is valid: {len(inv.hosts)} hosts ({shown})")
@@ -123,12 +124,12 @@ def provision(
         if limit is None:
             console.print("no failed hosts recorded for this inventory; nothing to retry")
             if as_json:
-                print_json({"retry": [], "exit_code": 0})
+                emit_json({"retry": []}, exit_code=0)
             raise typer.Exit(0)
         console.print(f"retrying {len(limit.split(','))} host(s): {limit}")
     result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks)
     if as_json:
-        print_json(result_dict(result))
+        emit_json(result_dict(result), exit_code=result.exit_code)
     raise typer.Exit(result.exit_code)
 
 
@@ -149,7 +150,7 @@ def plan(
     result = run_site(inventory, label="plan", limit=limit, tags=tags, check=True, diff=True, forks=forks)
     print_plan(result)
     if as_json:
-        print_json(plan_dict(result))
+        emit_json(plan_dict(result), exit_code=result.exit_code)
     raise typer.Exit(result.exit_code)
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json, result_dict
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, emit_json, result_dict
 from clusterctl.commands.provision_cmd import print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK, UsageError
@@ -56,7 +56,7 @@ def reconfigure(
         print_plan(plan)
         err_console.print("clusterctl: the plan failed or is incomplete; nothing was changed")
         if as_json:
-            print_json({**out, "done": False, "exit_code": plan.exit_code})
+            emit_json({**out, "done": False}, exit_code=plan.exit_code)
         raise typer.Exit(plan.exit_code)
     print_plan(plan)
     if not plan.changes:
@@ -66,7 +66,7 @@ def reconfigure(
                           "installed nvidia_gpu_allow_kernel_change=true, in the inventory or with -e; without it "
                           "the role keeps the installed driver and kernel pin)")
         if as_json:
-            print_json({**out, "done": True, "exit_code": EXIT_OK})
+            emit_json({**out, "done": True}, exit_code=EXIT_OK)
         raise typer.Exit(EXIT_OK)
     rollout = plan_rollout(component, plan.changed_at, compute, batch)
     out["rollout"] = rollout.to_dict()
@@ -78,7 +78,7 @@ def reconfigure(
             console.print(f"    {h}: {'; '.join(map(str, rollout.disruptive[h]))}", markup=False)
     if dry_run:
         if as_json:
-            print_json({**out, "done": False, "exit_code": EXIT_OK})
+            emit_json({**out, "done": False}, exit_code=EXIT_OK)
         raise typer.Exit(EXIT_OK)
     if rollout.in_place:
         res = run_site(inventory, label=f"reconfigure-{component}", tags=comp.tags, limit=",".join(rollout.in_place))
@@ -86,7 +86,7 @@ def reconfigure(
             err_console.print(f"clusterctl: in-place change failed on {', '.join(res.problem_hosts)}; "
                           "no batch was drained; fix and re-run")
             if as_json:
-                print_json({**out, "in_place_run": result_dict(res), "done": False, "exit_code": res.exit_code})
+                emit_json({**out, "in_place_run": result_dict(res), "done": False}, exit_code=res.exit_code)
             raise typer.Exit(res.exit_code)
 
     def apply(nodes: list[str], index: int) -> RunResult:
@@ -99,5 +99,5 @@ def reconfigure(
                 drain_timeout=drain_timeout, verify=lambda nodes: quick_verify(inventory, inv, nodes)).run(rollout)
     console.print(f"reconfigure {component}: done")
     if as_json:
-        print_json({**out, "done": True, "exit_code": EXIT_OK})
+        emit_json({**out, "done": True}, exit_code=EXIT_OK)
 

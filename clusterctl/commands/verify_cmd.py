@@ -13,7 +13,7 @@ from clusterctl.commands.common import (
     JunitOpt,
     PromOpt,
     ansible_command,
-    print_json,
+    emit_json,
     result_dict,
     write_exports,
 )
@@ -87,8 +87,8 @@ def verify_command(
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
     write_exports(v.report, prom, junit, drained=[d["name"] for d in v.drained])
     if as_json:
-        print_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
-                    "report_json": str(v.report_json), "drained": v.drained})
+        emit_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
+                   "report_json": str(v.report_json), "drained": v.drained}, exit_code=v.exit_code)
     raise typer.Exit(v.exit_code)
 
 
@@ -107,7 +107,7 @@ def resume_command(
     for name, why in sorted(plan.refused.items()):
         console.print(f"left alone {name}: {why}", markup=False)
     if as_json:
-        print_json({"resumed": plan.resume, "left_alone": dict(sorted(plan.refused.items()))})
+        emit_json({"resumed": plan.resume, "left_alone": dict(sorted(plan.refused.items()))}, exit_code=EXIT_OK)
     console.print(f"resumed: {', '.join(plan.resume)}" if plan.resume else "nothing to resume")
     raise typer.Exit(EXIT_OK)
 
