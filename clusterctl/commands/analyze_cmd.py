@@ -16,9 +16,10 @@ from clusterctl.commands.common import (
     non_empty_path,
     problem,
     reports_errors,
+    result_line,
     write_exports,
 )
-from clusterctl.display import console
+from clusterctl.display import console, print_table
 
 ANALYZE_EXAMPLES = """Examples:
 
@@ -69,10 +70,10 @@ def analyze_command(
                   problems=[problem(f"refused: {why}", file=f"{evidence_dir}/{name}")
                             for name, _, why in (ln.partition(": ") for ln in report.refused)])
     else:
-        console.print(findings_table(report, f"analysis of {evidence_dir}", all_hosts=all_hosts))
+        print_table(findings_table(report, f"analysis of {evidence_dir}", all_hosts=all_hosts))
         for s in report.stragglers:
             console.print(f"[yellow]straggler[/] {s.host}: {s.message()}", markup=True)
-        console.print(summary_line(report))
         if html is not None:
             console.print(f"HTML report: {html}")
+        result_line(summary_line(report))
     raise typer.Exit(code)

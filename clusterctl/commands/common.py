@@ -10,6 +10,7 @@ a command goes to stderr and stdout carries one JSON document, the envelope :fun
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import json
@@ -169,18 +170,58 @@ def _handled() -> tuple[type[BaseException], ...]:
     return (ClusterctlError, InventoryError, OSError)
 
 
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="For scripts: only errors and the final one-line "
+                                         "result")]
+_QUIET_PARAM = inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=QuietOpt)
+
+
+@contextmanager
+def quiet_mode(on: bool) -> Iterator[None]:
+    """``-q``: the human text (progress, tables, hints) is not printed; errors still are (stderr),
+    and so is the command's final line (:func:`result_line`)."""
+    saved = console.quiet
+    console.quiet = on or saved
+    try:
+        yield
+    finally:
+        console.quiet = saved
+
+
+def result_line(text: str) -> None:
+    """The command's final one-line result: printed with ``-q`` too (on stderr with ``--json``)."""
+    saved = console.quiet
+    console.quiet = False
+    try:
+        console.print(text, markup=False)
+    finally:
+        console.quiet = saved
+
+
+def choices(name: str, values: Any) -> Any:
+    """An Enum of ``values`` for a typed option or argument: ``--help`` and shell completion list
+    them, and click refuses any other value (exit 2) before the command runs."""
+    return enum.Enum(name, {str(v): str(v) for v in values}, type=str)
+
+
+def _with_quiet(func: Callable[..., Any], sig: inspect.Signature) -> inspect.Signature:
+    return sig.replace(parameters=[*sig.parameters.values(), _QUIET_PARAM])
+
+
 def reports_errors(func: F) -> F:
-    """Typed errors -> message on stderr (and a JSON error document with ``--json``) + exit status."""
+    """Typed errors -> message on stderr (and the JSON envelope with ``--json``) + exit status;
+    adds ``-q/--quiet``."""
+    sig = inspect.signature(func, eval_str=True)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         as_json = bool(kwargs.get("as_json"))
-        with _human_text_to_stderr(as_json):
+        with _human_text_to_stderr(as_json), quiet_mode(bool(kwargs.pop("quiet", False))):
             try:
                 return func(*args, **kwargs)
             except _handled() as exc:
                 raise typer.Exit(_report(exc, as_json)) from None
 
+    wrapper.__signature__ = _with_quiet(func, sig)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 
@@ -211,10 +252,11 @@ def ansible_command(func: F) -> F:
                           vault_password_file=kwargs.pop("vault_password_file", None))
         log_file = kwargs.pop("log_file", None)
         as_json = bool(kwargs.get("as_json"))
+        quiet = bool(kwargs.pop("quiet", False))
         token = current_options.set(opts)
         vault_token = None
         try:
-            with _human_text_to_stderr(as_json):
+            with _human_text_to_stderr(as_json), quiet_mode(quiet):
                 try:
                     setup_logging(opts.verbosity, log_file)
                     vault_token = use_vault_password(opts.vault_password_file)
@@ -234,7 +276,8 @@ def ansible_command(func: F) -> F:
 
                 VAULT_PASSWORD.reset(vault_token)
 
-    wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *_ANSIBLE_PARAMS])  # type: ignore[attr-defined]
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[*sig.parameters.values(), *_ANSIBLE_PARAMS, _QUIET_PARAM])
     return wrapper  # type: ignore[return-value]
 
 

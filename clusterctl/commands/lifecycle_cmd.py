@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import enum
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import EXIT_OK, app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, emit_json
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, choices, emit_json, result_line
 from clusterctl.display import console
+from clusterctl.lifecycle.probes import REVERIFY
+
+if TYPE_CHECKING:  # a choice of values known at run time
+    Reverify = enum.Enum
+else:
+    Reverify = choices("Reverify", REVERIFY)
+QUICK = Reverify("quick")
 
 REMEDIATE_EXAMPLES = """Examples:
 
@@ -40,25 +48,22 @@ def remediate_command(
                                          "remediated at once (floor)")] = 0.25,
     window: Annotated[int, typer.Option("--window", min=0, help="Seconds after a resume in which a new failure "
                                         "quarantines the node")] = 86400,
-    reverify: Annotated[str, typer.Option("--reverify", help="node: the node check; quick: the node check and "
-                                          "the quick verify")] = "quick",
+    reverify: Annotated[Reverify, typer.Option("--reverify", help="node: the node check; quick: the node check "
+                                               "and the quick verify")] = QUICK,
     burn_in: Annotated[bool, typer.Option("--burn-in/--no-burn-in", help="The burn-in gate: nodes that join or "
                                           "return with another hardware identity stay drained until verified")]
     = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Drain -> remediate -> re-verify -> resume for nodes clusterctl drained; never touches other drains."""
-    from clusterctl.errors import UsageError
     from clusterctl.inventory import load_checked
     from clusterctl.lifecycle import core, flow, probes
     from clusterctl.slurm import Slurm
 
-    if reverify not in probes.REVERIFY:
-        raise UsageError(f"remediate: --reverify {reverify!r} must be one of {', '.join(probes.REVERIFY)}")
     load_checked(inventory)
     cfg = core.Config(share=share, window_s=float(window))
     store = flow.store_for(inventory)
-    verify, reset = probes.node_check_verifier(inventory, level=reverify), probes.gpu_resetter(inventory)
+    verify, reset = probes.node_check_verifier(inventory, level=reverify.value), probes.gpu_resetter(inventory)
     identify = probes.identifier(inventory) if burn_in else None
     runs = []
     while True:
@@ -73,7 +78,7 @@ def remediate_command(
         if once or dry_run:
             break
         time.sleep(interval)
-    console.print(f"log: {store.actions_file}", markup=False)
+    result_line(f"remediate: {sum(len(r.get('steps', [])) for r in runs)} step(s); log: {store.actions_file}")
     if as_json:
         emit_json({"runs": runs, "log": str(store.actions_file)}, exit_code=EXIT_OK)
     raise typer.Exit(EXIT_OK)
@@ -96,5 +101,5 @@ def nodes_command(inventory: InventoryArg, as_json: JsonOpt = False) -> None:
         extra = f" [{r.remedy}]" if r.remedy else ""
         why = f": {r.reason}" if r.reason else ""
         ev = f" (evidence: {r.evidence})" if r.evidence else ""
-        console.print(f"{r.name:<20} {r.state:<14} {r.slurm_state}{why}{extra}{ev}", markup=False)
+        result_line(f"{r.name:<20} {r.state:<14} {r.slurm_state}{why}{extra}{ev}")
     raise typer.Exit(EXIT_OK)

@@ -90,7 +90,7 @@ def _required_args(command: str, missing: Path) -> list[str]:
             if "--inventory" in p.opts:
                 out += ["--inventory", str(missing)]
             continue
-        value = "ibstat" if p.name == "kind" else "nccl" if p.name == "component" else str(missing)
+        value = "ibstat" if p.name == "kind" else "nccl" if "--component" in p.opts else str(missing)
         out += [value] if not p.opts or not p.opts[0].startswith("-") else [p.opts[0], value]
     return out
 
