@@ -47,6 +47,7 @@ NO_HOSTS: dict[str, list[str]] = {
     "parse": ["ibstat", str(LOCAL_FIXTURES / "ibstat" / "h100-all-active-2.txt")],
     "analyze": ["{evidence}"],
     "provision": [str(REPO / "inventories" / "lab"), "--retry"],  # no failed hosts recorded: nothing runs
+    "init": ["{tmp}/new-inventory"],
 }
 #: commands whose results need hosts (an Ansible run, Slurm): their envelope on success is shown by the
 #: lab tests; here their failure and usage-error envelopes
@@ -100,6 +101,8 @@ def test_bad_input_is_an_envelope_naming_the_path(command: str, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
     missing = tmp_path / "no-such-inventory"
+    if command == "init":  # its bad input is a path that exists (it writes a new folder)
+        missing.write_text("not a folder\n")
     res = runner.invoke(app, [*command.split(), *_required_args(command, missing), "--json"])
     assert res.exit_code in (1, 2), res.output
     doc = envelope(res, command)
@@ -114,7 +117,7 @@ def test_result_is_in_the_envelope(command: str, tmp_path: Path, monkeypatch: py
     for host, fixture in (("n1", "h100-all-active-2.txt"), ("n2", "h100-all-active-2.txt")):
         (ev / host).mkdir(parents=True)
         shutil.copy(LOCAL_FIXTURES / "ibstat" / fixture, ev / host / "ibstat.txt")
-    args = [a.replace("{evidence}", str(ev)) for a in NO_HOSTS[command]]
+    args = [a.replace("{evidence}", str(ev)).replace("{tmp}", str(tmp_path)) for a in NO_HOSTS[command]]
     res = runner.invoke(app, [command, *args, "--json"])
     doc = envelope(res, command)
     assert isinstance(doc["result"], dict) and doc["result"], doc
