@@ -48,7 +48,7 @@ class ActionModule(ActionBase):
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        _, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         verdict = _import_library()
         from pathlib import Path
 

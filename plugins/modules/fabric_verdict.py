@@ -51,10 +51,13 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Judges as in a normal run; it changes nothing on any host.
   diff_mode:
     support: none
+    description: Nothing to diff; it never reports changed.
   action:
     support: full
+    description: Runs on the controller as an action plugin; nothing is copied to the host.
 author:
   - clusterctl maintainers (@clusterctl)
 """
