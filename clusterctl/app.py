@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import UsageError as ClickUsageError
+from typer.core import TyperGroup
 
 from clusterctl.errors import (
     EXIT_BAD_INPUT,
@@ -38,7 +40,60 @@ def examples(text: str) -> str:
     return f"{head}Examples:\n\n\b\n" + "\n".join(lines) + "\n"
 
 
+def _wants_json(args: list[str]) -> bool:
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _command_words(group: Any, args: list[str]) -> str:
+    """The command (``verify``, ``lab status``) that ``args`` name, as far as they name one."""
+    words: list[str] = []
+    cmd = group
+    for a in args:
+        sub = getattr(cmd, "commands", {}).get(a)
+        if sub is None:
+            if a.startswith("-") or not words:
+                continue
+            break
+        words.append(a)
+        cmd = sub
+    return " ".join(words)
+
+
+class EnvelopeGroup(TyperGroup):
+    """The root command: a usage error (unknown option, missing or bad argument: exit 2) of a
+    command line that asked for ``--json`` also prints the JSON envelope on stdout."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        argv = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except ClickUsageError as exc:
+            self._usage_envelope(exc, argv)
+            raise
+        ctx.meta["clusterctl.argv"] = argv
+        return ctx
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClickUsageError as exc:
+            self._usage_envelope(exc, ctx.meta.get("clusterctl.argv", []))
+            raise
+
+    def _usage_envelope(self, exc: Any, argv: list[str]) -> None:
+        if not _wants_json(argv) or getattr(exc, "_clusterctl_enveloped", False):
+            return
+        from clusterctl.commands.common import emit_json, problem
+
+        param = getattr(exc, "param", None)
+        key = (param.opts[0] if getattr(param, "opts", None) else getattr(param, "name", None)) if param else None
+        emit_json(None, exit_code=exc.exit_code, command=_command_words(self, argv),
+                  problems=[problem(exc.format_message(), key=key)])
+        exc._clusterctl_enveloped = True
+
+
 app = typer.Typer(
+    cls=EnvelopeGroup,
     name="clusterctl",
     help="Provision and verify multi-node GPU training clusters (Ansible underneath).",
     epilog=examples(EPILOG),

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from clusterctl.runner import RunResult
 
@@ -78,6 +79,28 @@ def _msg(res: dict[str, Any]) -> str:
     return lines[0][:200] if lines else ""
 
 
+def print_table(table: Table, con: Console | None = None) -> None:
+    """A table on a terminal; otherwise (a pipe, a file, a log) its title, a header and one line per
+    row, cells separated by tabs, never wrapped or cut, for grep, cut and awk."""
+    con = con or console
+    if con.is_terminal:
+        con.print(table)
+        return
+
+    def plain(cell: Any) -> str:
+        text = cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
+        return " ".join(text.split())
+
+    if con.quiet:
+        return
+    lines = [f"# {plain(table.title)}"] if table.title else []
+    cols = table.columns
+    lines.append("\t".join(plain(c.header) for c in cols))
+    lines += ["\t".join(plain(c) for c in row) for row in zip(*(list(c.cells) for c in cols), strict=True)]
+    con.file.write("\n".join(lines) + "\n")  # written as is: rich would expand the tabs
+    con.file.flush()
+
+
 def host_table(result: RunResult, title: str) -> Table:
     t = Table(title=title)
     for col in ("host", "ok", "changed", "failed", "unreachable", "skipped"):
@@ -121,7 +144,7 @@ def lab_hint(result: RunResult, inventory: Path) -> str | None:
 def print_summary(result: RunResult, title: str, *, command: str = "", inventory: Path | None = None) -> None:
     """The host table and each failed, unreachable or never reached host with why; ``command`` and
     ``inventory`` (when given) choose the hint for running again on only those hosts."""
-    console.print(host_table(result, title))
+    print_table(host_table(result, title))
     for host, why in sorted(result.failed_hosts.items()):
         console.print(f"[red]failed[/red]      {host}: {why}")
     for host, why in sorted(result.unreachable_hosts.items()):

@@ -23,6 +23,11 @@ class ClusterctlError(Exception):
 
     exit_code = EXIT_FAILED
 
+    def __init__(self, *args: Any, file: str | None = None, line: int | None = None, key: str | None = None) -> None:
+        """``file``, ``line``, ``key``: where the problem is, when known (the ``--json`` problem object)."""
+        super().__init__(*args)
+        self.file, self.line, self.key = file, line, key
+
     def __init_subclass__(cls, *, exit_code: int | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if exit_code is not None:

@@ -67,5 +67,5 @@ def parse_capture(kind: str, file: Path) -> Any:
     try:
         data = registry.parse(kind, text)
     except ParseError as exc:
-        raise UsageError(f"parse: {file}: {exc}") from None
+        raise UsageError(f"parse: {file}: {exc}", file=str(file), line=exc.line, key=kind) from None
     return to_jsonable(data)

@@ -71,6 +71,8 @@ NO_EVIDENCE = "no evidence"
 #: status of a host whose evidence was there but could not be judged: none of it could be read, or
 #: every check that read it needed an expectation neither the capture nor the inventory gave
 CANNOT_JUDGE = "cannot judge"
+#: every status a judged host can have: the verdict words of every report, JSON document and export
+VERDICTS = ("healthy", "degraded", "failed", NO_EVIDENCE, CANNOT_JUDGE)
 #: checks whose findings say what was not read, never a verdict (severity info)
 COVERAGE = "coverage"
 #: the marker a check puts in an info finding when it needed an inventory key: "cannot judge: needs KEY"
@@ -165,7 +167,7 @@ class Report:
     refused: list[str] = field(default_factory=list)
 
     def status_counts(self) -> dict[str, int]:
-        c = {"healthy": 0, "degraded": 0, "failed": 0, NO_EVIDENCE: 0, CANNOT_JUDGE: 0}
+        c = dict.fromkeys(VERDICTS, 0)
         for h in self.hosts.values():
             c[h.status] += 1
         return c

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,8 +9,17 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, app, examples
-from clusterctl.commands.common import JunitOpt, PromOpt, non_empty_path, reports_errors, write_exports
-from clusterctl.display import console
+from clusterctl.commands.common import (
+    JunitOpt,
+    PromOpt,
+    emit_json,
+    non_empty_path,
+    problem,
+    reports_errors,
+    result_line,
+    write_exports,
+)
+from clusterctl.display import console, print_table
 
 ANALYZE_EXAMPLES = """Examples:
 
@@ -55,14 +63,17 @@ def analyze_command(
         sys.stderr.write(f"clusterctl analyze: {evidence_dir}/{line}\n")
     write_outputs(report, None, html, title=f"clusterctl analyze {evidence_dir}")
     write_exports(report, prom, junit)
+    code = (EXIT_HOSTS_FAILED if report.failed or report.no_evidence
+            else EXIT_CANNOT_JUDGE if report.cannot_judge else EXIT_OK)
     if as_json:
-        sys.stdout.write(json.dumps(report.to_dict(), separators=(",", ":")) + "\n")
+        emit_json(report.to_dict(), exit_code=code,
+                  problems=[problem(f"refused: {why}", file=f"{evidence_dir}/{name}")
+                            for name, _, why in (ln.partition(": ") for ln in report.refused)])
     else:
-        console.print(findings_table(report, f"analysis of {evidence_dir}", all_hosts=all_hosts))
+        print_table(findings_table(report, f"analysis of {evidence_dir}", all_hosts=all_hosts))
         for s in report.stragglers:
             console.print(f"[yellow]straggler[/] {s.host}: {s.message()}", markup=True)
-        console.print(summary_line(report))
         if html is not None:
             console.print(f"HTML report: {html}")
-    raise typer.Exit(EXIT_HOSTS_FAILED if report.failed or report.no_evidence
-                     else EXIT_CANNOT_JUDGE if report.cannot_judge else EXIT_OK)
+        result_line(summary_line(report))
+    raise typer.Exit(code)

@@ -4,12 +4,13 @@ the one place where clusterctl's typed errors become messages and exit statuses.
 Library modules raise :class:`clusterctl.errors.ClusterctlError` subclasses and return results;
 a command decorated with :func:`ansible_command` (runs Ansible) or :func:`reports_errors` (does
 not) gets them printed and turned into the error's exit status. With ``--json`` the human text of
-a command goes to stderr and stdout carries one JSON document (``{"error": ..., "exit_code": ...}``
-when the command failed).
+a command goes to stderr and stdout carries one JSON document, the envelope :func:`emit_json` builds
+(the same for every command, for its failures and for usage errors: README "Machine output").
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import json
@@ -88,8 +89,47 @@ def _human_text_to_stderr(on: bool) -> Iterator[None]:
         console._file = saved
 
 
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+#: the keys of every ``--json`` document, in this order (README "Machine output")
+ENVELOPE_KEYS = ("clusterctl", "command", "time", "exit_code", "result", "problems")
+
+
+def problem(message: str, *, file: str | None = None, line: int | None = None, key: str | None = None
+            ) -> dict[str, Any]:
+    """One entry of an envelope's ``problems``: what is wrong, and where when known."""
+    return {"file": file, "line": line, "key": key, "message": message}
+
+
+def inventory_problems(problems: Any, where: Callable[[str], str] = str) -> list[dict[str, Any]]:
+    """An inventory's problems (``clusterctl.inventory.model.Problem``) as envelope problems; the
+    value shown as the human text shows it (secrets redacted)."""
+    return [problem(f"{p.message} (value: {p.shown_value()})", file=where(p.file), key=p.key) for p in problems]
+
+
+def command_name() -> str:
+    """The running command's words (``verify``, ``lab status``), from typer's current context."""
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    words: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        words.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(w for w in words if w)
+
+
+def emit_json(result: Any, *, exit_code: int = 0, problems: list[dict[str, Any]] | None = None,
+              command: str | None = None) -> None:
+    """Print the one JSON document of ``--json`` on stdout, on one line: clusterctl's version, the
+    command, the time (ISO 8601, UTC), the exit status the command ends with, its ``result`` (None
+    when it failed before it had one) and ``problems`` (:func:`problem` objects)."""
+    from datetime import UTC, datetime
+
+    from clusterctl.app import version
+
+    doc = {"clusterctl": version(), "command": command if command is not None else command_name(),
+           "time": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+           "exit_code": int(exit_code), "result": result, "problems": list(problems or ())}
+    sys.stdout.write(json.dumps(doc, separators=(",", ":"), default=str) + "\n")
     sys.stdout.flush()
 
 
@@ -100,23 +140,27 @@ def _report(exc: BaseException, as_json: bool) -> int:
         # a problem's file is relative to the inventory's folder (the path itself, or a file's
         # folder); -e values have no file and absolute paths stand as they are
         base = exc.path if exc.path.is_dir() else exc.path.parent
-        lines = [str(p) if p.file.startswith("-e") or os.path.isabs(p.file) or str(base) in ("", ".")
-                 else f"{base}/{p}" for p in exc.problems]
+        def where(file: str) -> str:
+            return file if file.startswith("-e") or os.path.isabs(file) or str(base) in ("", ".") else f"{base}/{file}"
+
         err_console.print(f"clusterctl: inventory {exc.path} rejected ({len(exc.problems)} problem(s)); "
                           "nothing was run:", markup=False)
-        for ln in lines:
-            err_console.print(f"  {ln}", markup=False)
-        code, msg, extra = EXIT_BAD_INPUT, f"inventory {exc.path} rejected", {"problems": lines}
+        for p in exc.problems:
+            err_console.print(f"  {where(str(p))}", markup=False)
+        code = EXIT_BAD_INPUT
+        problems = inventory_problems(exc.problems, where)
     elif isinstance(exc, OSError):  # an output destination: full disk, a folder where a file goes, ...
-        where = exc.filename or "(unknown path)"
-        code, msg, extra = 1, f"cannot write {where}: {exc.strerror or exc}", {}
+        where_ = exc.filename or "(unknown path)"
+        code, msg = 1, f"cannot write {where_}: {exc.strerror or exc}"
         err_console.print(f"clusterctl: {msg}", markup=False)
+        problems = [problem(msg, file=str(where_))]
     else:
         assert isinstance(exc, ClusterctlError)
-        code, msg, extra = exc.exit_code, str(exc), {}
+        code, msg = exc.exit_code, str(exc)
         err_console.print(f"clusterctl: {msg}", markup=False)
+        problems = [problem(msg, file=exc.file, line=exc.line, key=exc.key)]
     if as_json:
-        print_json({"error": msg, "exit_code": code, **extra})
+        emit_json(None, exit_code=code, problems=problems)
     return code
 
 
@@ -126,18 +170,58 @@ def _handled() -> tuple[type[BaseException], ...]:
     return (ClusterctlError, InventoryError, OSError)
 
 
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="For scripts: only errors and the final one-line "
+                                         "result")]
+_QUIET_PARAM = inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=QuietOpt)
+
+
+@contextmanager
+def quiet_mode(on: bool) -> Iterator[None]:
+    """``-q``: the human text (progress, tables, hints) is not printed; errors still are (stderr),
+    and so is the command's final line (:func:`result_line`)."""
+    saved = console.quiet
+    console.quiet = on or saved
+    try:
+        yield
+    finally:
+        console.quiet = saved
+
+
+def result_line(text: str) -> None:
+    """The command's final one-line result: printed with ``-q`` too (on stderr with ``--json``)."""
+    saved = console.quiet
+    console.quiet = False
+    try:
+        console.print(text, markup=False)
+    finally:
+        console.quiet = saved
+
+
+def choices(name: str, values: Any) -> Any:
+    """An Enum of ``values`` for a typed option or argument: ``--help`` and shell completion list
+    them, and click refuses any other value (exit 2) before the command runs."""
+    return enum.Enum(name, {str(v): str(v) for v in values}, type=str)
+
+
+def _with_quiet(func: Callable[..., Any], sig: inspect.Signature) -> inspect.Signature:
+    return sig.replace(parameters=[*sig.parameters.values(), _QUIET_PARAM])
+
+
 def reports_errors(func: F) -> F:
-    """Typed errors -> message on stderr (and a JSON error document with ``--json``) + exit status."""
+    """Typed errors -> message on stderr (and the JSON envelope with ``--json``) + exit status;
+    adds ``-q/--quiet``."""
+    sig = inspect.signature(func, eval_str=True)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         as_json = bool(kwargs.get("as_json"))
-        with _human_text_to_stderr(as_json):
+        with _human_text_to_stderr(as_json), quiet_mode(bool(kwargs.pop("quiet", False))):
             try:
                 return func(*args, **kwargs)
             except _handled() as exc:
                 raise typer.Exit(_report(exc, as_json)) from None
 
+    wrapper.__signature__ = _with_quiet(func, sig)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 
@@ -168,10 +252,11 @@ def ansible_command(func: F) -> F:
                           vault_password_file=kwargs.pop("vault_password_file", None))
         log_file = kwargs.pop("log_file", None)
         as_json = bool(kwargs.get("as_json"))
+        quiet = bool(kwargs.pop("quiet", False))
         token = current_options.set(opts)
         vault_token = None
         try:
-            with _human_text_to_stderr(as_json):
+            with _human_text_to_stderr(as_json), quiet_mode(quiet):
                 try:
                     setup_logging(opts.verbosity, log_file)
                     vault_token = use_vault_password(opts.vault_password_file)
@@ -191,7 +276,8 @@ def ansible_command(func: F) -> F:
 
                 VAULT_PASSWORD.reset(vault_token)
 
-    wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *_ANSIBLE_PARAMS])  # type: ignore[attr-defined]
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[*sig.parameters.values(), *_ANSIBLE_PARAMS, _QUIET_PARAM])
     return wrapper  # type: ignore[return-value]
 
 

@@ -12,8 +12,16 @@ from rich.table import Table
 
 from clusterctl import lab
 from clusterctl.app import EXIT_FAILED, app, examples
-from clusterctl.commands.common import JsonOpt, print_json
-from clusterctl.display import console, err_console
+from clusterctl.commands.common import (
+    JsonOpt,
+    QuietOpt,
+    emit_json,
+    inventory_problems,
+    problem,
+    quiet_mode,
+    result_line,
+)
+from clusterctl.display import err_console, print_table
 from clusterctl.inventory import InventoryError
 
 LAB_EXAMPLES = """Examples:
@@ -41,38 +49,42 @@ def _lab_failure(what: str, as_json: bool = False) -> Iterator[None]:
     except (lab.LabError, InventoryError) as exc:
         err_console.print(f"clusterctl lab {what}: {exc}")
         if as_json:
-            print_json({"error": str(exc), "exit_code": EXIT_FAILED})
+            problems = (inventory_problems(exc.problems) if isinstance(exc, InventoryError)
+                        else [problem(str(exc))])
+            emit_json(None, exit_code=EXIT_FAILED, problems=problems)
         raise typer.Exit(EXIT_FAILED) from None
 
 
 @lab_app.command("up", epilog=examples("Examples:\n\n  clusterctl lab up\n  clusterctl provision inventories/lab\n"))
-def lab_up(inventory: InvOpt = None) -> None:
+def lab_up(inventory: InvOpt = None, quiet: QuietOpt = False) -> None:
     """Create the lab network and containers (idempotent) and wait until they accept SSH."""
-    with _lab_failure("up"):
+    with _lab_failure("up"), quiet_mode(quiet):
         hosts = lab.up(inventory)
     inv = inventory or lab.lab_inventory()
-    console.print(f"lab up: {', '.join(h.name for h in hosts)}; next: clusterctl provision {inv}")
+    result_line(f"lab up: {', '.join(h.name for h in hosts)}; next: clusterctl provision {inv}")
 
 
 @lab_app.command("down", epilog=examples("Examples:\n\n  clusterctl lab down\n"))
-def lab_down(inventory: InvOpt = None) -> None:
+def lab_down(inventory: InvOpt = None, quiet: QuietOpt = False) -> None:
     """Remove the lab containers and network (idempotent)."""
-    with _lab_failure("down"):
+    with _lab_failure("down"), quiet_mode(quiet):
         removed = lab.down(inventory)
-    console.print(f"lab down: removed {len(removed)} container(s)")
+    result_line(f"lab down: removed {len(removed)} container(s)")
 
 
 @lab_app.command("status", epilog=examples("Examples:\n\n  clusterctl lab status\n  clusterctl lab status --json\n"))
-def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False) -> None:
+def lab_status(inventory: InvOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Show each lab container and its state."""
     with _lab_failure("status", as_json):
         rows = lab.status(inventory)
     if as_json:
-        print_json({"hosts": rows})
+        emit_json({"hosts": rows})
         return
     t = Table(title="lab")
     for col in ("host", "container", "address", "state"):
         t.add_column(col)
     for r in rows:
         t.add_row(r["host"], r["container"], r["address"], r["state"])
-    console.print(t)
+    with quiet_mode(quiet):
+        print_table(t)
+    result_line(f"lab: {sum(r['state'] == 'running' for r in rows)} of {len(rows)} container(s) running")

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import enum
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import EXIT_OK, app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, choices, emit_json, result_line
 from clusterctl.display import console
+from clusterctl.lifecycle.probes import BURN_IN, REVERIFY
+
+if TYPE_CHECKING:  # a choice of values known at run time
+    Reverify = enum.Enum
+    BurnInLevel = enum.Enum
+else:
+    Reverify = choices("Reverify", REVERIFY)
+    BurnInLevel = choices("BurnInLevel", BURN_IN)
+QUICK = Reverify("quick")
+FULL = BurnInLevel("full")
 
 REMEDIATE_EXAMPLES = """Examples:
 
@@ -40,33 +51,28 @@ def remediate_command(
                                          "remediated at once (floor)")] = 0.25,
     window: Annotated[int, typer.Option("--window", min=0, help="Seconds after a resume in which a new failure "
                                         "quarantines the node")] = 86400,
-    reverify: Annotated[str, typer.Option("--reverify", help="node: the node check; quick: the node check and "
-                                          "the quick verify")] = "quick",
+    reverify: Annotated[Reverify, typer.Option("--reverify", help="node: the node check; quick: the node check "
+                                               "and the quick verify")] = QUICK,
     burn_in: Annotated[bool, typer.Option("--burn-in/--no-burn-in", help="The burn-in gate: nodes that join or "
                                           "return with another hardware identity stay drained until verified")]
     = True,
-    burn_in_level: Annotated[str, typer.Option("--burn-in-level", help="The burn-in gate's checks: node (the node "
-                                               "check), quick (and the quick verify) or full (and a full verify "
-                                               "with a known-good idle partner: DCGM, nccl-tests, pair tests)")]
-    = "full",
+    burn_in_level: Annotated[BurnInLevel, typer.Option(
+        "--burn-in-level", help="The burn-in gate's checks: node (the node check), quick (and the quick verify) or "
+        "full (and a full verify with a known-good idle partner: DCGM, nccl-tests, pair tests)")]
+    = FULL,
     as_json: JsonOpt = False,
 ) -> None:
     """Drain -> remediate -> re-verify -> resume for nodes clusterctl drained; never touches other drains."""
-    from clusterctl.errors import UsageError
     from clusterctl.inventory import load_checked
     from clusterctl.lifecycle import core, flow, probes
     from clusterctl.slurm import Slurm
 
-    if reverify not in probes.REVERIFY:
-        raise UsageError(f"remediate: --reverify {reverify!r} must be one of {', '.join(probes.REVERIFY)}")
-    if burn_in_level not in probes.BURN_IN:
-        raise UsageError(f"remediate: --burn-in-level {burn_in_level!r} must be one of {', '.join(probes.BURN_IN)}")
     load_checked(inventory)
     cfg = core.Config(share=share, window_s=float(window))
     store = flow.store_for(inventory)
-    verify, reset = probes.node_check_verifier(inventory, level=reverify), probes.gpu_resetter(inventory)
+    verify, reset = probes.node_check_verifier(inventory, level=reverify.value), probes.gpu_resetter(inventory)
     identify = probes.identifier(inventory) if burn_in else None
-    burn_verify = probes.burn_in_verifier(inventory, level=burn_in_level)
+    burn_verify = probes.burn_in_verifier(inventory, level=burn_in_level.value)
     runs = []
     while True:
         report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
@@ -80,9 +86,9 @@ def remediate_command(
         if once or dry_run:
             break
         time.sleep(interval)
-    console.print(f"log: {store.actions_file}", markup=False)
+    result_line(f"remediate: {sum(len(r.get('steps', [])) for r in runs)} step(s); log: {store.actions_file}")
     if as_json:
-        print_json({"runs": runs, "log": str(store.actions_file)})
+        emit_json({"runs": runs, "log": str(store.actions_file)}, exit_code=EXIT_OK)
     raise typer.Exit(EXIT_OK)
 
 
@@ -98,10 +104,10 @@ def nodes_command(inventory: InventoryArg, as_json: JsonOpt = False) -> None:
     load_checked(inventory)
     rows = flow.nodes(Slurm(inventory), flow.store_for(inventory))
     if as_json:
-        print_json({"nodes": [r.to_dict() for r in rows]})
+        emit_json({"nodes": [r.to_dict() for r in rows]}, exit_code=EXIT_OK)
     for r in rows:
         extra = f" [{r.remedy}]" if r.remedy else ""
         why = f": {r.reason}" if r.reason else ""
         ev = f" (evidence: {r.evidence})" if r.evidence else ""
-        console.print(f"{r.name:<20} {r.state:<14} {r.slurm_state}{why}{extra}{ev}", markup=False)
+        result_line(f"{r.name:<20} {r.state:<14} {r.slurm_state}{why}{extra}{ev}")
     raise typer.Exit(EXIT_OK)

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import reports_errors
+from clusterctl.commands.common import choices, emit_json, reports_errors
 
 
-def _kinds_help() -> str:
+def _kinds() -> list[str]:
     from clusterctl.parse_capture import kinds
 
     try:
-        return ", ".join(kinds())
-    except Exception as exc:  # pragma: no cover - a broken parser module must not break --help
-        return f"(parser registry failed to load: {exc})"
+        return kinds()
+    except Exception:  # pragma: no cover - a broken parser module must not break --help
+        return []
+
+
+#: KIND: the parser registry's kinds, a typed choice (``--help`` and shell completion list them)
+if TYPE_CHECKING:  # a choice of values known at run time
+    Kind = enum.Enum
+else:
+    Kind = choices("Kind", _kinds())
 
 
 PARSE_EXAMPLES = """Examples:
@@ -31,20 +39,20 @@ PARSE_EXAMPLES = """Examples:
 
 
 @app.command("parse", epilog=examples(PARSE_EXAMPLES),
-             help=f"Parse FILE as the output of KIND and print normalised JSON "
-                           f"(rates Gb/s, bandwidth GB/s, sizes bytes, temperatures C). "
-                           f"FILE '-' reads stdin. Exit 2 on unknown KIND or unparseable input. "
-                           f"KIND is one of: {_kinds_help()}")
+             help="Parse FILE as the output of KIND and print normalised JSON "
+                           "(rates Gb/s, bandwidth GB/s, sizes bytes, temperatures C). "
+                           "FILE '-' reads stdin. Exit 2 on unknown KIND or unparseable input.")
 @reports_errors
 def parse_command(
-    kind: Annotated[str, typer.Argument(help="Tool output kind, e.g. ibstat, nvidia-smi-q, nccl-tests")],
+    kind: Annotated[Kind, typer.Argument(help="Tool output kind", show_choices=True)],
     file: Annotated[Path, typer.Argument(help="Captured output ('-' for stdin)")],
-    as_json: Annotated[bool, typer.Option("--json", help="Compact one-line JSON for machines")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One-line JSON envelope for machines (README "
+                                                        "'Machine output')")] = False,
 ) -> None:
     from clusterctl.parse_capture import parse_capture
 
-    out = parse_capture(kind, file)
+    out = parse_capture(kind.value, file)
     if as_json:
-        sys.stdout.write(json.dumps(out, separators=(",", ":"), sort_keys=False) + "\n")
+        emit_json(out)
     else:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")

@@ -13,9 +13,10 @@ from clusterctl.commands.common import (
     JsonOpt,
     VaultOpt,
     ansible_command,
-    print_json,
+    emit_json,
     reports_errors,
     result_dict,
+    result_line,
     use_vault_password,
 )
 from clusterctl.display import RunProgress, console, err_console, print_summary
@@ -72,10 +73,11 @@ def validate(inventory: InventoryArg, as_json: JsonOpt = False, vault_password_f
                           f"{', '.join(inv.vaulted_files)}", markup=False)
     groups = {g: len(h) for g, h in sorted(inv.groups.items()) if g != "all"}
     if as_json:
-        print_json({"inventory": str(inventory), "valid": True, "hosts": len(inv.hosts), "groups": groups})
+        emit_json({"inventory": str(inventory), "valid": True, "hosts": len(inv.hosts), "groups": groups,
+                   "warnings": list(inv.warnings), "not_checked": list(inv.vaulted_files)})
         return
     shown = ", ".join(f"{g}={n}" for g, n in groups.items())
-    console.print(f"inventory {inventory} is valid: {len(inv.hosts)} hosts ({shown})")
+    result_line(f"inventory {inventory} is valid: {len(inv.hosts)} hosts ({shown})")
 
 
 def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str | None = None,
@@ -123,12 +125,13 @@ def provision(
         if limit is None:
             console.print("no failed hosts recorded for this inventory; nothing to retry")
             if as_json:
-                print_json({"retry": [], "exit_code": 0})
+                emit_json({"retry": []}, exit_code=0)
             raise typer.Exit(0)
         console.print(f"retrying {len(limit.split(','))} host(s): {limit}")
     result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks)
+    result_line(run_line("provision", result))
     if as_json:
-        print_json(result_dict(result))
+        emit_json(result_dict(result), exit_code=result.exit_code)
     raise typer.Exit(result.exit_code)
 
 
@@ -149,8 +152,16 @@ def plan(
     result = run_site(inventory, label="plan", limit=limit, tags=tags, check=True, diff=True, forks=forks)
     print_plan(result)
     if as_json:
-        print_json(plan_dict(result))
+        emit_json(plan_dict(result), exit_code=result.exit_code)
     raise typer.Exit(result.exit_code)
+
+
+def run_line(label: str, result: RunResult) -> str:
+    """The one-line result of a run (``-q``)."""
+    n = {k: sum(getattr(s, k) > 0 for s in result.hosts.values()) for k in ("changed", "failed", "unreachable")}
+    return (f"{label}: {result.status}: {len(result.hosts) + len(result.not_reached)} host(s), "
+            f"{n['changed']} changed, {n['failed']} failed, {n['unreachable']} unreachable, "
+            f"{len(result.not_reached)} not reached (exit {result.exit_code})")
 
 
 def plan_dict(result: RunResult) -> dict[str, Any]:
@@ -169,10 +180,8 @@ def print_plan(result: RunResult) -> None:
     if result.failed_hosts:
         console.print(f"plan: incomplete: the plan failed on {', '.join(sorted(result.failed_hosts))}")
     if not total:
-        if not result.problem_hosts:
-            console.print("plan: no changes")
+        result_line("plan: incomplete" if result.problem_hosts else "plan: no changes")
         return
-    console.print(f"plan: {total} change(s) on {len(result.changes)} host(s)")
     for host in sorted(result.changes):
         console.print(f"[bold]{host}[/bold]")
         diffs = dict(result.diffs.get(host, []))
@@ -181,3 +190,4 @@ def print_plan(result: RunResult) -> None:
             if diffs.get(task):
                 for line in diffs[task].splitlines()[:40]:
                     console.print(f"      {line}", markup=False)
+    result_line(f"plan: {total} change(s) on {len(result.changes)} host(s)")

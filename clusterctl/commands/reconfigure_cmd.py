@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import enum
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json, result_dict
+from clusterctl.commands.common import (
+    InventoryArg,
+    JsonOpt,
+    ansible_command,
+    choices,
+    emit_json,
+    result_dict,
+    result_line,
+)
 from clusterctl.commands.provision_cmd import print_plan, run_site
 from clusterctl.display import console, err_console
-from clusterctl.errors import EXIT_OK, UsageError
+from clusterctl.errors import EXIT_OK
 from clusterctl.inventory import load_checked
 from clusterctl.rollout import COMPONENTS, Rollout, batches, plan_rollout
 from clusterctl.runner import RunResult
 from clusterctl.slurm import Slurm
+
+if TYPE_CHECKING:  # a choice of values known at run time
+    Component = enum.Enum
+else:
+    Component = choices("Component", COMPONENTS)
 
 EXAMPLES = """Examples:
 
@@ -32,7 +46,7 @@ EXAMPLES = """Examples:
 @ansible_command
 def reconfigure(
     inventory: InventoryArg,
-    component: Annotated[str, typer.Option("--component", "-c", help="nccl, roce, slurm, storage, rdma or gpu")],
+    component_: Annotated[Component, typer.Option("--component", "-c", help="The component whose roles run")],
     batch: Annotated[str | None, typer.Option("--batch", help="Hosts drained at a time: N or P% (default 1)")] = None,
     drain_timeout: Annotated[int, typer.Option(help="Seconds to wait for a drained batch's jobs to end")] = 3600,
     dry_run: Annotated[bool, typer.Option("--plan", help="Only show what would change and how it would roll out")]
@@ -44,9 +58,8 @@ def reconfigure(
     A change is disruptive when its task or handler declares a change kind (docs/CHANGE_KINDS.md).
     Nodes drained or down for another reason are changed with their batch but neither drained nor resumed.
     """
-    comp = COMPONENTS.get(component)
-    if comp is None:
-        raise UsageError(f"--component {component!r}: expected one of {', '.join(COMPONENTS)}")
+    component = component_.value
+    comp = COMPONENTS[component]
     inv = load_checked(inventory)
     compute = inv.groups.get("slurm_compute", [])
     batches(compute, batch)  # a bad --batch is refused before anything runs
@@ -56,17 +69,17 @@ def reconfigure(
         print_plan(plan)
         err_console.print("clusterctl: the plan failed or is incomplete; nothing was changed")
         if as_json:
-            print_json({**out, "done": False, "exit_code": plan.exit_code})
+            emit_json({**out, "done": False}, exit_code=plan.exit_code)
         raise typer.Exit(plan.exit_code)
     print_plan(plan)
     if not plan.changes:
-        console.print(f"reconfigure {component}: nothing to change")
+        result_line(f"reconfigure {component}: nothing to change")
         if component == "gpu":
             console.print("  (a driver version change needs nvidia_gpu_allow_driver_change=true, a kernel not yet "
                           "installed nvidia_gpu_allow_kernel_change=true, in the inventory or with -e; without it "
                           "the role keeps the installed driver and kernel pin)")
         if as_json:
-            print_json({**out, "done": True, "exit_code": EXIT_OK})
+            emit_json({**out, "done": True}, exit_code=EXIT_OK)
         raise typer.Exit(EXIT_OK)
     rollout = plan_rollout(component, plan.changed_at, compute, batch)
     out["rollout"] = rollout.to_dict()
@@ -78,7 +91,7 @@ def reconfigure(
             console.print(f"    {h}: {'; '.join(map(str, rollout.disruptive[h]))}", markup=False)
     if dry_run:
         if as_json:
-            print_json({**out, "done": False, "exit_code": EXIT_OK})
+            emit_json({**out, "done": False}, exit_code=EXIT_OK)
         raise typer.Exit(EXIT_OK)
     if rollout.in_place:
         res = run_site(inventory, label=f"reconfigure-{component}", tags=comp.tags, limit=",".join(rollout.in_place))
@@ -86,7 +99,7 @@ def reconfigure(
             err_console.print(f"clusterctl: in-place change failed on {', '.join(res.problem_hosts)}; "
                           "no batch was drained; fix and re-run")
             if as_json:
-                print_json({**out, "in_place_run": result_dict(res), "done": False, "exit_code": res.exit_code})
+                emit_json({**out, "in_place_run": result_dict(res), "done": False}, exit_code=res.exit_code)
             raise typer.Exit(res.exit_code)
 
     def apply(nodes: list[str], index: int) -> RunResult:
@@ -97,7 +110,7 @@ def reconfigure(
 
         Rollout(Slurm(inventory), component, apply, lambda line: console.print(line, markup=False),
                 drain_timeout=drain_timeout, verify=lambda nodes: quick_verify(inventory, inv, nodes)).run(rollout)
-    console.print(f"reconfigure {component}: done")
+    result_line(f"reconfigure {component}: done")
     if as_json:
-        print_json({**out, "done": True, "exit_code": EXIT_OK})
+        emit_json({**out, "done": True}, exit_code=EXIT_OK)
 

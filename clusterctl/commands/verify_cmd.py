@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,15 +14,24 @@ from clusterctl.commands.common import (
     JunitOpt,
     PromOpt,
     ansible_command,
-    print_json,
+    choices,
+    emit_json,
     result_dict,
+    result_line,
     write_exports,
 )
-from clusterctl.display import console
+from clusterctl.display import console, print_table
+from clusterctl.verify.collect import LEVELS
 
 if TYPE_CHECKING:
     from clusterctl.pairwise import Round
     from clusterctl.runner import RunResult
+
+if TYPE_CHECKING:  # a choice of values known at run time
+    Level = enum.Enum
+else:
+    Level = choices("Level", LEVELS)
+QUICK = Level("quick")
 
 VERIFY_EXAMPLES = """Examples:
 
@@ -45,8 +55,8 @@ RESUME_EXAMPLES = """Examples:
 @ansible_command
 def verify_command(
     inventory: InventoryArg,
-    level: Annotated[str, typer.Option("--level", help="quick: passive reads; full: + dcgmi diag, nccl-tests, "
-                                                       "ib_write_bw on idle nodes")] = "quick",
+    level: Annotated[Level, typer.Option("--level", help="quick: passive reads; full: + dcgmi diag, nccl-tests, "
+                                                       "ib_write_bw on idle nodes")] = QUICK,
     drain: Annotated[bool, typer.Option("--drain", help="Drain failed nodes in Slurm (reason 'clusterctl: ...')")]
     = False,
     limit: Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern")] = None,
@@ -64,7 +74,7 @@ def verify_command(
     from clusterctl.display import RunProgress, print_summary
     from clusterctl.report_table import findings_table, summary_line
 
-    p = verify.plan(inventory, level=level, hosts=hosts, limit=limit, forks=forks)
+    p = verify.plan(inventory, level=level.value, hosts=hosts, limit=limit, forks=forks)
     with RunProgress(len(p.inv.hosts)) as progress:
         col = verify.collect(p, on_event=progress)
     print_summary(col.run, f"verify {inventory} (collection)", command="verify", inventory=inventory)
@@ -79,16 +89,16 @@ def verify_command(
     v = verify.analyse(col, on_round_start=round_start, on_round_failed=round_failed)
     for line in v.pairwise.lines() if v.pairwise else ():
         console.print(line, markup=False)
-    console.print(findings_table(v.report, f"verify {inventory}"))
-    console.print(summary_line(v.report))
+    print_table(findings_table(v.report, f"verify {inventory}"))
     console.print(f"evidence: {col.evidence}\nreport: {v.report_json}  {v.report_html}")
     if drain:
         for d in verify.drain(v):
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
+    result_line(summary_line(v.report))
     write_exports(v.report, prom, junit, drained=[d["name"] for d in v.drained])
     if as_json:
-        print_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
-                    "report_json": str(v.report_json), "drained": v.drained})
+        emit_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
+                   "report_json": str(v.report_json), "drained": v.drained}, exit_code=v.exit_code)
     raise typer.Exit(v.exit_code)
 
 
@@ -107,7 +117,7 @@ def resume_command(
     for name, why in sorted(plan.refused.items()):
         console.print(f"left alone {name}: {why}", markup=False)
     if as_json:
-        print_json({"resumed": plan.resume, "left_alone": dict(sorted(plan.refused.items()))})
-    console.print(f"resumed: {', '.join(plan.resume)}" if plan.resume else "nothing to resume")
+        emit_json({"resumed": plan.resume, "left_alone": dict(sorted(plan.refused.items()))}, exit_code=EXIT_OK)
+    result_line(f"resumed: {', '.join(plan.resume)}" if plan.resume else "nothing to resume")
     raise typer.Exit(EXIT_OK)
 

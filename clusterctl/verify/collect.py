@@ -88,5 +88,6 @@ def collect(p: VerifyPlan, *, on_event: EventHandler | None = None, label: str =
     p.evidence.mkdir(parents=True, exist_ok=True)
     run = run_playbook("verify.yml", p.inventory, limit=p.limit, forks=p.forks, on_event=on_event, label=label,
                        extravars={"clusterctl_evidence_dir": str(p.evidence), "clusterctl_verify_level": p.level,
-                                  "clusterctl_verify_hosts": p.hosts})
+                                  "clusterctl_verify_hosts": p.hosts,
+                                  "clusterctl_verify_judge": False})  # judged here, after the pair rounds
     return Collection(p, run)

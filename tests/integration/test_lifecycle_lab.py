@@ -181,7 +181,7 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         assert "lab-c1" not in _loop(inv)  # nothing more for it
         res = cc("nodes", str(inv), "--json")
         assert res.returncode == 0, res.stderr[-2000:]
-        states = {n["name"]: n for n in json.loads(res.stdout)["nodes"]}
+        states = {n["name"]: n for n in json.loads(res.stdout)["result"]["nodes"]}
         assert states["lab-c1"]["state"] == "quarantined" and states["lab-c2"]["state"] == "admin_drained"
         assert [h["event"] for h in states["lab-c1"]["history"]][-3:] == ["reboot", "resumed", "quarantined"]
 

@@ -88,7 +88,7 @@ def test_fifo_device_and_folder_named_like_a_kind_are_refused_without_blocking(t
     env = {**os.environ, "PYTHONPATH": f"{REPO}:{REPO / 'plugins' / 'module_utils'}"}
     out = subprocess.run([sys.executable, "-m", "clusterctl.cli", "analyze", str(ev), "--json"], env=env,
                          capture_output=True, text=True, timeout=60, check=False)
-    d = json.loads(out.stdout)
+    d = json.loads(out.stdout)["result"]
     msgs = [f["message"] for f in d["hosts"]["n1"]["findings"]]
     assert "n1/nvidia-smi-q.txt: a fifo, not a regular file: refused" in msgs, msgs
     assert "n1/ibstatus.txt: a folder, not a regular file: refused" in msgs, msgs

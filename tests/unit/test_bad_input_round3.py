@@ -63,7 +63,7 @@ def test_fifo_in_an_inventory_is_refused_not_read(lab: Path, where: str) -> None
     r = _bounded(lambda: runner.invoke(app, ["validate", str(lab), "--json"]))
     assert r.exit_code == 2, r.output
     problems = json.loads(r.stdout)["problems"]
-    assert any(where in p and "not a regular file" in p for p in problems), problems
+    assert any(where in p["file"] and "not a regular file" in p["message"] for p in problems), problems
 
 
 def test_fifo_named_like_the_preparsed_envelope_is_not_read(tmp_path: Path) -> None:

@@ -205,11 +205,11 @@ def test_cli_parse_nccl_tests_reads_its_own_json() -> None:
     f = str(LOCAL_FIXTURES / "nccl-tests-json" / "a100x8-all-reduce-J-shape-of-util-cu.txt")
     r = CliRunner().invoke(app, ["parse", "nccl-tests", f, "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.stdout)
+    out = json.loads(r.stdout)["result"]
     # the fixture's largest row: out-of-place bus_bw 231.72 GB/s over 8 ranks
     assert out["format"] == "json" and out["busbw_largest_GBps"] == 231.72 and out["n_ranks"] == 8
     r2 = CliRunner().invoke(app, ["parse", "nccl-tests-json", f, "--json"])
-    assert r2.exit_code == 0 and json.loads(r2.stdout) == out
+    assert r2.exit_code == 0 and json.loads(r2.stdout)["result"] == out
 
 
 def test_dcgm_gpu_list_wrapped_onto_the_next_row() -> None:

@@ -59,7 +59,7 @@ def test_ansible_options_on_every_command_that_runs_ansible(path: str) -> None:
 def test_validate_json() -> None:
     res = CliRunner().invoke(app, ["validate", str(REPO / "inventories" / "lab"), "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.stdout)
+    out = json.loads(res.stdout)["result"]
     assert out["valid"] is True and out["hosts"] == 3 and out["groups"]["slurm_compute"] == 2
 
 
@@ -70,7 +70,9 @@ def test_rejected_inventory_json_is_an_error_document_exit_2(tmp_path: Path) -> 
     res = CliRunner().invoke(app, ["validate", str(bad), "--json"])
     assert res.exit_code == 2
     out = json.loads(res.stdout)
-    assert out["exit_code"] == 2 and out["problems"] and "rejected" in out["error"]
+    assert out["exit_code"] == 2 and out["result"] is None
+    assert out["problems"] and any("bad host" in p["message"] for p in out["problems"]), out
+    assert all(set(p) == {"file", "line", "key", "message"} and p["file"] for p in out["problems"])
     assert "Traceback" not in res.output
 
 
@@ -79,9 +81,10 @@ def test_usage_errors_exit_2_before_anything_runs(tmp_path: Path, monkeypatch: p
     lab = str(REPO / "inventories" / "lab")
     r = CliRunner()
     res = r.invoke(app, ["provision", lab, "--retry", "--limit", "x", "--json"])
-    assert res.exit_code == 2 and json.loads(res.stdout)["error"] == "--retry and --limit cannot be combined"
+    assert res.exit_code == 2
+    assert json.loads(res.stdout)["problems"][0]["message"] == "--retry and --limit cannot be combined"
     res = r.invoke(app, ["reconfigure", lab, "--component", "gpux"])
-    assert res.exit_code == 2 and "--component 'gpux'" in res.stderr
+    assert res.exit_code == 2 and "'gpux' is not one of 'nccl'" in " ".join(res.stderr.split())
     res = r.invoke(app, ["provision", lab, "-e", "@/nonexistent/vars.yml"])
     assert res.exit_code == 2 and "-e @/nonexistent/vars.yml: no such file" in res.stderr
     res = r.invoke(app, ["plan", lab, "--vault-password-file", str(tmp_path / "none")])

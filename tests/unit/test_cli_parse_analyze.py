@@ -33,7 +33,7 @@ def test_parse_pretty_and_compact() -> None:
     assert data["devices"][0]["ports"][0]["rate_gbps"] == 400.0  # "Rate: 400"
     r2 = runner.invoke(app, ["parse", "ibstat", f, "--json"])
     assert r2.exit_code == 0 and r2.stdout.count("\n") == 1
-    assert json.loads(r2.stdout) == data
+    assert json.loads(r2.stdout)["result"] == data
 
 
 def test_parse_unknown_kind_and_garbage(tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_parse_unknown_kind_and_garbage(tmp_path: Path) -> None:
     g.write_text("hello\nworld\n")
     r = runner.invoke(app, ["parse", "no-such-kind", str(g)])
     assert r.exit_code == 2
-    assert "unknown KIND 'no-such-kind'" in r.stderr and "ibstat" in r.stderr
+    assert "'no-such-kind' is not one of" in r.stderr and "ibstat" in r.stderr  # a typed choice
     r = runner.invoke(app, ["parse", "ibstat", str(g)])
     assert r.exit_code == 2
     assert "ibstat" in r.stderr and "line" in r.stderr and "Traceback" not in r.output
@@ -85,7 +85,7 @@ def test_analyze_exit_codes_table_json_html(tmp_path: Path, down_check: None) ->
     assert html.read_text().startswith("<!DOCTYPE html>")
     j = runner.invoke(app, ["analyze", str(ev), "--json"])
     assert j.exit_code == 3
-    d = json.loads(j.stdout)
+    d = json.loads(j.stdout)["result"]
     assert d["hosts"]["node2"]["status"] == "failed" and d["hosts"]["node1"]["status"] == "healthy"
 
 

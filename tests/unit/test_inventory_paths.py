@@ -22,7 +22,9 @@ runner = CliRunner()
 
 def _validate(*args: str) -> tuple[int, dict]:
     r = runner.invoke(app, ["validate", *args, "--json"])
-    return r.exit_code, json.loads(r.stdout)
+    doc = json.loads(r.stdout)  # the envelope; problems as "file: key: message" lines
+    return r.exit_code, doc["result"] or {"problems": [f"{p['file']}: {p['key']}: {p['message']}"
+                                                       for p in doc["problems"]]}
 
 
 @pytest.fixture

@@ -145,7 +145,7 @@ def test_commands_refuse_bad_input_with_exit_2(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[2]
     res = CliRunner().invoke(app, ["remediate", str(repo / "inventories" / "lab"), "--once", "--reverify", "full",
                                    "--json"])
-    assert res.exit_code == 2 and "--reverify 'full'" in res.stdout
+    assert res.exit_code == 2 and "'full' is not one of 'node', 'quick'" in res.stdout
     bad = repo / "tests" / "bad_inventories" / "address-with-prefix"
     for cmd in (["remediate", str(bad), "--once"], ["nodes", str(bad)]):
         res = CliRunner().invoke(app, cmd)

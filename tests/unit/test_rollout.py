@@ -53,7 +53,7 @@ def test_slurm_reconfigure_is_in_place_restart_drains() -> None:
 def test_reconfigure_rejects_unknown_component_and_bad_batch() -> None:
     r = CliRunner()
     res = r.invoke(app, ["reconfigure", "inventories/lab", "--component", "tpu"])
-    assert res.exit_code == 2 and "--component 'tpu'" in res.output
+    assert res.exit_code == 2 and "'--component' / '-c'" in res.output and "'tpu' is not one of" in res.output
     res = r.invoke(app, ["reconfigure", "inventories/lab", "--component", "roce", "--batch", "0"])
     assert res.exit_code == 2 and "--batch '0'" in res.output
 

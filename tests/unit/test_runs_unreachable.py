@@ -57,7 +57,7 @@ def test_every_host_unreachable_later_plays_still_tried_and_remembered(unreachab
     are reported, recorded for --retry, and --retry targets all three."""
     res = CliRunner().invoke(app, ["provision", str(unreachable_lab), "--json"])
     assert res.exit_code == 4, res.output
-    out = json.loads(res.stdout)
+    out = json.loads(res.stdout)["result"]
     assert sorted(out["unreachable"]) == ["lab-c1", "lab-c2", "lab-ctl"], out
     assert out["not_reached"] == {} and out["failed"] == {}
     assert len(out["artifacts"]) == 2  # the first pass stopped after play 1; a second pass for lab-ctl

@@ -91,7 +91,7 @@ def test_unknown_kind_or_empty_file_is_no_evidence_exit_3(tmp_path: Path) -> Non
     ev = one_host(tmp_path, {"frobnicate.txt": b"hello\n"})
     one_host(tmp_path, {"ibstat.txt": b""}, host="n2")
     code, out = analyze(ev, "--json")
-    doc = json.loads(out)
+    doc = json.loads(out)["result"]
     assert {h: v["status"] for h, v in doc["hosts"].items()} == {"n1": "no evidence", "n2": "no evidence"}
     assert code == 3
 
@@ -113,7 +113,7 @@ def test_cannot_judge_needs_inventory_key_exit_5(tmp_path: Path) -> None:
     text = src + "\ndriver_version, name\n570.148.08, NVIDIA L40S\n570.148.08, NVIDIA L40S\n"
     ev = one_host(tmp_path, {"nvidia-smi-query.txt": text.encode()})
     code, out = analyze(ev, "--json")
-    doc = json.loads(out)
+    doc = json.loads(out)["result"]
     assert doc["hosts"]["n1"]["status"] == "cannot judge"
     assert doc["hosts"]["n1"]["cannot_judge"] == "needs gpus_per_node"
     assert code == 5
