@@ -33,8 +33,9 @@ def _runtime_deps(core: str) -> list[str]:
     return [f"ansible-core=={core}.*" if d.startswith("ansible-core") else d for d in deps]
 
 
-def _names(folder: str) -> list[str]:
-    return sorted(f"clusterctl.hpc.{p.stem}" for p in (REPO / "plugins" / folder).glob("*.py")
+def _names(folder: str, suffix: str = ".py") -> list[str]:
+    """Modules by their files; filters by their documentation sidecars (one per filter)."""
+    return sorted(f"clusterctl.hpc.{p.stem}" for p in (REPO / "plugins" / folder).glob(f"*{suffix}")
                   if not p.name.startswith("_"))
 
 
@@ -64,6 +65,7 @@ def smoke(session: nox.Session, core: str) -> None:
     session.run("python", "-c", f"import ansible.release as r; assert r.__version__.startswith('{core}.'), "
                 "r.__version__", env=env)
     session.run("ansible-doc", "-t", "module", *_names("modules"), env=env, silent=True)
+    session.run("ansible-doc", "-t", "filter", *_names("filter", ".yml"), env=env, silent=True)
     playbooks = sorted(str(pb) for pb in (REPO / "playbooks").glob("*.yml"))
     session.run("ansible-playbook", "--syntax-check", "-i", "localhost,", *playbooks, env=env, silent=True)
     session.run("python", "-c", "from clusterctl.cli import app; app()", "validate", str(REPO / "inventories" / "lab"),
