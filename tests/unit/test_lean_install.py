@@ -33,6 +33,7 @@ def requires_dist(tmp_path_factory: pytest.TempPathFactory) -> list[Requirement]
     with zipfile.ZipFile(whl) as zf:
         (meta,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
         msg = Parser().parsestr(zf.read(meta).decode())
+        assert [n for n in zf.namelist() if n.endswith(".dist-info/licenses/LICENSE")], "the wheel carries LICENSE"
     return [Requirement(v) for v in msg.get_all("Requires-Dist") or []]
 
 
