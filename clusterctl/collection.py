@@ -54,8 +54,15 @@ def collections_path() -> Path:
     return base
 
 
+# ansible-core's own default collections path: where `ansible-galaxy collection install -r
+# requirements.yml` puts ansible.posix and community.general when the user sets no path.
+DEFAULT_PATHS = ("~/.ansible/collections", "/usr/share/ansible/collections")
+
+
 def ansible_env() -> dict[str, str]:
-    """The environment that makes Ansible resolve ``clusterctl.hpc.*`` (other collection paths kept after it)."""
+    """The environment that makes Ansible resolve ``clusterctl.hpc.*``: the user's collection paths
+    (``$ANSIBLE_COLLECTIONS_PATH``, else ansible-core's defaults) are kept after it, so the collections
+    of requirements.yml are found where ansible-galaxy installed them."""
     extra = os.environ.get("ANSIBLE_COLLECTIONS_PATH", "")
-    value = str(collections_path()) + (os.pathsep + extra if extra else "")
-    return {"ANSIBLE_COLLECTIONS_PATH": value}
+    rest = extra.split(os.pathsep) if extra else [os.path.expanduser(p) for p in DEFAULT_PATHS]
+    return {"ANSIBLE_COLLECTIONS_PATH": os.pathsep.join([str(collections_path()), *rest])}

@@ -26,6 +26,15 @@ fi
 # The checkout is the collection clusterctl.hpc: link it where ansible.cfg and Molecule look for it.
 mkdir -p .ansible/collections/ansible_collections/clusterctl
 ln -sfn ../../../.. .ansible/collections/ansible_collections/clusterctl/hpc
+# The collections the roles use (requirements.yml; the wheel needs ansible-core only): installed into
+# that same path (ansible.cfg's and the CLI's) unless Ansible finds them already, e.g. from the test
+# extras' `ansible` package (CI reaches no Galaxy). A user of the wheel runs the README's Install step.
+for coll in $(.venv/bin/python -c 'import yaml; print(*(c["name"] for c in yaml.safe_load(open("requirements.yml"))["collections"]))'); do
+  if ! .venv/bin/ansible-galaxy collection list "$coll" 2>/dev/null | grep -q "^$coll "; then
+    .venv/bin/ansible-galaxy collection install -r requirements.yml -p .ansible/collections
+    break
+  fi
+done
 # The lab image (packages baked in) and the bare image (the scale-out node of molecule/slurm, where
 # the roles install munge and slurmd for real): each built once, skipped when it exists.
 if [[ $lab -eq 1 ]]; then

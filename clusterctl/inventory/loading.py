@@ -30,9 +30,12 @@ _MAGIC = {"inventory_file", "inventory_dir", "inventory_hostname", "inventory_ho
 
 def _plain(v: Any) -> Any:
     """Ansible's tagged values as plain Python (a vault value stays opaque)."""
-    from ansible.parsing.vault import EncryptedString
+    try:
+        from ansible.parsing.vault import EncryptedString as vaulted  # ansible-core 2.19+
+    except ImportError:  # 2.16 .. 2.18
+        from ansible.parsing.yaml.objects import AnsibleVaultEncryptedUnicode as vaulted
 
-    if isinstance(v, EncryptedString):
+    if isinstance(v, vaulted):
         return VaultValue()
     if isinstance(v, VaultValue) or v is None or isinstance(v, bool):
         return v

@@ -318,7 +318,7 @@ def _general(text: str, kind: str) -> Cleaned:
     hosts: list[str] = []
     if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
         bare, hosts = strip_launcher_prefix([ln for _n, ln in numbered])
-        numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare, strict=True)]
+        numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare)]
     stripped = [ln for _n, ln in numbered]
     for _depth in range(4):  # nested quoting: '>> ' of a reply to a reply
         again = _strip_prefix(stripped)
@@ -327,7 +327,7 @@ def _general(text: str, kind: str) -> Cleaned:
         stripped = again
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)
-    numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped, strict=True)]
+    numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped)]
 
     # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
     segments: list[tuple[str | None, bool, list[tuple[int, str]]]] = [(None, False, [])]

@@ -97,7 +97,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 truncated = True  # a row cut short (the paste ends inside it)
                 continue
             row: dict[str, Any] = {}
-            for (key, unit), tok in zip(cols, tokens, strict=True):
+            for (key, unit), tok in zip(cols, tokens):
                 val = need_float(tok, TOOL, lineno, key)
                 if key in ("bw_peak", "bw_avg"):
                     row[f"{key}_gbps"] = _to_gbps(val, unit, lineno)

@@ -89,10 +89,10 @@ def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
     starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
     if len(starts) != 2:
         raise ParseError(TOOL, f"header has {len(starts)} time columns, expected 2: {' '.join(cols)}", lineno)
-    head = dict(zip(cols[:starts[0]], toks[:starts[0]], strict=True))
+    head = dict(zip(cols[:starts[0]], toks[:starts[0]]))
 
     def part(begin: int, stop: int) -> dict[str, Any]:
-        vals = dict(zip(cols[begin:stop], toks[begin:stop], strict=True))
+        vals = dict(zip(cols[begin:stop], toks[begin:stop]))
         wrong = next((vals[c] for c in _WRONG_COLS if c in vals), None)
         return {"time_us": _f(vals[cols[begin]]), "algbw_GBps": _f(vals.get("algbw", "")),
                 "busbw_GBps": _f(vals.get("busbw", "")), "wrong": _wrong(wrong) if wrong is not None else None}

@@ -485,7 +485,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     # there is judged, the missing blocks are recorded (the count is the header's)
     missing = max(0, attached - len(blocks) - len(lost)) if attached is not None and not excerpt else 0
     gpus = [_gpu_fields(i, bus, b.root, ln, b.errors) for i, (bus, ln, b) in enumerate(blocks)]
-    for g, (_bus, ln, b) in zip(gpus, blocks, strict=True):
+    for g, (_bus, ln, b) in zip(gpus, blocks):
         if not b.root:
             raise ParseError(TOOL, f"GPU {g['bus_id']} block is empty (truncated?)", ln)
     return {

@@ -209,9 +209,9 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
         if len(cells) != len(names):
             raise ParseError(TOOL, f"row has {len(cells)} values, header has {len(names)} (truncated?)", lineno)
         fields = {n: (c if n in _TEXT_FIELDS and c.lower() not in _NA else _value(c))
-                  for n, c in zip(names, cells, strict=True)}
+                  for n, c in zip(names, cells)}
         gpu = _normalise(i, fields, lineno)
-        gpu["error_fields"] = [(n, c) for n, c in zip(names, cells, strict=True) if c in ERROR_TOKENS]
+        gpu["error_fields"] = [(n, c) for n, c in zip(names, cells) if c in ERROR_TOKENS]
         gpus.append(gpu)
     out: dict[str, Any] = {"fields": names, "gpus": gpus, "lost_gpus": lost}
     if inferred:

@@ -98,9 +98,9 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
             raise ParseError(TOOL, f"row {label}: expected {len(columns)} link cells (X, SYS, NODE, PHB, PXB, PIX, "
                              f"NV#), got {' '.join(tokens[1:])[:80]!r} (truncated?)", lineno)
         rest = tokens[1 + len(columns):]
-        links = {c: v for c, v in zip(columns, cells, strict=True) if c != label}
+        links = {c: v for c, v in zip(columns, cells) if c != label}
         row: dict[str, Any] = {"name": label, "links": links, "line": lineno}
-        affinity = dict(zip(aff_cols, rest, strict=False))
+        affinity = dict(zip(aff_cols, rest))
         if label.startswith("GPU"):
             row["index"] = to_int(label[3:]) if label[3:].isdigit() else None
             row["cpu_affinity"] = affinity.get("CPU Affinity")

@@ -80,7 +80,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             continue  # 'compute* up infinite 0 n/a': a partition without nodes
         if len(tok) != 6 or not tok[cols.index("NODES")].isdigit():
             raise ParseError(tool, f"expected 6 columns {' '.join(cols)}, got {line[:60]!r}", lineno)
-        row = dict(zip(cols, tok, strict=True))
+        row = dict(zip(cols, tok))
         part, avail, limit = row["PARTITION"], row["AVAIL"], row["TIMELIMIT"]
         count = need_int(row["NODES"], tool, lineno, "NODES")
         state, nodelist = row["STATE"], row["NODELIST"]
