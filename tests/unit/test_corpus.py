@@ -32,6 +32,12 @@ IDS = [f"{p}/{r}" for p, r in CASES]
 #: the verdict test also covers round2's files outside its hold-out (three-level, bench_corpus.judge_file)
 VERDICT_CASES = CASES + [("round2", rel) for rel in bench_corpus.corpus_files("round2")
                          if rel not in bench_corpus.load_holdout("round2")]
+#: round2 rest files judged wrong today: each must still fail (a ratchet; a fix removes its line)
+KNOWN_MISSES = {ln.strip() for ln in (bench_corpus.CORPUS / "round2" / "KNOWN_MISSES.txt").read_text().splitlines()
+                if ln.strip() and not ln.startswith("#")}
+VERDICT_PARAMS = [pytest.param(p, r, id=f"{p}/{r}", marks=[pytest.mark.xfail(
+    strict=True, reason="a known miss (tests/corpus/round2/KNOWN_MISSES.txt); fixed: remove its line")]
+    if p == "round2" and r in KNOWN_MISSES else []) for p, r in VERDICT_CASES]
 #: files of each part when its hold-out was chosen (CORPUS.md: files added later are never held out)
 FILES_AT_HOLDOUT = {"network": 80, "gpu": 92}
 
@@ -68,7 +74,12 @@ def test_kind_names_of_the_corpus_are_registry_kinds() -> None:
         assert {Path(rel).parts[0] for rel in bench_corpus.load_expect(part)} <= kinds, part
 
 
-@pytest.mark.parametrize(("part", "rel"), VERDICT_CASES, ids=[f"{p}/{r}" for p, r in VERDICT_CASES])
+def test_known_misses_are_round2_rest_files() -> None:
+    rest = {r for p, r in VERDICT_CASES if p == "round2"}
+    assert rest >= KNOWN_MISSES, KNOWN_MISSES - rest
+
+
+@pytest.mark.parametrize(("part", "rel"), VERDICT_PARAMS)
 def test_capture_parses_and_gets_its_verdict(part: str, rel: str) -> None:
     from clusterctl.analysis import checks
 
