@@ -51,6 +51,8 @@ def smoke(session: nox.Session, core: str) -> None:
     colls = tmp / "collections"
     link = colls / "ansible_collections" / "clusterctl" / "hpc"
     link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() and link.resolve() != REPO:  # venvs shared by several checkouts (--envdir)
+        link.unlink()
     if not link.is_symlink():
         link.symlink_to(REPO, target_is_directory=True)
     env = {
