@@ -163,6 +163,13 @@ def state_dir(inventory: Path) -> Path:
     return d
 
 
+def inventory_lock(inventory: Path, command: str) -> contextlib.AbstractContextManager[None]:
+    """One changing run per inventory: ``<state dir>/lock``, held by provision, reconfigure, remediate
+    (each run of its loop) and verify; a second run exits 6 naming the holder (:func:`paths.exclusive`)."""
+    return paths.exclusive(state_dir(inventory) / "lock", f"clusterctl {command} {inventory}",
+                           what=f"inventory {inventory}")
+
+
 def ansible_env(inventory: Path) -> dict[str, str]:
     """Environment that makes Ansible find clusterctl's roles and plugins."""
     root = paths.data_root()

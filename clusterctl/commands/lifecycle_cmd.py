@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Annotated
 
@@ -51,6 +52,7 @@ def remediate_command(
     from clusterctl.errors import UsageError
     from clusterctl.inventory import load_checked
     from clusterctl.lifecycle import core, flow, probes
+    from clusterctl.runner import inventory_lock
     from clusterctl.slurm import Slurm
 
     if reverify not in probes.REVERIFY:
@@ -62,8 +64,9 @@ def remediate_command(
     identify = probes.identifier(inventory) if burn_in else None
     runs = []
     while True:
-        report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
-                                dry_run=dry_run)
+        with contextlib.nullcontext() if dry_run else inventory_lock(inventory, "remediate"):  # each run
+            report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
+                                    dry_run=dry_run)
         runs.append(report.to_dict())
         for s in report.steps:
             word = "would " + s.action.kind if dry_run else f"{s.action.kind} {s.outcome}"

@@ -21,7 +21,7 @@ from clusterctl.commands.common import (
 from clusterctl.display import RunProgress, console, err_console, print_summary
 from clusterctl.errors import UsageError
 from clusterctl.inventory import hosts_matching, load_checked, require_decrypted
-from clusterctl.runner import RunResult, read_last_failed, run_playbook
+from clusterctl.runner import RunResult, inventory_lock, read_last_failed, run_playbook
 
 LimitOpt = Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern to limit the run to")]
 TagsOpt = Annotated[str | None, typer.Option("--tags", "-t", help="Only run tasks with these tags (comma list)")]
@@ -126,7 +126,8 @@ def provision(
                 print_json({"retry": [], "exit_code": 0})
             raise typer.Exit(0)
         console.print(f"retrying {len(limit.split(','))} host(s): {limit}")
-    result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks)
+    with inventory_lock(inventory, "provision"):
+        result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks)
     if as_json:
         print_json(result_dict(result))
     raise typer.Exit(result.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,7 +14,7 @@ from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK, UsageError
 from clusterctl.inventory import load_checked
 from clusterctl.rollout import COMPONENTS, Rollout, batches, plan_rollout
-from clusterctl.runner import RunResult
+from clusterctl.runner import RunResult, inventory_lock
 from clusterctl.slurm import Slurm
 
 EXAMPLES = """Examples:
@@ -44,6 +45,15 @@ def reconfigure(
     A change is disruptive when its task or handler declares a change kind (docs/CHANGE_KINDS.md).
     Nodes drained or down for another reason are changed with their batch but neither drained nor resumed.
     """
+    if dry_run:
+        _reconfigure(inventory, component, batch, drain_timeout, dry_run, as_json)
+        return
+    with inventory_lock(inventory, f"reconfigure --component {component}"):
+        _reconfigure(inventory, component, batch, drain_timeout, dry_run, as_json)
+
+
+def _reconfigure(inventory: Path, component: str, batch: str | None, drain_timeout: int, dry_run: bool,
+                 as_json: bool) -> None:
     comp = COMPONENTS.get(component)
     if comp is None:
         raise UsageError(f"--component {component!r}: expected one of {', '.join(COMPONENTS)}")
