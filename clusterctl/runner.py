@@ -373,6 +373,10 @@ class AnsibleCall:
             "ident": ident,
             "inventory": str(self.inventory.resolve()),
             "envvars": ansible_env(self.inventory),
+            # ansible-runner points the fact cache at each run's own artifacts unless told otherwise (an
+            # absolute path is kept as it is): one cache per inventory, read by the next run (tagged runs)
+            "fact_cache": str(st / "facts"),
+            "fact_cache_type": "jsonfile",
             "quiet": True,
             "suppress_env_files": True,
             "rotate_artifacts": 50,
