@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -81,13 +82,15 @@ def validate(inventory: InventoryArg, as_json: JsonOpt = False, vault_password_f
 def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str | None = None,
              check: bool = False, diff: bool = False, forks: int | None = None,
              playbook: str = "site.yml", extravars: dict[str, object] | None = None,
-             summary: bool = True) -> RunResult:
-    """Validate, then run a playbook with live progress; print the summary table."""
+             summary: bool = True, lock: str | None = None) -> RunResult:
+    """Validate, then run a playbook with live progress; print the summary table. ``lock``: the
+    command that takes the inventory's lock for the run, once the input is checked."""
     inv = load_checked(inventory)
     require_decrypted(inv)
     if limit and inv.match is not None and not hosts_matching(inv, limit):
         raise UsageError(f"--limit {limit!r} matches no host of inventory {inventory}; nothing was run")
-    with RunProgress(len(inv.hosts)) as progress:
+    with inventory_lock(inventory, lock) if lock else contextlib.nullcontext(), \
+            RunProgress(len(inv.hosts)) as progress:
         result = run_playbook(playbook, inventory, limit=limit, tags=tags, check=check, diff=diff,
                               forks=forks, extravars=extravars, on_event=progress, label=label)
     if summary:
@@ -126,8 +129,8 @@ def provision(
                 print_json({"retry": [], "exit_code": 0})
             raise typer.Exit(0)
         console.print(f"retrying {len(limit.split(','))} host(s): {limit}")
-    with inventory_lock(inventory, "provision"):
-        result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks)
+    result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks,
+                      lock="provision")
     if as_json:
         print_json(result_dict(result))
     raise typer.Exit(result.exit_code)

@@ -12,7 +12,7 @@ from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, p
 from clusterctl.commands.provision_cmd import print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK, UsageError
-from clusterctl.inventory import load_checked
+from clusterctl.inventory import Inventory, load_checked
 from clusterctl.rollout import COMPONENTS, Rollout, batches, plan_rollout
 from clusterctl.runner import RunResult, inventory_lock
 from clusterctl.slurm import Slurm
@@ -45,21 +45,22 @@ def reconfigure(
     A change is disruptive when its task or handler declares a change kind (docs/CHANGE_KINDS.md).
     Nodes drained or down for another reason are changed with their batch but neither drained nor resumed.
     """
-    if dry_run:
-        _reconfigure(inventory, component, batch, drain_timeout, dry_run, as_json)
-        return
-    with inventory_lock(inventory, f"reconfigure --component {component}"):
-        _reconfigure(inventory, component, batch, drain_timeout, dry_run, as_json)
-
-
-def _reconfigure(inventory: Path, component: str, batch: str | None, drain_timeout: int, dry_run: bool,
-                 as_json: bool) -> None:
     comp = COMPONENTS.get(component)
     if comp is None:
         raise UsageError(f"--component {component!r}: expected one of {', '.join(COMPONENTS)}")
     inv = load_checked(inventory)
+    batches(inv.groups.get("slurm_compute", []), batch)  # a bad --batch is refused before anything runs
+    if dry_run:
+        _reconfigure(inventory, inv, component, batch, drain_timeout, dry_run, as_json)
+        return
+    with inventory_lock(inventory, f"reconfigure --component {component}"):  # once the input is checked
+        _reconfigure(inventory, inv, component, batch, drain_timeout, dry_run, as_json)
+
+
+def _reconfigure(inventory: Path, inv: Inventory, component: str, batch: str | None, drain_timeout: int,
+                 dry_run: bool, as_json: bool) -> None:
+    comp = COMPONENTS[component]
     compute = inv.groups.get("slurm_compute", [])
-    batches(compute, batch)  # a bad --batch is refused before anything runs
     plan = run_site(inventory, label=f"plan-{component}", tags=comp.tags, check=True, diff=True)
     out: dict[str, object] = {"component": component, "plan": result_dict(plan)}
     if plan.exit_code:
