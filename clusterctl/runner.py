@@ -367,6 +367,7 @@ class AnsibleCall:
         st = state_dir(self.inventory)
         (st / "tmp").mkdir(mode=0o700, exist_ok=True)
         (st / "runs").mkdir(exist_ok=True)
+        (st / "facts").mkdir(mode=0o700, exist_ok=True)  # a file there: one line naming it, before Ansible runs
         kw: dict[str, Any] = {
             "private_data_dir": str(st),
             "artifact_dir": str(st / "runs"),
