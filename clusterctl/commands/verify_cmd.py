@@ -62,7 +62,7 @@ def verify_command(
     junit: JunitOpt = None,
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
-    (or with no evidence)."""
+    (or with no evidence), 4 a node unreachable, 5 a node cannot be judged, 6 the inventory is busy."""
     from clusterctl import verify
     from clusterctl.runner import inventory_lock
 
