@@ -131,8 +131,6 @@ def mountpoint_problem(mp: str) -> str | None:
     """Why ``mp`` (already a plain absolute path) cannot be a mountpoint; None when it can. The one
     table of system paths is the collection's plugins/filter/tokens.py, which the storage roles'
     input checks apply too (filter ``clusterctl.hpc.mount_problems``)."""
-    from clusterctl.inventory import tokens
-
     problem: str | None = tokens.rules().mountpoint_problem(mp)
     return problem
 
