@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -18,40 +22,100 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class RunProgress:
-    """Event sink: a progress bar on a terminal, one plain line per notable event otherwise."""
+    """Event sink: a progress display on a terminal, one plain line per notable event otherwise.
 
-    def __init__(self, hosts: int, interactive: bool | None = None) -> None:
-        self.interactive = sys.stdout.isatty() if interactive is None else interactive
+    On a terminal, two rows: the run (tasks started, results so far by outcome, the run's clock) and
+    the current task (hosts done of the run's hosts, the task's own clock, reset at each task). The
+    run's row never completes, so its clock runs until the run ends (issue 28: rich stops a task's
+    clock once it completes, which froze the clock after the first task every host finished), and
+    rich redraws it on its own, so a long task shows time passing between events. Off a terminal, a
+    task running for ``heartbeat`` seconds without an event gets a "still running" line (then one each
+    ``heartbeat`` seconds). ``clock`` and ``out`` are for tests.
+    """
+
+    def __init__(self, hosts: int, interactive: bool | None = None, *, out: Console | None = None,
+                 clock: Callable[[], float] = time.monotonic, heartbeat: float = 60.0) -> None:
+        self.out = out or console
+        self.interactive = (sys.stdout.isatty() if out is None else out.is_terminal) if interactive is None \
+            else interactive
         self.hosts = max(hosts, 1)
         self.task = ""
         self.done_in_task = 0
+        self.tasks = 0
+        self.results: dict[str, int] = {"ok": 0, "changed": 0, "failed": 0, "unreachable": 0, "skipped": 0}
+        self.clock = clock
+        self.heartbeat = heartbeat
+        self.started = self.task_started = self.last_line = clock()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self._progress: Progress | None = None
+        self._run: Any = None
         self._bar: Any = None
 
     def __enter__(self) -> RunProgress:
+        self.started = self.task_started = self.last_line = self.clock()
         if self.interactive:
             self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                      TextColumn("{task.completed}/{task.total} hosts"), TimeElapsedColumn(),
-                                      console=console, transient=True)
+                                      TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+                                      console=self.out, transient=True, get_time=self.clock)
             self._progress.start()
-            self._bar = self._progress.add_task("starting", total=self.hosts)
+            self._run = self._progress.add_task(self._run_text(), total=None, count="")
+            self._bar = self._progress.add_task("starting", total=self.hosts, count=self._count_text())
+        else:
+            self._thread = threading.Thread(target=self._beat, name="clusterctl-heartbeat", daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
         if self._progress is not None:
             self._progress.stop()
 
+    def _beat(self) -> None:
+        while not self._stop.wait(min(self.heartbeat, 5.0)):
+            self.tick()
+
+    def _run_text(self) -> str:
+        r = self.results
+        bad = "".join(f", {r[k]} {k}" for k in ("failed", "unreachable") if r[k])
+        return f"run: {self.tasks} task(s), {r['ok']} ok, {r['changed']} changed{bad}"
+
+    def _count_text(self) -> str:
+        return f"{min(self.done_in_task, self.hosts)}/{self.hosts} hosts"
+
+    def tick(self) -> None:
+        """Called every few seconds between events (off a terminal): the heartbeat line of a long task."""
+        with self._lock:
+            now = self.clock()
+            if self.interactive or not self.task or now - self.last_line < self.heartbeat:
+                return
+            self.last_line = now
+            self.out.print(f"  ... still running: {self.task} ({now - self.task_started:.0f}s, "
+                           f"{self._count_text()} done; run {now - self.started:.0f}s)", markup=False)
+
     def __call__(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            self._event(event)
+
+    def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("event", "")
         data = event.get("event_data") or {}
-        if kind == "playbook_on_task_start":
+        if kind in ("playbook_on_task_start", "playbook_on_handler_task_start"):
             self.task = str(data.get("task") or "")
             self.done_in_task = 0
+            self.tasks += 1
+            self.task_started = self.last_line = self.clock()
             if self._progress is not None:
-                self._progress.update(self._bar, description=self.task[:60], completed=0)
+                self._progress.reset(self._bar, total=self.hosts, description=self.task[:60],
+                                     count=self._count_text())
+                self._progress.update(self._run, description=self._run_text())
             return
         if kind == "playbook_on_play_start" and not self.interactive:
-            console.print(f"PLAY {data.get('play', '')}")
+            self.out.print(f"PLAY {data.get('play', '')}", markup=False)
+            self.last_line = self.clock()
             return
         if not kind.startswith("runner_on_") or kind == "runner_on_start":
             return
@@ -64,13 +128,19 @@ class RunProgress:
             "runner_on_unreachable": "UNREACHABLE",
             "runner_on_skipped": "skipped",
         }.get(kind, kind.removeprefix("runner_on_"))
+        key = {"FAILED": "failed", "UNREACHABLE": "unreachable", "ignored": "ok"}.get(status, status)
+        if key in self.results:
+            self.results[key] += 1
         if self._progress is not None:
-            self._progress.update(self._bar, completed=min(self.done_in_task, self.hosts))
+            self._progress.update(self._bar, completed=min(self.done_in_task, self.hosts), count=self._count_text())
+            self._progress.update(self._run, description=self._run_text())
             if status in ("FAILED", "UNREACHABLE"):
-                self._progress.console.print(f"[red]{status}[/red] {host}: {self.task}: {_msg(res)}")
+                self._progress.console.print(f"[red]{status}[/red] {escape(host)}: {escape(self.task)}: "
+                                             f"{escape(_msg(res))}")
         elif status in ("changed", "FAILED", "UNREACHABLE"):
             extra = f": {_msg(res)}" if status != "changed" else ""
-            console.print(f"  {status:<11} {host:<20} {self.task}{extra}")
+            self.out.print(f"  {status:<11} {host:<20} {self.task}{extra}", markup=False)
+            self.last_line = self.clock()
 
 
 def _msg(res: dict[str, Any]) -> str:

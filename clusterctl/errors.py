@@ -16,6 +16,7 @@ EXIT_BAD_INPUT = 2  # inventory/arguments rejected; nothing ran
 EXIT_HOSTS_FAILED = 3  # some hosts failed (or verify found failed nodes)
 EXIT_UNREACHABLE = 4  # some hosts were unreachable or never reached (and none failed)
 EXIT_CANNOT_JUDGE = 5  # analyze, verify: a host could not be judged (unreadable, or needs an inventory key)
+EXIT_BUSY = 6  # another clusterctl run holds the inventory's lock; nothing ran
 
 
 class ClusterctlError(Exception):
@@ -44,6 +45,10 @@ class HostsFailed(ClusterctlError, exit_code=EXIT_HOSTS_FAILED):
 
 class Unreachable(ClusterctlError, exit_code=EXIT_UNREACHABLE):
     """Hosts could not be reached (and none failed)."""
+
+
+class Busy(ClusterctlError, exit_code=EXIT_BUSY):
+    """Another clusterctl run holds the lock (of the inventory, or of the remediation loop); nothing ran."""
 
 
 class AnsibleFailed(ClusterctlError):

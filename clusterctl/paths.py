@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
+import socket
 import stat
+import time
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 from clusterctl import collection
+from clusterctl.errors import Busy
 
 _PKG = Path(__file__).resolve().parent
 
@@ -96,3 +102,43 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _holder(fd: int) -> str:
+    """Who holds a lock, from what it wrote into the lock file (it may be gone or mid-write)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0).decode("utf-8", "replace") or "{}")
+    except (OSError, ValueError):
+        info = {}
+    if not isinstance(info, dict) or "pid" not in info:
+        return "holder unknown (it has not written its name yet)"
+    return (f"pid {info.get('pid')}, `{info.get('command', '?')}`, started {info.get('started', '?')}, "
+            f"host {info.get('host', '?')}")
+
+
+@contextlib.contextmanager
+def exclusive(lock_file: Path, command: str, *, what: str = "this inventory") -> Iterator[None]:
+    """Hold ``lock_file`` (fcntl ``flock``, never waits) while the block runs: the one lock helper of
+    clusterctl (the per-inventory lock of provision/reconfigure/remediate/verify, the remediation
+    loop's own lock). The holder writes its pid, ``command``, start time and host into the file; a
+    second taker gets :class:`~clusterctl.errors.Busy` naming them and the file. The kernel drops
+    the lock when the holder's process ends, however it ends: a stale file holds no lock. Not
+    re-entrant: a second take in the same process is refused like any other."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(f"another clusterctl run holds the lock of {what} ({_holder(fd)}; lock file {lock_file}); "
+                       "nothing was run: wait for it to end, then run again") from None
+        me = {"pid": os.getpid(), "command": command, "host": socket.gethostname(),
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me).encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # unlocked and empty: nobody reads a finished run as the holder
+    finally:
+        os.close(fd)

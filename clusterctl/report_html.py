@@ -40,7 +40,7 @@ body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:20px} h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
 .failed{color:#b00;font-weight:bold} .degraded{color:#a60} .healthy{color:#070}
-.no-evidence,.cannot-judge{color:#a0a} .critical{color:#b00} .warning{color:#a60}
+.no-evidence,.cannot-judge{color:#a0a} .unreachable{color:#b00} .critical{color:#b00} .warning{color:#a60}
 svg{background:#fafafa;border:1px solid #ddd}
 .legend{font-size:12px;color:#555}
 """
@@ -226,6 +226,8 @@ def node_summary(report: Report) -> str:
         c = r.counts()
         top = r.top() or (r.notes[-1] if r.status == "no evidence" and r.notes else None)
         text = f"{top.check}: {top.subject}: {top.message}" if top else ""
+        if r.status == "unreachable":
+            text = f"not reached: {r.unreachable}"
         rows.append(f"<tr class='node' data-host='{_e(r.host)}' data-status='{_e(r.status)}'>"
                     f"<td><a href='#host-{_e(r.host)}'>{_e(r.host)}</a></td>"
                     f"<td class='{_cls(r.status)}'>{_e(r.status)}</td><td>{c['critical']}</td><td>{c['warning']}</td>"
@@ -285,6 +287,7 @@ def render(report: Report, title: str = "clusterctl fabric verification") -> str
             else "")
     none += (f", <span class='cannot-judge'>{c['cannot judge']} cannot judge</span>" if c.get("cannot judge")
              else "")
+    none += f", <span class='unreachable'>{c['unreachable']} unreachable</span>" if c.get("unreachable") else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style></head><body>
 <h1>{_e(title)}</h1>

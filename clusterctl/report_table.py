@@ -12,10 +12,10 @@ from rich.table import Table
 from clusterctl.analysis.engine import Report
 from clusterctl.paths import write_atomic
 
-STYLE = {"failed": "red", "degraded": "yellow", "no evidence": "magenta", "cannot judge": "magenta",
-         "healthy": "green"}
-#: row order: failed, degraded, no evidence, cannot judge, healthy
-ORDER = {"failed": 0, "degraded": 1, "no evidence": 2, "cannot judge": 3, "healthy": 4}
+STYLE = {"failed": "red", "unreachable": "red", "degraded": "yellow", "no evidence": "magenta",
+         "cannot judge": "magenta", "healthy": "green"}
+#: row order: failed, unreachable, degraded, no evidence, cannot judge, healthy
+ORDER = {"failed": 0, "unreachable": 1, "degraded": 2, "no evidence": 3, "cannot judge": 4, "healthy": 5}
 #: at most this many rows: failed first, then degraded; healthy hosts are summarised
 MAX_ROWS = 200
 
@@ -34,6 +34,8 @@ def findings_table(report: Report, title: str = "fabric verification", *, all_ho
         text = f"{top.check}: {top.subject}: {top.message}" if top else ""
         if r.status == "cannot judge":
             text = f"cannot judge: {r.cannot_judge_reason}"
+        if r.status == "unreachable":
+            text = f"not reached: {r.unreachable}"
         t.add_row(escape(visible(r.host)), f"[{STYLE[r.status]}]{r.status}[/]", str(c["critical"]), str(c["warning"]),
                   escape(visible(text)))
     return t
@@ -53,6 +55,7 @@ def summary_line(report: Report) -> str:
     c = report.status_counts()
     none = f", {c['no evidence']} with no evidence" if c.get("no evidence") else ""
     none += f", {c['cannot judge']} cannot judge" if c.get("cannot judge") else ""
+    none += f", {c['unreachable']} unreachable" if c.get("unreachable") else ""
     return (f"{len(report.hosts)} hosts: {c['healthy']} healthy, {c['degraded']} degraded, {c['failed']} failed{none}; "
             f"{len(report.stragglers)} straggler(s); analysed in {report.seconds:.2f}s")
 

@@ -163,6 +163,13 @@ def state_dir(inventory: Path) -> Path:
     return d
 
 
+def inventory_lock(inventory: Path, command: str) -> contextlib.AbstractContextManager[None]:
+    """One changing run per inventory: ``<state dir>/lock``, held by provision, reconfigure, remediate
+    (each run of its loop) and verify; a second run exits 6 naming the holder (:func:`paths.exclusive`)."""
+    return paths.exclusive(state_dir(inventory) / "lock", f"clusterctl {command} {inventory}",
+                           what=f"inventory {inventory}")
+
+
 def ansible_env(inventory: Path) -> dict[str, str]:
     """Environment that makes Ansible find clusterctl's roles and plugins."""
     root = paths.data_root()
@@ -360,12 +367,17 @@ class AnsibleCall:
         st = state_dir(self.inventory)
         (st / "tmp").mkdir(mode=0o700, exist_ok=True)
         (st / "runs").mkdir(exist_ok=True)
+        (st / "facts").mkdir(mode=0o700, exist_ok=True)  # a file there: one line naming it, before Ansible runs
         kw: dict[str, Any] = {
             "private_data_dir": str(st),
             "artifact_dir": str(st / "runs"),
             "ident": ident,
             "inventory": str(self.inventory.resolve()),
             "envvars": ansible_env(self.inventory),
+            # ansible-runner points the fact cache at each run's own artifacts unless told otherwise (an
+            # absolute path is kept as it is): one cache per inventory, read by the next run (tagged runs)
+            "fact_cache": str(st / "facts"),
+            "fact_cache_type": "jsonfile",
             "quiet": True,
             "suppress_env_files": True,
             "rotate_artifacts": 50,

@@ -68,11 +68,13 @@ GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-query", "
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 #: status of a host folder that held nothing to judge (not "healthy": nothing was seen)
 NO_EVIDENCE = "no evidence"
+#: status of a host verify could not reach (or never got to): named, with why, never left out (issue 28)
+UNREACHABLE = "unreachable"
 #: status of a host whose evidence was there but could not be judged: none of it could be read, or
 #: every check that read it needed an expectation neither the capture nor the inventory gave
 CANNOT_JUDGE = "cannot judge"
 #: every status a judged host can have: the verdict words of every report, JSON document and export
-VERDICTS = ("healthy", "degraded", "failed", NO_EVIDENCE, CANNOT_JUDGE)
+VERDICTS = ("healthy", "degraded", "failed", NO_EVIDENCE, CANNOT_JUDGE, UNREACHABLE)
 #: checks whose findings say what was not read, never a verdict (severity info)
 COVERAGE = "coverage"
 #: the marker a check puts in an info finding when it needed an inventory key: "cannot judge: needs KEY"
@@ -120,10 +122,16 @@ class HostReport:
     judged: int = 0
     unreadable: int = 0
     needs: list[str] = field(default_factory=list)
+    #: why the collection did not reach this host ("" when it did); what it left is still judged
+    unreachable: str = ""
 
     @property
     def status(self) -> str:
         s = host_status(self.findings)
+        if s == "failed":
+            return s
+        if self.unreachable:
+            return UNREACHABLE
         if s != "healthy":
             return s
         if not self.kinds and not self.metrics:
@@ -177,6 +185,10 @@ class Report:
         return [h for h, r in self.hosts.items() if r.status == NO_EVIDENCE]
 
     @property
+    def unreachable(self) -> list[str]:
+        return [h for h, r in self.hosts.items() if r.status == UNREACHABLE]
+
+    @property
     def cannot_judge(self) -> list[str]:
         return [h for h, r in self.hosts.items() if r.status == CANNOT_JUDGE]
 
@@ -193,7 +205,8 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "hosts": {h: {"status": r.status, "findings": [f.to_dict() for f in r.findings],
-                          **({"cannot_judge": r.cannot_judge_reason} if r.status == CANNOT_JUDGE else {})}
+                          **({"cannot_judge": r.cannot_judge_reason} if r.status == CANNOT_JUDGE else {}),
+                          **({"unreachable": r.unreachable} if r.unreachable else {})}
                       for h, r in self.hosts.items()},
             "stragglers": [s.to_dict() for s in self.stragglers],
             "pairs": [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import time
 from typing import TYPE_CHECKING, Annotated
@@ -65,6 +66,7 @@ def remediate_command(
     """Drain -> remediate -> re-verify -> resume for nodes clusterctl drained; never touches other drains."""
     from clusterctl.inventory import load_checked
     from clusterctl.lifecycle import core, flow, probes
+    from clusterctl.runner import inventory_lock
     from clusterctl.slurm import Slurm
 
     load_checked(inventory)
@@ -75,8 +77,9 @@ def remediate_command(
     burn_verify = probes.burn_in_verifier(inventory, level=burn_in_level.value)
     runs = []
     while True:
-        report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
-                                burn_verify=burn_verify, dry_run=dry_run)
+        with contextlib.nullcontext() if dry_run else inventory_lock(inventory, "remediate"):  # each run
+            report = flow.remediate(Slurm(inventory), store, cfg, verify=verify, reset=reset, identify=identify,
+                                    burn_verify=burn_verify, dry_run=dry_run)
         runs.append(report.to_dict())
         for s in report.steps:
             word = "would " + s.action.kind if dry_run else f"{s.action.kind} {s.outcome}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +23,7 @@ from clusterctl.commands.common import (
 from clusterctl.display import RunProgress, console, err_console, print_summary
 from clusterctl.errors import UsageError
 from clusterctl.inventory import hosts_matching, load_checked, require_decrypted
-from clusterctl.runner import RunResult, read_last_failed, run_playbook
+from clusterctl.runner import RunResult, inventory_lock, read_last_failed, run_playbook
 
 LimitOpt = Annotated[str | None, typer.Option("--limit", "-l", help="Ansible host pattern to limit the run to")]
 TagsOpt = Annotated[str | None, typer.Option("--tags", "-t", help="Only run tasks with these tags (comma list)")]
@@ -83,13 +84,15 @@ def validate(inventory: InventoryArg, as_json: JsonOpt = False, vault_password_f
 def run_site(inventory: Path, *, label: str, limit: str | None = None, tags: str | None = None,
              check: bool = False, diff: bool = False, forks: int | None = None,
              playbook: str = "site.yml", extravars: dict[str, object] | None = None,
-             summary: bool = True) -> RunResult:
-    """Validate, then run a playbook with live progress; print the summary table."""
+             summary: bool = True, lock: str | None = None) -> RunResult:
+    """Validate, then run a playbook with live progress; print the summary table. ``lock``: the
+    command that takes the inventory's lock for the run, once the input is checked."""
     inv = load_checked(inventory)
     require_decrypted(inv)
     if limit and inv.match is not None and not hosts_matching(inv, limit):
         raise UsageError(f"--limit {limit!r} matches no host of inventory {inventory}; nothing was run")
-    with RunProgress(len(inv.hosts)) as progress:
+    with inventory_lock(inventory, lock) if lock else contextlib.nullcontext(), \
+            RunProgress(len(inv.hosts)) as progress:
         result = run_playbook(playbook, inventory, limit=limit, tags=tags, check=check, diff=diff,
                               forks=forks, extravars=extravars, on_event=progress, label=label)
     if summary:
@@ -128,7 +131,8 @@ def provision(
                 emit_json({"retry": []}, exit_code=0)
             raise typer.Exit(0)
         console.print(f"retrying {len(limit.split(','))} host(s): {limit}")
-    result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks)
+    result = run_site(inventory, label="provision", limit=limit, tags=tags, check=check, diff=diff, forks=forks,
+                      lock="provision")
     result_line(run_line("provision", result))
     if as_json:
         emit_json(result_dict(result), exit_code=result.exit_code)

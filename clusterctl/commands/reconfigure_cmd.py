@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,9 +21,9 @@ from clusterctl.commands.common import (
 from clusterctl.commands.provision_cmd import print_plan, run_site
 from clusterctl.display import console, err_console
 from clusterctl.errors import EXIT_OK
-from clusterctl.inventory import load_checked
+from clusterctl.inventory import Inventory, load_checked
 from clusterctl.rollout import COMPONENTS, Rollout, batches, plan_rollout
-from clusterctl.runner import RunResult
+from clusterctl.runner import RunResult, inventory_lock
 from clusterctl.slurm import Slurm
 
 if TYPE_CHECKING:  # a choice of values known at run time
@@ -59,10 +60,19 @@ def reconfigure(
     Nodes drained or down for another reason are changed with their batch but neither drained nor resumed.
     """
     component = component_.value
-    comp = COMPONENTS[component]
     inv = load_checked(inventory)
+    batches(inv.groups.get("slurm_compute", []), batch)  # a bad --batch is refused before anything runs
+    if dry_run:
+        _reconfigure(inventory, inv, component, batch, drain_timeout, dry_run, as_json)
+        return
+    with inventory_lock(inventory, f"reconfigure --component {component}"):  # once the input is checked
+        _reconfigure(inventory, inv, component, batch, drain_timeout, dry_run, as_json)
+
+
+def _reconfigure(inventory: Path, inv: Inventory, component: str, batch: str | None, drain_timeout: int,
+                 dry_run: bool, as_json: bool) -> None:
+    comp = COMPONENTS[component]
     compute = inv.groups.get("slurm_compute", [])
-    batches(compute, batch)  # a bad --batch is refused before anything runs
     plan = run_site(inventory, label=f"plan-{component}", tags=comp.tags, check=True, diff=True)
     out: dict[str, object] = {"component": component, "plan": result_dict(plan)}
     if plan.exit_code:

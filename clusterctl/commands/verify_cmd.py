@@ -24,8 +24,11 @@ from clusterctl.display import console, print_table
 from clusterctl.verify.collect import LEVELS
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from clusterctl.pairwise import Round
     from clusterctl.runner import RunResult
+    from clusterctl.verify import VerifyPlan
 
 if TYPE_CHECKING:  # a choice of values known at run time
     Level = enum.Enum
@@ -69,12 +72,21 @@ def verify_command(
     junit: JunitOpt = None,
 ) -> None:
     """Collect evidence on every compute node, judge it, write JSON + HTML. Exit 0 healthy, 3 any failed
-    (or with no evidence)."""
+    (or with no evidence), 4 a node unreachable, 5 a node cannot be judged, 6 the inventory is busy."""
+    from clusterctl import verify
+    from clusterctl.runner import inventory_lock
+
+    p = verify.plan(inventory, level=level.value, hosts=hosts, limit=limit, forks=forks)
+    with inventory_lock(inventory, "verify"):
+        _verify(inventory, p, drain, as_json, prom, junit)
+
+
+def _verify(inventory: Path, p: VerifyPlan, drain: bool, as_json: bool, prom: Path | None,
+            junit: Path | None) -> None:
     from clusterctl import verify
     from clusterctl.display import RunProgress, print_summary
     from clusterctl.report_table import findings_table, summary_line
 
-    p = verify.plan(inventory, level=level.value, hosts=hosts, limit=limit, forks=forks)
     with RunProgress(len(p.inv.hosts)) as progress:
         col = verify.collect(p, on_event=progress)
     print_summary(col.run, f"verify {inventory} (collection)", command="verify", inventory=inventory)

@@ -276,6 +276,7 @@ def _fill(inv: Inventory, s: Scan, im: Any, dl: Any, C: Any) -> None:
     inv.host_order = [h.name for h in hosts]
     inv.match = functools.partial(_match, im)
     inv.groups = {name: [h.name for h in g.get_hosts()] for name, g in im.groups.items()}
+    inv.group_rank = {name: (int(g.depth), int(g.priority)) for name, g in im.groups.items()}
     all_group = im.groups["all"]
 
     def plugins(entities: list[Any]) -> dict[str, Any]:

@@ -127,6 +127,8 @@ class Inventory:
     decrypted_files: list[str] = field(default_factory=list)  # encrypted var files decrypted and checked
     warnings: list[str] = field(default_factory=list)  # accepted, but said (command-running lookups)
     host_order: list[str] = field(default_factory=list)
+    #: group -> (depth, ansible_group_priority): Ansible's order of group variables (a later one wins)
+    group_rank: dict[str, tuple[int, int]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     #: the hosts an Ansible host pattern (``--limit``) selects, by ansible-core's own matching
     match: Callable[[str], list[str]] | None = field(default=None, repr=False, compare=False)

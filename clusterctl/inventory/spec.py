@@ -127,17 +127,12 @@ def _partitions(file: str, key: str, v: Any) -> list[Problem]:
     return out
 
 
-#: mountpoints that are the system's own: refused, and so is anything under the first group
-SYSTEM_TREES = ("/proc", "/sys", "/dev", "/boot", "/etc", "/run", "/usr")
-SYSTEM_PATHS = {*SYSTEM_TREES, "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/var/lib", "/var/log", "/tmp",
-                "/root", "/home", "/opt", "/srv", "/mnt", "/media", "/snap"}
-
-
 def mountpoint_problem(mp: str) -> str | None:
-    """Why ``mp`` (already a plain absolute path) cannot be a mountpoint; None when it can."""
-    if mp in SYSTEM_PATHS or any(mp.startswith(t + "/") for t in SYSTEM_TREES):
-        return "a system path: mount below a folder of your own (e.g. /mnt/data, /shared)"
-    return None
+    """Why ``mp`` (already a plain absolute path) cannot be a mountpoint; None when it can. The one
+    table of system paths is the collection's plugins/filter/tokens.py, which the storage roles'
+    input checks apply too (filter ``clusterctl.hpc.mount_problems``)."""
+    problem: str | None = tokens.rules().mountpoint_problem(mp)
+    return problem
 
 
 def _storage(file: str, key: str, v: Any) -> list[Problem]:

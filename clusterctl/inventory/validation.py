@@ -72,6 +72,7 @@ def _validate(inv: Inventory) -> list[Problem]:
         return problems
     problems += _definitions(inv)
     problems += _equal_precedence(inv)
+    problems += _equal_groups(inv)
     problems += _combined(inv)
     secret = set(inv.decrypted_files)
     for p in problems:  # a refused value from a vault file is named, never shown
@@ -93,6 +94,45 @@ def _equal_precedence(inv: Inventory) -> list[Problem]:
             shown = "<vaulted>" if d.vaulted or other.vaulted else d.value
             out.append(Problem(d.file, d.shown_key, shown, f"also set, to another value, in {other.file} (files of "
                                                            "equal precedence: which one wins is only file order)"))
+    return out
+
+
+def _equal_groups(inv: Inventory) -> list[Problem]:
+    """One variable set to different values by two groups of equal depth and priority that share a
+    host (issue 28 class 4): Ansible takes, for that host, the group whose name sorts last, silently.
+    Each pair of groups and key is named once, with both files and a host they share."""
+    by_group: dict[str, dict[str, Definition]] = {}
+    rank = inv.group_rank  # ansible_group_priority counts only in the inventory source, not in group_vars
+    for d in inv.definitions:
+        kind, _, name = d.owner.partition(":")
+        if kind == "group" and name != "all" and d.key != "ansible_group_priority":
+            by_group.setdefault(name, {}).setdefault(d.key, d)
+    if len(by_group) < 2:
+        return []
+    member: dict[str, list[str]] = {}
+    for g in sorted(by_group):
+        for h in inv.groups.get(g, ()):
+            member.setdefault(h, []).append(g)
+    out: list[Problem] = []
+    sets: set[tuple[str, ...]] = set()
+    for host, groups in member.items():
+        if len(groups) < 2 or tuple(groups) in sets:
+            continue
+        sets.add(tuple(groups))
+        for i, a in enumerate(groups):
+            for b in groups[i + 1:]:  # a < b by name: b is the one Ansible takes
+                if rank.get(a) != rank.get(b):
+                    continue
+                for key in sorted(by_group[a].keys() & by_group[b].keys()):
+                    da, db = by_group[a][key], by_group[b][key]
+                    if da.value == db.value:
+                        continue
+                    shown = "<vaulted>" if da.vaulted or db.vaulted else db.value
+                    out.append(Problem(db.file, db.shown_key, shown, (
+                        f"set to another value in {da.file} (group {a}); groups {a} and {b} are of equal depth "
+                        f"and priority and both hold host {host}: Ansible takes group {b}'s silently (name "
+                        "order). Set it in one place, or give one group ansible_group_priority in the "
+                        "inventory file (Ansible ignores it in group_vars)")))
     return out
 
 

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
@@ -18,7 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clusterctl.errors import ClusterctlError
+from clusterctl import paths
+from clusterctl.errors import Busy, ClusterctlError
 from clusterctl.lifecycle.core import Record
 
 NODES = "nodes.json"
@@ -26,8 +26,7 @@ ACTIONS = "actions.jsonl"
 ACCEPTANCE = "acceptance.json"
 
 
-class Busy(ClusterctlError):
-    """Another remediation loop holds the lock."""
+__all__ = ["Busy", "Store"]
 
 
 class Store:
@@ -93,12 +92,6 @@ class Store:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        fd = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise Busy(f"another clusterctl remediate is running (lock {self.folder / 'lock'})") from None
+        """One loop at a time over this folder (a library caller without the inventory's lock too)."""
+        with paths.exclusive(self.folder / "lock", "clusterctl remediate", what="the remediation loop"):
             yield
-        finally:
-            os.close(fd)

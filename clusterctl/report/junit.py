@@ -30,10 +30,10 @@ def render(report: Report, suite: str = "clusterctl") -> str:
             el = ET.SubElement(case, "failure", {"type": "failed",
                                                  "message": top.message if top else "failed"})
             el.text = text
-        elif r.status in ("no evidence", "cannot judge"):
+        elif r.status in ("no evidence", "cannot judge", "unreachable"):
             errors += 1
             ET.SubElement(case, "error", {"type": r.status.replace(" ", "_"),
-                                          "message": r.cannot_judge_reason or r.status})
+                                          "message": r.cannot_judge_reason or r.unreachable or r.status})
         elif text:
             ET.SubElement(case, "system-out").text = text
         cases.append(case)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from clusterctl.analysis.engine import Report
 
 #: every status a host can have in a report (engine.HostReport.status)
-STATUSES = ("healthy", "degraded", "failed", "no evidence", "cannot judge")
+STATUSES = ("healthy", "degraded", "failed", "no evidence", "cannot judge", "unreachable")
 
 #: name -> (type, help): the families this module writes, in the order written
 FAMILIES: dict[str, tuple[str, str]] = {

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusterctl.analysis.engine import Report, analyze_dir
+from clusterctl.analysis.engine import HostReport, Report, analyze_dir
 from clusterctl.analysis.expectations import build
-from clusterctl.errors import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, NoEvidence, UsageError
+from clusterctl.errors import EXIT_CANNOT_JUDGE, EXIT_HOSTS_FAILED, EXIT_OK, EXIT_UNREACHABLE, NoEvidence, UsageError
 from clusterctl.inventory import load_checked
 from clusterctl.pairwise import PairwiseRun, Round, RoundRunner, run_pairwise
 from clusterctl.report_table import write_outputs
@@ -45,11 +45,24 @@ class Verification:
 
     @property
     def exit_code(self) -> int:
-        """3 when a node failed, had no evidence or was not reached; else 5 when a node cannot be judged
-        (as ``analyze``); else 0 (every node healthy or degraded)."""
-        if self.report.failed or self.report.no_evidence or self.unreachable:
+        """3 when a node failed or left no evidence; else 4 when a node was unreachable or never reached
+        (the runs' convention, README: 3 > 4 > 5 > 0); else 5 when a node cannot be judged (as
+        ``analyze``); else 0 (every node healthy or degraded)."""
+        if self.report.failed or self.report.no_evidence:
             return EXIT_HOSTS_FAILED
+        if self.report.unreachable:
+            return EXIT_UNREACHABLE
         return EXIT_CANNOT_JUDGE if self.report.cannot_judge else EXIT_OK
+
+
+def account_for_every_node(report: Report, col: Collection) -> None:
+    """Every node the capture was for is in the report (issue 28): a host the run could not reach or
+    never got to is ``unreachable`` with why (what it left, if anything, is still judged); a target
+    with no evidence folder is ``no evidence``. Never silently missing."""
+    for host, why in col.run.unreached.items():
+        report.hosts.setdefault(host, HostReport(host)).unreachable = why or "unreachable"
+    for host in col.targets:
+        report.hosts.setdefault(host, HostReport(host))
 
 
 def pair_round_runner(p: VerifyPlan, *, on_start: RoundStart | None = None,
@@ -75,11 +88,11 @@ def analyse(col: Collection, *, run_round: RoundRunner | None = None, on_round_s
     """Judge the capture (``full``: after the pair rounds, ``run_round`` or :func:`pair_round_runner`)
     and write the reports. :class:`~clusterctl.errors.NoEvidence` when no host wrote any evidence."""
     p = col.plan
-    if not col.collected:
+    if not col.collected and not col.run.unreached:
         raise NoEvidence("verify: no evidence was collected (see the failures above)")
     exp = build(p.inv.spec())
     pairs: PairwiseRun | None = None
-    if p.level == "full":
+    if p.level == "full" and col.collected:
         # the pair rounds judge the folder after their last pass: that report is final
         verified = col.verified
         slurm_nodes = set(p.inv.groups.get("slurm_compute", []))
@@ -89,6 +102,7 @@ def analyse(col: Collection, *, run_round: RoundRunner | None = None, on_round_s
         report = pairs.report
     else:
         report = analyze_dir(p.evidence, exp)
+    account_for_every_node(report, col)
     out_dir = col.run.artifacts_dir
     v = Verification(col, report, out_dir / "verify-report.json", out_dir / "verify-report.html", pairs)
     write_outputs(report, v.report_json, v.report_html, title=f"clusterctl verify {p.inventory} ({p.level})")

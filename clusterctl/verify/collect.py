@@ -77,6 +77,15 @@ class Collection:
         return [h for h in self.plan.inv.hosts if (self.evidence / h).is_dir()]
 
     @property
+    def targets(self) -> list[str]:
+        """Inventory hosts (in inventory order) the plan verifies: ``--hosts``, within ``--limit``."""
+        inv, p = self.plan.inv, self.plan
+        chosen = set(hosts_matching(inv, p.hosts, "--hosts"))
+        if p.limit:
+            chosen &= set(hosts_matching(inv, p.limit))
+        return [h for h in inv.hosts if h in chosen]
+
+    @property
     def unreachable(self) -> list[str]:
         """Hosts the capture could not reach or never got to."""
         return [h for h, s in self.run.hosts.items() if s.unreachable] + list(self.run.not_reached)

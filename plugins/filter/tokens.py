@@ -305,6 +305,48 @@ def token_problems(values: dict[str, Any]) -> list[str]:
             for p, v, msg in problems(name, value)]
 
 
+#: mountpoints that are the system's own (issue 28 class 6): refused, and so is anything under SYSTEM_TREES
+SYSTEM_TREES = ("/proc", "/sys", "/dev", "/boot", "/etc", "/run", "/usr")
+SYSTEM_PATHS = frozenset({*SYSTEM_TREES, "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/var/lib", "/var/log",
+                          "/tmp", "/root", "/home", "/opt", "/srv", "/mnt", "/media", "/snap"})
+
+
+def mountpoint_problem(mp: str) -> str | None:
+    """Why ``mp`` (a plain absolute path, no trailing slash) cannot be a mountpoint; None when it can."""
+    if mp in SYSTEM_PATHS or any(mp.startswith(t + "/") for t in SYSTEM_TREES):
+        return "a system path: mount below a folder of your own (e.g. /mnt/data, /shared)"
+    return None
+
+
+def _mountpoint(m: Any) -> Any:
+    mp = m.get("mountpoint") if isinstance(m, dict) else None
+    return (mp.rstrip("/") or "/") if isinstance(mp, str) else mp  # /data/ is /data
+
+
+def mount_problems(mounts: Any, key: str, others: Any = ()) -> list[str]:
+    """``KEY[i].mountpoint: message (value: 'x')`` for each mount of ``mounts`` (a role's list) on a
+    system path, on a mountpoint already taken (``/data/`` is ``/data``) or with a name already taken
+    (one unit file per name), in the list itself or by ``others`` (the host's other mounts, those of
+    another role). Other shapes are left to the role's own checks."""
+    if not isinstance(mounts, list):
+        return []
+    taken = {(k, _mountpoint(m) if k == "mountpoint" else m.get(k)) for m in (others or ()) if isinstance(m, dict)
+             for k in ("mountpoint", "name")}
+    out: list[str] = []
+    for i, m in enumerate(mounts):
+        if not isinstance(m, dict):
+            continue
+        mp = _mountpoint(m)
+        if isinstance(mp, str) and mp.startswith("/") and mountpoint_problem(mp):
+            out.append(f"{key}[{i}].mountpoint: {mountpoint_problem(mp)} (value: {m.get('mountpoint')!r})")
+        elif ("mountpoint", mp) in taken:
+            out.append(f"{key}[{i}].mountpoint: two mounts on the same mountpoint (value: {m.get('mountpoint')!r})")
+        if ("name", m.get("name")) in taken:
+            out.append(f"{key}[{i}].name: two mounts with one name (one unit file each) (value: {m.get('name')!r})")
+        taken |= {("mountpoint", mp), ("name", m.get("name"))}
+    return out
+
+
 def systemd_quote(value: Any) -> str:
     """One argument of a systemd ``ExecStart=`` line (systemd.syntax / systemd.service quoting):
     bare when it is a safe token, else double-quoted with '\\' and '"' escaped; '%' (a specifier)
@@ -318,4 +360,5 @@ def systemd_quote(value: Any) -> str:
 
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"token_vars": token_vars, "token_problems": token_problems, "systemd_quote": systemd_quote}
+        return {"token_vars": token_vars, "token_problems": token_problems, "systemd_quote": systemd_quote,
+                "mount_problems": mount_problems}

@@ -24,7 +24,15 @@ from test_slurm_lib import FakeSlurm
 
 from clusterctl import verify
 from clusterctl.analysis.engine import analyze_dir
-from clusterctl.errors import EXIT_CANNOT_JUDGE, EXIT_FAILED, EXIT_HOSTS_FAILED, EXIT_OK, NoEvidence, UsageError
+from clusterctl.errors import (
+    EXIT_CANNOT_JUDGE,
+    EXIT_FAILED,
+    EXIT_HOSTS_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    NoEvidence,
+    UsageError,
+)
 from clusterctl.inventory import InventoryError
 from clusterctl.pairwise import Round
 from clusterctl.runner import HostStats, RunResult
@@ -125,6 +133,10 @@ def test_no_evidence_at_all_is_the_typed_error_exit_1(tmp_path: Path, state: Pat
     col = _collection(tmp_path, not_reached={"lab-c1": "never reached", "lab-c2": "never reached"})
     col.evidence.mkdir(parents=True)
     assert not col.collected and col.unreachable == ["lab-c1", "lab-c2"]
+    v = verify.analyse(col)  # issue 28: nodes not reached are a report of unreachable nodes, exit 4
+    assert v.report.unreachable == ["lab-c1", "lab-c2"] and v.exit_code == EXIT_UNREACHABLE
+    col.run.not_reached = {}  # nothing collected and nobody unreachable: every host failed
+    shutil.rmtree(tmp_path / "artifacts")
     with pytest.raises(NoEvidence, match="no evidence was collected") as exc:
         verify.analyse(col)
     assert exc.value.exit_code == EXIT_FAILED
@@ -135,17 +147,20 @@ def test_a_host_not_reached_fails_the_verification_though_none_failed(tmp_path: 
     col = _collection(tmp_path, hosts={"lab-c1": HostStats(ok=5)}, not_reached={"lab-c2": "never reached"})
     healthy(col.evidence / "lab-c1")
     v = verify.analyse(col)
-    assert v.report.failed == [] and v.unreachable == ["lab-c2"] and v.exit_code == EXIT_HOSTS_FAILED
+    assert v.report.failed == [] and v.unreachable == ["lab-c2"] and v.exit_code == EXIT_UNREACHABLE
     (col.evidence / "lab-c2").mkdir()
     col.run.not_reached = {}
     v = verify.analyse(col)
     assert v.report.no_evidence == ["lab-c2"] and v.exit_code == EXIT_HOSTS_FAILED  # an empty folder
-    shutil.rmtree(col.evidence / "lab-c2")
+    shutil.rmtree(col.evidence / "lab-c2")  # a target with no folder and no result is named too
+    v = verify.analyse(col)
+    assert v.report.no_evidence == ["lab-c2"] and v.exit_code == EXIT_HOSTS_FAILED
+    healthy(col.evidence / "lab-c2")
     assert verify.analyse(col).exit_code == EXIT_OK
 
 
 def test_a_host_that_cannot_be_judged_is_exit_5_unless_a_host_failed(tmp_path: Path, state: Path) -> None:
-    """verify exits as analyze does: 3 (a host failed, had no evidence or was not reached) > 5 (a host
+    """verify exits as analyze does: 3 (a host failed or had no evidence) > 4 (not reached) > 5 (a host
     cannot be judged) > 0. The ib_write_bw capture states no line rate and the lab spec gives none."""
     col = _collection(tmp_path, hosts={"lab-c1": HostStats(ok=5), "lab-c2": HostStats(ok=5)})
     healthy(col.evidence / "lab-c1")
@@ -156,7 +171,7 @@ def test_a_host_that_cannot_be_judged_is_exit_5_unless_a_host_failed(tmp_path: P
     assert v.report.failed == [] and v.report.cannot_judge == ["lab-c2"]
     assert v.exit_code == EXIT_CANNOT_JUDGE
     col.run.not_reached = {"lab-c3": "never reached"}
-    assert verify.analyse(col).exit_code == EXIT_HOSTS_FAILED  # 3 before 5
+    assert verify.analyse(col).exit_code == EXIT_UNREACHABLE  # 4 before 5
     col.run.not_reached = {}
     (col.evidence / "lab-c1" / "ibstat.txt").write_text(
         read_fixture("ibstat/h100-cx7-roce-all-active.txt").replace("State: Active", "State: Down"))
