@@ -5,8 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from typer._click.exceptions import UsageError as ClickUsageError
 from typer.core import TyperGroup
+
+try:  # typer >= 0.20 carries its own click; older ones use the click package
+    from typer._click.exceptions import UsageError as ClickUsageError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import UsageError as ClickUsageError  # type: ignore[assignment]
 
 from clusterctl.errors import (
     EXIT_BAD_INPUT,

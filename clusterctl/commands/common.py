@@ -107,7 +107,10 @@ def inventory_problems(problems: Any, where: Callable[[str], str] = str) -> list
 
 def command_name() -> str:
     """The running command's words (``verify``, ``lab status``), from typer's current context."""
-    from typer._click.globals import get_current_context
+    try:  # typer's own click (typer >= 0.20), else the click package
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import get_current_context  # type: ignore[no-redef]
 
     ctx = get_current_context(silent=True)
     words: list[str] = []

@@ -49,9 +49,11 @@ def _fingerprint(evidence: Path, exp: Mapping[str, Any]) -> str:
 
 
 def judged(evidence: Path, exp: Mapping[str, Any], *, report_dir: Path | None = None,
-           title: str = "clusterctl verify") -> dict[str, Any]:
+           title: str = "clusterctl verify", prom: Path | None = None, junit: Path | None = None) -> dict[str, Any]:
     """The report of ``evidence`` (``Report.to_dict()``), judged once per content of the folder; the
-    JSON and HTML reports written to ``report_dir`` (``verify-report.json``/``.html``) when given."""
+    JSON and HTML reports written to ``report_dir`` (``verify-report.json``/``.html``), the
+    Prometheus textfile to ``prom`` and JUnit XML to ``junit`` (clusterctl/report/) when given."""
+    wanted = [p for p in (report_dir / "verify-report.json" if report_dir else None, prom, junit) if p is not None]
     if not evidence.is_dir():
         raise UsageError(f"fabric_verdict: evidence_dir {evidence} is not a folder", file=str(evidence),
                          key="evidence_dir")
@@ -62,7 +64,7 @@ def judged(evidence: Path, exp: Mapping[str, Any], *, report_dir: Path | None = 
         cache = evidence / CACHE
         try:
             doc = json.loads(cache.read_text())
-            if doc.get("fingerprint") == key and (report_dir is None or (report_dir / "verify-report.json").is_file()):
+            if doc.get("fingerprint") == key and all(p.is_file() for p in wanted):
                 return dict(doc["report"])
         except (OSError, ValueError, AttributeError):
             pass
@@ -72,6 +74,14 @@ def judged(evidence: Path, exp: Mapping[str, Any], *, report_dir: Path | None = 
 
             report_dir.mkdir(parents=True, exist_ok=True)
             write_outputs(report, report_dir / "verify-report.json", report_dir / "verify-report.html", title=title)
+        if prom is not None:
+            from clusterctl.report import prom as prom_out
+
+            prom_out.write(report, prom)
+        if junit is not None:
+            from clusterctl.report import junit as junit_out
+
+            junit_out.write(report, junit)
         out = report.to_dict()
         tmp = cache.with_name(cache.name + ".tmp")
         tmp.write_text(json.dumps({"fingerprint": key, "report": out}, default=str))

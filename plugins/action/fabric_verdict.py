@@ -21,6 +21,8 @@ ARGUMENT_SPEC = {
     "spec": {"type": "dict", "default": {}},
     "report_dir": {"type": "path"},
     "title": {"type": "str", "default": "clusterctl verify"},
+    "prom": {"type": "path"},
+    "junit": {"type": "path"},
 }
 
 
@@ -64,7 +66,9 @@ class ActionModule(ActionBase):
         try:
             exp = verdict.expectations(Path(inventory) if inventory else None, args["spec"])
             report_dir = Path(args["report_dir"]) if args.get("report_dir") else None
-            report = verdict.judged(Path(args["evidence_dir"]), exp, report_dir=report_dir, title=args["title"])
+            report = verdict.judged(Path(args["evidence_dir"]), exp, report_dir=report_dir, title=args["title"],
+                                    prom=Path(args["prom"]) if args.get("prom") else None,
+                                    junit=Path(args["junit"]) if args.get("junit") else None)
         except InventoryError as exc:
             raise AnsibleActionFail(f"fabric_verdict: inventory {exc.path} rejected: "
                                     + "; ".join(str(p) for p in exc.problems)) from None

@@ -48,6 +48,12 @@ options:
     description: The HTML report's title.
     type: str
     default: clusterctl verify
+  prom:
+    description: Also write the verdicts as a Prometheus textfile here (what C(clusterctl verify --prom) writes).
+    type: path
+  junit:
+    description: Also write the verdicts as JUnit XML here, one test case per host (C(clusterctl verify --junit)).
+    type: path
 attributes:
   check_mode:
     support: full
@@ -67,6 +73,7 @@ EXAMPLES = r"""
   clusterctl.hpc.fabric_verdict:
     evidence_dir: "{{ clusterctl_evidence_dir }}"
     report_dir: /runner/artifacts/verify
+    junit: /runner/artifacts/verify/verify.xml
 
 - name: Judge against given expectations
   clusterctl.hpc.fabric_verdict:
@@ -109,6 +116,8 @@ ARGUMENT_SPEC = {
     "spec": {"type": "dict", "default": {}},
     "report_dir": {"type": "path"},
     "title": {"type": "str", "default": "clusterctl verify"},
+    "prom": {"type": "path"},
+    "junit": {"type": "path"},
 }
 
 

@@ -45,7 +45,8 @@ def param(command: str, name: str) -> Any:
 
 def choices_of(p: Any) -> tuple[str, ...]:
     """The values a parameter is typed to (typer's own type descriptor; () for a free value)."""
-    found = getattr(getattr(p, "type_descriptor", None), "choices", None) or ()
+    found = (getattr(getattr(p, "type_descriptor", None), "choices", None)
+             or getattr(getattr(p, "type", None), "choices", None) or ())  # typer's own click, or click's Choice
     return tuple(str(getattr(c, "value", c)) for c in found)
 
 

@@ -74,8 +74,9 @@ def test_action_judges_as_the_analysis_and_fails_the_failed_node(evidence: Path,
     want = analyze_dir(evidence, build(None), jobs=1).to_dict()["hosts"]
     assert want["node2"]["status"] == "failed" and want["node1"]["status"] == "healthy"  # the fixtures' ports
     out = tmp_path / "reports"
-    results = {h: run_action({"evidence_dir": str(evidence), "report_dir": str(out)}, {"inventory_hostname": h})
-               for h in ("node1", "node2", "node3")}
+    args = {"evidence_dir": str(evidence), "report_dir": str(out), "junit": str(out / "verify.xml"),
+            "prom": str(out / "clusterctl.prom")}
+    results = {h: run_action(args, {"inventory_hostname": h}) for h in ("node1", "node2", "node3")}
     ok, bad, none = results["node1"], results["node2"], results["node3"]
     assert not ok.get("failed") and ok["status"] == "healthy" and ok["changed"] is False
     assert bad["failed"] is True and bad["status"] == "failed" and bad["findings"] == want["node2"]["findings"]
@@ -88,6 +89,15 @@ def test_action_judges_as_the_analysis_and_fails_the_failed_node(evidence: Path,
     assert stats["data"]["clusterctl_verdicts"]["failed"] == ["node2"]
     written = json.loads((out / "verify-report.json").read_text())
     assert written["hosts"] == want and (out / "verify-report.html").read_text().startswith("<!DOCTYPE html>")
+    # the exports of clusterctl/report/, as clusterctl verify --junit/--prom write them
+    from clusterctl.report import junit
+
+    report = analyze_dir(evidence, build(None), jobs=1)
+    def timeless(xml: str) -> str:
+        return re.sub(r' time="[0-9.]+"', "", xml)
+
+    assert timeless((out / "verify.xml").read_text()) == timeless(junit.render(report, "clusterctl"))
+    assert 'clusterctl_node_status{host="node2",status="failed"} 1' in (out / "clusterctl.prom").read_text()
 
 
 def test_the_folder_is_judged_once_and_again_when_it_changes(evidence: Path) -> None:
