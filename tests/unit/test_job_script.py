@@ -250,3 +250,23 @@ def test_submit_stages_the_job_folder_and_runs_sbatch(tmp_path: Path, monkeypatc
     assert submitted == (job_dir / "job.sbatch").read_text()
     assert _directives(submitted)["output"] == f"{job_dir}/logs/%x-%j.out"
     assert out["log"] == f"{job_dir}/logs/train-4242.out"
+
+
+def test_the_lab_tests_log_check_on_a_real_elastic_restart() -> None:
+    """labjob.check_log (the lab test's verdict on the job log) on the output of a real elastic restart
+    (two torchrun agents, one worker killed): it passes there and fails when the log shows no resume."""
+    from conftest import read_fixture
+    from labjob import START, check_log
+
+    log = read_fixture("jobs/elastic-restart-two-agents.log")
+    steps = 1 + max(int(m) for m in re.findall(r"^done rank \d+ step (\d+) ", log, re.M))
+    killed = re.search(r"failed \(exitcode: -9\) local_rank: 0 \(pid: (\d+)\)", log)
+    assert killed
+    assert check_log(log, steps)["killed_pid"] == int(killed.group(1))
+    resumed = [m[4] for m in START.findall(log) if m[4] != "-1"]
+    from_scratch = log.replace(f"resumed-from {resumed[0]}", "resumed-from -1")
+    with pytest.raises(AssertionError):
+        check_log(from_scratch, steps)
+    no_restart = "\n".join(ln for ln in log.splitlines() if not (START.fullmatch(ln) and "resumed-from -1" not in ln))
+    with pytest.raises(AssertionError):
+        check_log(no_restart, steps)
