@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.app import app, examples
-from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, print_json
+from clusterctl.commands.common import InventoryArg, JsonOpt, ansible_command, emit_json
 from clusterctl.errors import UsageError
 
 JOB_EXAMPLES = """Examples:
@@ -67,7 +67,7 @@ def job_command(
     text = render(p)
     if not submit:
         if as_json:
-            print_json({"script": text, "job_dir": p.job_dir, "checkpoint_dir": p.checkpoint_dir,
+            emit_json({"script": text, "job_dir": p.job_dir, "checkpoint_dir": p.checkpoint_dir,
                         "logs": f"{p.logs_dir}/{p.name}-%j.out"})
         else:
             sys.stdout.write(text)
@@ -78,7 +78,7 @@ def job_command(
     job_id = submit_job(p, text)
     log = f"{p.logs_dir}/{p.name}-{job_id}.out"
     if as_json:
-        print_json({"job_id": job_id, "job_dir": p.job_dir, "checkpoint_dir": p.checkpoint_dir, "log": log})
+        emit_json({"job_id": job_id, "job_dir": p.job_dir, "checkpoint_dir": p.checkpoint_dir, "log": log})
     else:
         sys.stdout.write(f"{job_id}\n")
         sys.stderr.write(f"clusterctl: submitted job {job_id} as {p.user} on {p.controller}; log {log} "

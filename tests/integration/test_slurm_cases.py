@@ -68,7 +68,7 @@ def test_elastic_training_job_resumes_from_its_checkpoint(lab_slurm_cases: Path,
              "--torchrun", f"{labjob.VENV}/bin/torchrun", "--name", f"elastic-{os.getpid()}", "--submit", "--json",
              "--", "--steps", str(steps), "--step-seconds", "1")
     assert res.returncode == 0, res.stdout + res.stderr
-    job = json.loads(res.stdout)
+    job = json.loads(res.stdout)["result"]  # the --json envelope
     log = job["log"]
     assert log.startswith(case_vars["storage_mounts"][0]["mountpoint"] + f"/jobs/{labjob.USER}/")
 

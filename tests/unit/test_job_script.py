@@ -4,6 +4,7 @@ srun/scontrol/torchrun (the real TaskProlog of slurm_common giving the NCCL envi
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -241,7 +242,7 @@ def test_submit_stages_the_job_folder_and_runs_sbatch(tmp_path: Path, monkeypatc
     monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
     res = _job(str(inv), str(_train(tmp_path)), "--nodes", "1", "--user", "root", "--submit", "--json")
     assert res.exit_code == 0, res.output
-    out = yaml.safe_load(res.stdout)
+    out = json.loads(res.stdout)["result"]  # the --json envelope
     assert out["job_id"] == "4242"
     job_dir = Path(out["job_dir"])
     assert (job_dir / "train.py").read_text() == "print('training')\n"

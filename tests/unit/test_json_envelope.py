@@ -48,6 +48,8 @@ NO_HOSTS: dict[str, list[str]] = {
     "analyze": ["{evidence}"],
     "provision": [str(REPO / "inventories" / "lab"), "--retry"],  # no failed hosts recorded: nothing runs
     "init": ["{tmp}/new-inventory"],
+    "job": [str(REPO / "inventories" / "example-prod"), str(REPO / "tests" / "lab" / "elastic_train.py"),
+            "--nodes", "1", "--dry-run"],
 }
 #: commands whose results need hosts (an Ansible run, Slurm): their envelope on success is shown by the
 #: lab tests; here their failure and usage-error envelopes
