@@ -113,7 +113,7 @@ def test_real_verify_of_unreachable_nodes_lists_them_and_exits_4(tmp_path: Path)
         lab.replace("-o LogLevel=ERROR", "-o LogLevel=ERROR -o ConnectTimeout=3") + "ansible_connection: ssh\n")
     res = CliRunner().invoke(app, ["verify", str(inv), "--json"])
     assert res.exit_code == 4, res.output
-    out = json.loads(res.stdout)
+    out = json.loads(res.stdout)["result"]  # the --json envelope
     assert {h: s["status"] for h, s in out["report"]["hosts"].items()} == {"lab-c1": "unreachable",
                                                                            "lab-c2": "unreachable"}
     assert "unreachable" in " ".join(res.stderr.split())
