@@ -18,7 +18,7 @@ def parse(rel: str) -> dict:
 
 def judge(rel: str, tmp_path: Path) -> engine.HostReport:
     host = tmp_path / "n1"
-    host.mkdir()
+    host.mkdir(parents=True)
     (host / f"{rel.split('/')[0]}.txt").write_text(read_fixture(rel))
     return engine.analyze_dir(tmp_path, build(None), jobs=1).hosts["n1"]
 
@@ -66,3 +66,66 @@ def test_nccl_tests_header_and_trailer_without_hash_out_of_bounds_fail(tmp_path:
     assert out["out_of_bounds"] == 2 and out["wrong_total"] == 2 and out["busbw_largest_GBps"] == 129.05
     rep = judge(rel, tmp_path)
     assert rep.status == "failed" and any(f.check == "nccl_wrong" and f.severity == "critical" for f in real(rep))
+
+
+# --- kernel log: every timestamp form read; driver failures without an Xid judged ---
+
+def test_kernel_log_gsp_heartbeat_timeout_named_by_driver_index(tmp_path: Path) -> None:
+    rel = "kernel-log/ogpu1230-gh100-gpu6-gsp-heartbeat-timeout-memsys-error.txt"
+    out = parse(rel)
+    assert out["xids"] == [] and {e["gpu"] for e in out["gpu_fatal"]} == {"GPU6"}
+    assert {e["what"] for e in out["gpu_fatal"]} == {"Heartbeat timed out", "Memory Subsystem Error", "GSP Timeout"}
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and any(f.check == "kernel_gpu" and f.subject.endswith("/GPU6") for f in real(rep))
+
+
+def test_kernel_log_rm_init_adapter_failed(tmp_path: Path) -> None:
+    rel = "kernel-log/ogpu862-rtx5090-no-devices-rminitadapter-failed-syslog.txt"
+    out = parse(rel)
+    assert [e["gpu"] for e in out["gpu_fatal"]] == ["0000:01:00.0", "0000:01:00.0"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and any("01:00.0" in f.subject for f in real(rep))
+
+
+def test_kernel_log_probe_failed_is_a_lost_device(tmp_path: Path) -> None:
+    for rel, pci in (("kernel-log/rpext129-cx4lx-handle-hca-cap-failed-probe-22.txt", "0000:01:00.0"),
+                     ("kernel-log/tcrp9-cx4lx-log-max-qp-probe-failed-prompt.txt", "0000:03:00.0")):
+        out = parse(rel)
+        assert [(e["pci"], e["error"]) for e in out["init_failed"]] == [(pci, -22)]
+        rep = judge(rel, tmp_path / pci.replace(":", "_"))
+        assert rep.status == "failed" and any(f.check == "kernel_device" and pci in f.subject for f in real(rep))
+
+
+def test_kernel_log_dmesg_decode_iso_slot_power(tmp_path: Path) -> None:
+    rel = "kernel-log/gpud-dmesg-decode-iso-boot-h100-mlx5-insufficient-slot-power.txt"
+    out = parse(rel)
+    assert out["lines"] == 2362 and out["xids"] == [] and out["init_failed"] == []  # 2382 lines, 20 blank
+    assert len({e["pci"] for e in out["slot_power"]}) == 12 and out["slot_power"][0]["pci"] == "0000:1a:00.0"
+    assert out["slot_power"][0]["time"] == "2025-01-17T15:36:26,478631+00:00"
+    rep = judge(rel, tmp_path)
+    assert rep.status == "degraded" and any("insufficient PCIe slot power" in f.message for f in real(rep))
+
+
+def test_kernel_log_openwrt_logread_and_raw_kmsg(tmp_path: Path) -> None:
+    out = parse("kernel-log/openwrt24642-logread-pci-bandwidth-limited-x1-of-x2.txt")
+    assert [(e["pci"], e["time"]) for e in out["pcie_limited"]] == [("0003:01:00.0", "Wed Aug 12 17:30:58 2026")]
+    kmsg = parse("kernel-log/gpud-dev-kmsg-raw-nvswitch-open-calico.txt")
+    assert kmsg["lines"] == 47 and kmsg["xids"] == []
+    rep = judge("kernel-log/gpud-dev-kmsg-raw-nvswitch-open-calico.txt", tmp_path)
+    assert rep.status == "healthy"
+
+
+def test_kernel_log_switch_port_flaps(tmp_path: Path) -> None:
+    rel = "kernel-log/ac2100-6-mtk-eth0-port2-link-flap-days.txt"
+    flaps = parse(rel)["link_flaps"]
+    assert list(flaps) == ["eth0/2"] and flaps["eth0/2"]["downs"] == 10 and flaps["eth0/2"]["ups"] == 10
+    rep = judge(rel, tmp_path)
+    # ten flaps reach the default link_flap_critical: degraded at least (failed by the project's threshold)
+    assert rep.status in ("degraded", "failed") and any(f.check == "link_flap" and "eth0" in f.subject
+                                                        for f in real(rep))
+
+
+def test_kernel_log_one_corrected_error_reported_twice_is_one(tmp_path: Path) -> None:
+    rel = "kernel-log/endless548-alx-single-corrected-badtlp-no-timestamps.txt"
+    assert [e["pci"] for e in parse(rel)["aer_corrected"]] == ["0000:07:00.0", "0000:07:00.0"]
+    assert judge(rel, tmp_path).status == "healthy"
