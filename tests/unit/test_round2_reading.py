@@ -129,3 +129,44 @@ def test_kernel_log_one_corrected_error_reported_twice_is_one(tmp_path: Path) ->
     rel = "kernel-log/endless548-alx-single-corrected-badtlp-no-timestamps.txt"
     assert [e["pci"] for e in parse(rel)["aer_corrected"]] == ["0000:07:00.0", "0000:07:00.0"]
     assert judge(rel, tmp_path).status == "healthy"
+
+
+# --- NCCL logs: launcher prefixes and paste artefacts stripped, fatal IB async events judged failed ---
+
+def fatal(rep: engine.HostReport) -> list[engine.Finding]:
+    return [f for f in real(rep) if f.check == "nccl_transport" and f.severity == "critical"]
+
+
+def test_nccl_log_mpirun_timestamp_output_prefix(tmp_path: Path) -> None:
+    rel = "nccl-log/nccl230-2019-iso-ts-mpi-prefix-local-catastrophic-error.txt"
+    out = parse(rel)
+    assert out["hosts"] == ["container-e275-1553839402050-12124-01-000057"] and len(out["warnings"]) == 6
+    assert out["warnings"][0] == "NET/IB : Got async event : local catastrophic error"
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and fatal(rep)
+
+
+def test_nccl_log_ip_prefix_of_pdsh_and_ofi_plugin_lines(tmp_path: Path) -> None:
+    rel = "nccl-log/awsofi67-pdsh-prefix-p4d-no-optimal-provider.txt"
+    out = parse(rel)
+    assert out["lines"] == 4 and out["warnings"] == ["NET/OFI Couldn't find any optimal provider",
+                                                     "NET/OFI OFI NCCL failure: 2"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and any("OFI NCCL failure: 2" in f.message for f in fatal(rep))
+
+
+def test_nccl_log_quoted_autolinked_access_violation(tmp_path: Path) -> None:
+    rel = "nccl-log/nccl1710-quoted-autolinked-access-violation-wq-status9.txt"
+    out = parse(rel)
+    assert out["hosts"] == ["node201", "node023"]
+    assert out["warnings"][0] == "NET/IB : mlx5_0:1 Got async event : local access violation work queue error"
+    assert "from peer 10.1.3.201<33057> with status=9" in out["warnings"][3]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and fatal(rep)
+
+
+def test_nccl_log_async_port_error_is_fatal(tmp_path: Path) -> None:
+    rel = "nccl-log/litllama380-training-lines-elided-host-async-port-error.txt"
+    assert parse(rel)["warnings"] == ["NET/IB : Got async event : port error"] * 8
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and fatal(rep)
