@@ -170,3 +170,13 @@ def test_nccl_log_async_port_error_is_fatal(tmp_path: Path) -> None:
     assert parse(rel)["warnings"] == ["NET/IB : Got async event : port error"] * 8
     rep = judge(rel, tmp_path)
     assert rep.status == "failed" and fatal(rep)
+
+
+# --- ib_write_bw: a small-message result with no line rate is not a pass ---
+
+def test_ib_write_bw_small_messages_without_rate_cannot_be_judged(tmp_path: Path) -> None:
+    rel = "ib_write_bw/perftest273-post-list-8byte-ib0-eth-no-rate.txt"
+    out = parse(rel)
+    assert out["device"] == "ib0" and out["max_size_bytes"] == 8 and out["bw_avg_gbps"] == 0.48
+    rep = judge(rel, tmp_path)
+    assert rep.status == "cannot judge" and rep.cannot_judge_reason == "needs ib_rate_gbps"

@@ -166,12 +166,16 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     total = recognised = 0
     first_bad: int | None = None
     last_time: str | None = None
+    stamped: list[str] = []  # the lines with a log prefix, others blank: what the flap counter reads
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         line = raw.strip()
+        stamped.append("")
         if not line or (line.startswith("-- ") and line.endswith(" --")):
             continue
         total += 1
         time, msg, is_log = _split(line)
+        if time is not None:
+            stamped[-1] = raw
         if time is not None:
             last_time = time
         elif not is_log and msg.startswith("NVRM:"):
@@ -242,7 +246,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     note: str | None = None
     if total:
         try:
-            flaps = parse_syslog_linkflap(text)["interfaces"]
+            # only the timestamped lines: a prompt or a note pasted among them is not a log line
+            flaps = parse_syslog_linkflap(("# source:\n" if offset else "") + "\n".join(stamped))["interfaces"]
         except ParseError as exc:
             note = f"link flaps not counted: {exc.reason}"
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
