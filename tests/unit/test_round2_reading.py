@@ -180,3 +180,31 @@ def test_ib_write_bw_small_messages_without_rate_cannot_be_judged(tmp_path: Path
     assert out["device"] == "ib0" and out["max_size_bytes"] == 8 and out["bw_avg_gbps"] == 0.48
     rep = judge(rel, tmp_path)
     assert rep.status == "cannot judge" and rep.cannot_judge_reason == "needs ib_rate_gbps"
+
+
+# --- sinfo: node-oriented and '%all' layouts read by their header; the NODELIST named ---
+
+def test_sinfo_long_node_oriented_with_date_line(tmp_path: Path) -> None:
+    rel = "sinfo/elasticluster272-sinfo-lNe-down-star-not-responding.txt"
+    out = parse(rel)
+    assert sorted(out["nodes"]) == ["compute001", "compute002", "compute003", "compute004"]
+    assert out["partitions"][0]["state"] == "down*" and out["partitions"][0]["reason"] == "Not responding"
+    assert out["partitions"][0]["partition"] == "main" and out["nodes"]["compute001"]["not_responding"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and any(f.subject == "compute001" for f in real(rep))
+
+
+def test_sinfo_all_fields_pipe_separated(tmp_path: Path) -> None:
+    rel = "sinfo/gcm-sinfo-o-all-pipes-node0201-drain-star-replace.txt"
+    out = parse(rel)
+    assert sorted(out["nodes"]) == ["node0201", "node1537", "node4180"]
+    assert out["nodes"]["node0201"]["states"] == ["drain*"] and out["nodes"]["node0201"]["reasons"] == ["replace"]
+    assert out["nodes"]["node1537"]["base_states"] == ["alloc"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and [f.subject for f in real(rep)] == ["node0201"]
+
+
+def test_sinfo_finding_names_the_nodelist_as_printed(tmp_path: Path) -> None:
+    rep = judge("sinfo/citc11-oci-3-nodes-drain-compute.txt", tmp_path)
+    assert rep.status == "degraded" and len(real(rep)) == 3
+    assert all("NODELIST compute[001-003]" in f.message for f in real(rep))
