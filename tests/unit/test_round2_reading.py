@@ -208,3 +208,22 @@ def test_sinfo_finding_names_the_nodelist_as_printed(tmp_path: Path) -> None:
     rep = judge("sinfo/citc11-oci-3-nodes-drain-compute.txt", tmp_path)
     assert rep.status == "degraded" and len(real(rep)) == 3
     assert all("NODELIST compute[001-003]" in f.message for f in real(rep))
+
+
+# --- parsed, now judged: lspci 'rev ff', an SXM GPU with all NVLinks inactive ---
+
+def test_lspci_rev_ff_is_a_device_off_the_bus(tmp_path: Path) -> None:
+    rel = "lspci/shine171-quadro-rtx6000-1c00-rev-ff-fallen.txt"
+    out = parse(rel)
+    assert [d["slot"] for d in out["devices"] if d["config_all_ones"]] == [
+        "0000:1c:00.0", "0000:1c:00.1", "0000:1c:00.2", "0000:1c:00.3"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and [f.subject for f in real(rep)] == ["n1/0000:1c:00"]
+
+
+def test_nvlink_all_inactive_on_an_sxm_board_is_a_fault(tmp_path: Path) -> None:
+    rel = "nvidia-smi-nvlink/aznhc-a100-gpu6-nvml-all-links-inactive.txt"
+    (gpu,) = parse(rel)["gpus"]
+    assert gpu["index"] == 6 and gpu["name"] == "NVIDIA A100-SXM4-80GB" and gpu["all_links_inactive"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "failed" and any(f.subject == "n1/gpu6" and "GPU 6" in f.message for f in real(rep))
