@@ -227,3 +227,11 @@ def test_nvlink_all_inactive_on_an_sxm_board_is_a_fault(tmp_path: Path) -> None:
     assert gpu["index"] == 6 and gpu["name"] == "NVIDIA A100-SXM4-80GB" and gpu["all_links_inactive"]
     rep = judge(rel, tmp_path)
     assert rep.status == "failed" and any(f.subject == "n1/gpu6" and "GPU 6" in f.message for f in real(rep))
+
+
+def test_nvidia_smi_q_count_stated_by_attached_gpus_is_judged(tmp_path: Path) -> None:
+    rel = "nvidia-smi-q/monitorix28-304.108-geforce6200-d-temperature.txt"
+    out = parse(rel)
+    assert out["attached_gpus"] == 1 and [g["bus_id"] for g in out["gpus"]] == ["0000:01:05.0"]
+    rep = judge(rel, tmp_path)
+    assert rep.status == "healthy" and rep.needs == []

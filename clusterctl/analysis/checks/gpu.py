@@ -353,8 +353,9 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         names = [str(g.get("name")) for g in gpus if g.get("name")]
         board = board_gpus(names, found) if len(names) == len(gpus) else None
         res.findings += _count_finding(host, found, exp, "", board)
-        if exp.get("gpus_per_node") is None and board is None and gpus and not any(map(_has_health, gpus)) \
-                and not data.get("lost_gpus"):
+        # the count is judged when the capture states it ('Attached GPUs', severity.yml gpu_count.cannot_judge)
+        if exp.get("gpus_per_node") is None and board is None and attached is None and gpus \
+                and not any(map(_has_health, gpus)) and not data.get("lost_gpus"):
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
