@@ -235,3 +235,11 @@ def test_nvidia_smi_q_count_stated_by_attached_gpus_is_judged(tmp_path: Path) ->
     assert out["attached_gpus"] == 1 and [g["bus_id"] for g in out["gpus"]] == ["0000:01:05.0"]
     rep = judge(rel, tmp_path)
     assert rep.status == "healthy" and rep.needs == []
+
+
+def test_topo_older_rdma_device_names_as_columns(tmp_path: Path) -> None:
+    rel = "nvidia-smi-topo/k8s53497-2017-8gpu-mlx4-trailing-spaces-cut.txt"
+    out = parse(rel)
+    assert out["columns"][-1] == "mlx4_0" and len(out["gpus"]) == 5  # cut after the GPU4 row
+    assert out["gpus"][0]["links"]["mlx4_0"] == "PHB" and out["gpus"][4]["cpu_affinity"] == "10-19,30-39"
+    assert judge(rel, tmp_path).status == "healthy"
