@@ -243,3 +243,11 @@ def test_topo_older_rdma_device_names_as_columns(tmp_path: Path) -> None:
     assert out["columns"][-1] == "mlx4_0" and len(out["gpus"]) == 5  # cut after the GPU4 row
     assert out["gpus"][0]["links"]["mlx4_0"] == "PHB" and out["gpus"][4]["cpu_affinity"] == "10-19,30-39"
     assert judge(rel, tmp_path).status == "healthy"
+
+
+def test_nvidia_smi_q_pasted_inside_a_markdown_backtick(tmp_path: Path) -> None:
+    rel = "nvidia-smi-q/gnomeshell356-375.66-d-memory-util-backtick-cut.txt"
+    out = parse(rel)
+    assert out["attached_gpus"] == 1 and [g["bus_id"] for g in out["gpus"]] == ["0000:01:00.0"]
+    assert out["gpus"][0]["utilization_pct"]["gpu"] == 47.0
+    assert judge(rel, tmp_path).status == "healthy"

@@ -273,7 +273,24 @@ def _dedent(lines: list[str]) -> list[str]:
 _AUTOLINK = re.compile(r"\[(?P<t>[^\]\s]{1,200})\]\(https?://(?P=t)/?\)")
 
 
+def _inline_tick(text: str) -> str:
+    """``text`` without the single markdown backtick a paste opens with (a backtick before the
+    first line, and one after the last if present); a fence of three is :data:`_FENCE`'s."""
+    head, sep, body = "", "", text
+    if text.startswith(("# source:", "#source:")):
+        head, sep, body = text.partition("\n")
+    if not body.startswith("`") or body.startswith("``"):
+        return text
+    body = body[1:]
+    end = body.rstrip()
+    if end.endswith("`") and not end.endswith("``"):
+        body = body[:len(end) - 1] + body[len(end):]
+    return head + sep + body
+
+
 def _unescaped(text: str) -> str:
+    if "`" in text[:300]:
+        text = _inline_tick(text)
     if "](http" in text:
         text = _AUTOLINK.sub(r"\g<t>", text)
     if "\x00" in text:
