@@ -251,3 +251,12 @@ def test_nvidia_smi_q_pasted_inside_a_markdown_backtick(tmp_path: Path) -> None:
     assert out["attached_gpus"] == 1 and [g["bus_id"] for g in out["gpus"]] == ["0000:01:00.0"]
     assert out["gpus"][0]["utilization_pct"]["gpu"] == 47.0
     assert judge(rel, tmp_path).status == "healthy"
+
+
+def test_ibstat_ethernet_port_down_on_an_infiniband_host_is_not_a_rail(tmp_path: Path) -> None:
+    rel = "ibstat/mooncake2039-cx7-ib-ndr-active-cx6dx-eth-down-cut.txt"
+    ports = {d["name"]: d["ports"][0] for d in parse(rel)["devices"] if d.get("ports")}
+    assert ports["mlx5_0"]["link_layer"] == "InfiniBand" and ports["mlx5_0"]["state"].upper() == "ACTIVE"
+    assert ports["mlx5_1"]["link_layer"] == "Ethernet" and ports["mlx5_1"]["phys_state"] == "Disabled"
+    rep = judge(rel, tmp_path)
+    assert rep.status == "healthy" and any("mlx5_1" in f.subject and "not judged" in f.message for f in rep.notes)
