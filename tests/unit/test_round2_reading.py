@@ -260,3 +260,12 @@ def test_ibstat_ethernet_port_down_on_an_infiniband_host_is_not_a_rail(tmp_path:
     assert ports["mlx5_1"]["link_layer"] == "Ethernet" and ports["mlx5_1"]["phys_state"] == "Disabled"
     rep = judge(rel, tmp_path)
     assert rep.status == "healthy" and any("mlx5_1" in f.subject and "not judged" in f.message for f in rep.notes)
+
+
+def test_ip_link_single_netdev_up_without_carrier(tmp_path: Path) -> None:
+    rel = "ip-link/exanic111-ip-a-s-enp4s0-no-carrier.txt"
+    (link,) = parse(rel)["links"]
+    assert link["ifname"] == "enp4s0" and link["carrier"] is False and "UP" in link["flags"]
+    assert link["state"] == "DOWN"
+    rep = judge(rel, tmp_path)
+    assert rep.status == "degraded" and [f.subject for f in real(rep)] == ["n1/enp4s0"]
