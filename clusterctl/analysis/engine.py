@@ -462,6 +462,9 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
         rep.needs += needs
     else:
         rep.judged += 1
+    if isinstance(data, Mapping) and data.get("cut"):
+        rep.add(Finding(host, COVERAGE, "info", host,
+                        f"{rel}: {'; '.join(str(c) for c in data['cut'])}: judged what is there"))
     if isinstance(data, Mapping) and data.get("blocks_missing"):
         rep.add(Finding(host, COVERAGE, "info", host,
                         f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "

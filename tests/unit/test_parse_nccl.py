@@ -63,9 +63,8 @@ def test_mpirun_failure_is_a_failed_result_naming_the_line() -> None:
 def test_truncated_garbage_and_test_failure() -> None:
     text = read_fixture(T + "a100x8-single-node-all-reduce-gcm.txt")
     cut = text.split("    67108864")[0]
-    with pytest.raises(ParseError) as e:
-        registry.parse("nccl-tests", cut)
-    assert "trailer" in e.value.reason
+    out = registry.parse("nccl-tests", cut)  # a cut table is judged on its rows, the cut recorded (issue 29)
+    assert out["busbw_largest_GBps"] == 170.31 and "trailer" in out["cut"][0]
     row = " 1073741824     268435456     float     sum      -1   8109.1  132.41  231.72      0   8109.7  132.40  231.70"
     half = text.replace(row + "      0", "  1073741824     268435456     float")
     with pytest.raises(ParseError) as e:

@@ -189,6 +189,9 @@ def test_ibstat_matches_fixture(name: str) -> None:
     for dev, block in zip(data["devices"], ca, strict=True):
         assert dev["ca_type"] == field(block, "CA type")
         assert dev["fw_version"] == field(block, "Firmware version")
+        if "Port 1:" not in block:  # a paste cut inside the CA's header: no port read
+            assert dev["ports"] == []
+            continue
         (port,) = dev["ports"]
         assert port["state"] == words[field(block, "State")]
         assert port["phys_state"] == field(block, "Physical state")

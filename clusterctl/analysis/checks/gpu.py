@@ -353,8 +353,9 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         names = [str(g.get("name")) for g in gpus if g.get("name")]
         board = board_gpus(names, found) if len(names) == len(gpus) else None
         res.findings += _count_finding(host, found, exp, "", board)
-        if exp.get("gpus_per_node") is None and board is None and gpus and not any(map(_has_health, gpus)) \
-                and not data.get("lost_gpus"):
+        # the count is judged when the capture states it ('Attached GPUs', severity.yml gpu_count.cannot_judge)
+        if exp.get("gpus_per_node") is None and board is None and attached is None and gpus \
+                and not any(map(_has_health, gpus)) and not data.get("lost_gpus"):
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
@@ -431,7 +432,9 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
         return res
     peers_with_links = any(g.get("active_links") for g in gpus)
     dark = [g for g in gpus if g.get("all_links_inactive")]
-    if dark and not want and not peers_with_links:
+    # an SXM product's NVLinks are on the board: all inactive is a fault, not "no NVLink here"
+    built_in = {id(g) for g in dark if product_nvlinks(str(g.get("name") or ""))}
+    if dark and not want and not peers_with_links and len(built_in) < len(dark):
         res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.no_nvlink"), host,
                                     f"no active NVLink on any of the {len(gpus)} GPU(s) (NVML: all links are "
                                     "inactive): PCIe cards or no NVLink bridge; set nvlink_links_per_gpu if "
@@ -442,10 +445,12 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
         if product is not None and g.get("inactive_links") and g.get("active_links", 0) >= product:
             continue  # judged with the product's topology: links beyond its count are unused by design
         if g.get("all_links_inactive"):
-            if want or peers_with_links:
-                why = f"{want} per GPU expected" if want else "other GPUs of the node have active links"
+            if want or peers_with_links or id(g) in built_in:
+                why = (f"{want} per GPU expected" if want else "other GPUs of the node have active links"
+                       if peers_with_links else f"the {g.get('name')} has {product} NVLinks on its board")
                 res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.inactive"), subj,
-                                            f"all NVLink links inactive (NVML reports none active; {why})"))
+                                            f"GPU {g.get('index')}: all NVLink links inactive (NVML reports "
+                                            f"none active; {why})"))
         elif g.get("inactive_links"):
             links = ", ".join(str(x) for x in g["inactive_links"])
             res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.inactive"), subj,
@@ -513,6 +518,14 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
     quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
     down-clock)."""
     res = CheckResult()
+    lost: dict[str, list[str]] = {}
+    for d in data.get("devices") or []:
+        if d.get("config_all_ones"):  # one finding per device, its functions listed
+            lost.setdefault(str(d["slot"]).rsplit(".", 1)[0], []).append(str(d["slot"]))
+    for dev, slots in lost.items():
+        res.findings.append(Finding(host, "pcie_device", rule_sev("pcie_device.not_responding"), f"{host}/{dev}",
+                                    f"PCI device {dev} ({len(slots)} function(s)) reads 'rev ff': its config space "
+                                    "returns all ones, the device has fallen off the bus; drain, reboot, reseat"))
     for d in data.get("devices") or []:
         cap, sta = d.get("lnkcap"), d.get("lnksta")
         if not (d.get("is_gpu") or d.get("excerpt") or (d.get("is_nic") and d.get("vendor") == "mellanox")) \

@@ -22,6 +22,9 @@ https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html). Each co
 One finding per GPU (PCI bus id, as the driver prints it) and Xid code, with how many times and
 when. Expectations: ``xid_ignore`` (list of codes not judged, default none).
 
+GPUs the driver lost or could not initialise without an Xid (``RmInitAdapter failed``, GSP heartbeat
+and RPC timeouts, memory subsystem errors) are critical (``kernel_gpu.driver_lost``), as is a driver's
+failed probe of a device (``kernel_device.probe_failed``); insufficient PCIe slot power is a warning.
 A ``fallen off the bus`` line without an Xid 79 for that GPU is critical too (drivers 570+ print
 the multi-line form without an Xid). Other ``NVRM:`` NVLink failures are warnings. Link flaps are
 judged by :func:`clusterctl.analysis.checks.linkflap.judge_link_flaps` (the same thresholds as KIND
@@ -131,7 +134,11 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         for pci, events in sorted(by_dev.items()):
             # one corrected error is the link doing its job; repeated ones (or 'Multiple') are a
             # link at risk: retrains, replays and lost bandwidth
-            repeated = len(events) >= AER_CORRECTED_REPEATED or any("Multiple" in str(e["text"]) for e in events)
+            # one error is reported twice, by the root port ('Corrected error received: <dev>') and by
+            # the device itself ('PCIe Bus Error: severity=Corrected'): count the larger of the two
+            relayed = sum(1 for e in events if "received" in str(e["text"]))
+            n_errors = max(relayed, len(events) - relayed)
+            repeated = n_errors >= AER_CORRECTED_REPEATED or any("Multiple" in str(e["text"]) for e in events)
             sev = rule_sev(rule) if key == "aer_nonfatal" or repeated else rule_sev("kernel_pcie.aer_corrected_once")
             res.findings.append(Finding(
                 host, "kernel_pcie", sev, f"{host}/{pci}" if pci else host,
@@ -159,6 +166,34 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             host, "kernel_pcie", rule_sev("kernel_pcie.below_capability"), f"{host}/{pci}" if pci else host,
             f"{pci or 'a device'} runs below its PCIe capability: limited by {ev.get('link')} (capable of "
             f"{ev.get('capable')}); reseat or check the slot/riser"))
+    gpus: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in data.get("gpu_fatal") or ():
+        gpus.setdefault(str(ev.get("gpu") or ""), []).append(ev)
+    for gpu, events in sorted(gpus.items()):
+        whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
+        res.findings.append(Finding(
+            host, "kernel_gpu", rule_sev("kernel_gpu.driver_lost"), f"{host}/{gpu}" if gpu else host,
+            f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid needed): "
+            f"{len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU. "
+            f"Last: {str(events[-1]['text'])[:160]!r}"))
+    probes: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in data.get("init_failed") or ():
+        probes.setdefault(str(ev.get("pci") or ""), []).append(ev)
+    for pci, events in sorted(probes.items()):
+        res.findings.append(Finding(
+            host, "kernel_device", rule_sev("kernel_device.probe_failed"), f"{host}/{pci}",
+            f"the driver failed to bring up {pci} (probe failed with error {events[-1].get('error')}) "
+            f"{_when(events)}: the device is not usable; check firmware/driver versions and the card. "
+            f"Last: {str(events[-1]['text'])[:160]!r}"))
+    power: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in data.get("slot_power") or ():
+        power.setdefault(str(ev.get("pci") or ""), []).append(ev)
+    if power:
+        devs = sorted(power)
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev("kernel_pcie.slot_power"), f"{host}/{devs[0]}" if len(devs) == 1 else host,
+            f"insufficient PCIe slot power reported for {len(devs)} device(s) ({', '.join(d or '?' for d in devs)}): "
+            "the card may throttle or fail under load; check the slot's power budget / riser"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

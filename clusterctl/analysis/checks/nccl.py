@@ -109,7 +109,11 @@ _FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with e
                     r"transport retry counter exceeded|IBV_WC_RETRY_EXC_ERR|ncclSystemError|ncclRemoteError|"
                     # older NCCL: 'Got completion from peer <ip> with status=12 ...' (any non-zero
                     # ibv_wc_status is an error); a verbs call failing ('Call to ibv_modify_qp failed')
-                    r"Got completion .{0,120}with status=0*[1-9]\d{0,3}\b|Call to ibv_\w{1,40} failed",
+                    r"Got completion .{0,120}with status=0*[1-9]\d{0,3}\b|Call to ibv_\w{1,40} failed|"
+                    # verbs async events NCCL's IB transport reports (ibv_event_type_str): a port that went
+                    # down, a device or work queue in error; the aws-ofi-nccl plugin's own failure
+                    r"Got async event\s*:\s*(?:port error|local catastrophic error|.{0,40}work queue .{0,20}error"
+                    r"|CQ error|SRQ catastrophic error)|OFI NCCL failure: [1-9]",
                     re.IGNORECASE)
 
 

@@ -37,6 +37,8 @@ from clusterctl.analysis.severity import sev as rule_sev
 #: the lower-bound judgement needs messages this large (perftest reaches line rate from ~64 KiB; 1 MiB
 #: leaves no doubt)
 LOWER_BOUND_MIN_BYTES = 1 << 20
+#: below this message size perftest does not reach line rate at all: such a result alone cannot be judged
+LINE_RATE_MIN_BYTES = 1 << 16
 STANDARD_RATES_GBPS = (8.0, 10.0, 16.0, 25.0, 32.0, 40.0, 50.0, 54.5, 100.0, 200.0, 400.0, 800.0)
 
 
@@ -44,11 +46,17 @@ def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, An
                        expectations: Mapping[str, Any]) -> list[Finding]:
     """No line rate from the inventory: the smallest standard rate at or above the measurement is
     one the port has at least; below the fraction of even that is a finding (a warning: the true
-    rate may be higher, so the true shortfall is at least this); otherwise a note that it cannot be
-    judged without ``ib_rate_gbps``."""
+    rate may be higher, so the true shortfall is at least this); otherwise (and always for messages
+    below :data:`LINE_RATE_MIN_BYTES`) a note that it cannot be judged without ``ib_rate_gbps``."""
     size = data.get("max_size_bytes")
-    if not isinstance(size, int | float) or size < LOWER_BOUND_MIN_BYTES:
-        return []  # small messages are bound by latency and message rate, not by the link
+    if isinstance(size, int | float) and LINE_RATE_MIN_BYTES <= size < LOWER_BOUND_MIN_BYTES:
+        return []
+    if not isinstance(size, int | float) or size < LINE_RATE_MIN_BYTES:
+        # messages too small to reach line rate are bound by latency and message rate, not by the
+        # link: the result shows nothing about it (an unjudged result is not a pass)
+        return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
+                        f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.2f} Gb/s at {size} B messages, below "
+                        f"{LINE_RATE_MIN_BYTES} B: bound by message rate, and the capture states no line rate)")]
     floor = next((r for r in STANDARD_RATES_GBPS if r >= bw), None)
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     if floor is not None and bw < floor * min_fraction:

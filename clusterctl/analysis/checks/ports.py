@@ -95,6 +95,12 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
     # ports of another link layer than the fabric's are front-end/storage NICs when the host also
     # has ports of the fabric's link layer (an H100 node: 8 IB rails + an Ethernet ConnectX-6 Dx):
     # noted, not judged. With no port of the fabric's link layer at all, every port is a mismatch.
+    if want_ll is None:
+        # no fabric in the spec: a host whose active ports are all InfiniBand has an IB fabric (issue 29
+        # item 5: the expectation inferred from the capture); its Ethernet ports are the front-end's
+        up_lls = {p.get("link_layer") for d in devices for p in d.get("ports") or () if _is_up(p)}
+        if up_lls == {"InfiniBand"}:
+            want_ll, fabric = "InfiniBand", "infiniband (the host's active ports)"
     has_fabric_port = any(p.get("link_layer") in (want_ll, None) for d in devices for p in d.get("ports") or ())
     active_devices = 0
     for d in devices:

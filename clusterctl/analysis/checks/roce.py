@@ -159,8 +159,18 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     fabric = str(exp.get("fabric") or "")
     skip = _excluded(exp)
     out: list[Finding] = []
-    for link in data.get("links", []):
+    links = list(data.get("links", []))
+    for link in links:
         if not _fabric_netdev(link, names, skip, fabric):
+            # a capture of one physical netdev (`ip a s X`: the operator singled it out) that is
+            # administratively up without carrier: its cable, transceiver or peer is down
+            if (len(links) == 1 and link.get("carrier") is False and "UP" in (link.get("flags") or ())
+                    and link.get("link_type") in ("ether", "infiniband") and not link.get("kind")
+                    and str(link.get("ifname") or "") not in skip):
+                out.append(Finding(host, "netdev_link", rule_sev("netdev_link.no_carrier"),
+                                   f"{host}/{link['ifname']}",
+                                   f"{link['ifname']} is up but has no carrier (NO-CARRIER, state "
+                                   f"{link.get('state')}): check the cable, transceiver and the peer port"))
             continue
         subject = f"{host}/{link['ifname']}"
         f = _mtu_finding(host, subject, link["ifname"], link.get("mtu"), exp)

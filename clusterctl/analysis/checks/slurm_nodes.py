@@ -59,14 +59,17 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
                                         f"sinfo: partition {r.get('partition')} is {r.get('avail')}"))
     for node, n in sorted((data.get("nodes") or {}).items()):
         states = ", ".join(n.get("states") or [])
+        lists = [x for x in n.get("nodelists") or [] if x != node]
+        detail = f" (sinfo state {states}" + (f", NODELIST {', '.join(lists)}" if lists else "") + (
+            f", reason {'; '.join(n['reasons'])}" if n.get("reasons") else "") + ")"
         for base in n.get("base_states") or []:
-            found = _judge(host, node, base, bool(n.get("not_responding")), f" (sinfo state {states})", "sinfo")
+            found = _judge(host, node, base, bool(n.get("not_responding")), detail, "sinfo")
             if found:
                 res.findings += found
                 break
         else:
             if n.get("not_responding"):
-                res.findings += _judge(host, node, "", True, f" (sinfo state {states})", "sinfo")
+                res.findings += _judge(host, node, "", True, detail, "sinfo")
     return res
 
 

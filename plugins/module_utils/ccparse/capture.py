@@ -93,11 +93,13 @@ _SURE_CHARS = "#$%"
 _MAYBE_CHARS = "#+>%"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
 _PREFIXES = ("> ", ">", " * ", "* ", "// ")
-#: launcher / parallel-shell line prefixes: Open MPI --tag-output, ``[host] `` (not a dmesg
-#: timestamp: the name holds a letter), ``host: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
-_LAUNCHER = re.compile(r"^(?:\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
+#: launcher / parallel-shell line prefixes: Open MPI --tag-output (after --timestamp-output's ISO
+#: time, if any), ``[host] `` (not a dmesg timestamp: the name holds a letter), ``host: `` or
+#: ``10.3.35.83: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
+_LAUNCHER = re.compile(r"^(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
+                       r"\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
-                       r"|(?P<host>[A-Za-z][\w.-]{0,63}): "
+                       r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
                        r"|(?P<rank>\d{1,5}): )")
 #: words that start log lines as ``word: `` or ``[word] `` without being a host
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
@@ -267,7 +269,30 @@ def _dedent(lines: list[str]) -> list[str]:
     return [ln[len(common):] if ln.startswith(common) else ln.lstrip(" \t") for ln in lines]
 
 
+#: a markdown autolink an issue editor made of a file:line or an address: ``[net_ib.cc:101](http://net_ib.cc:101/)``
+_AUTOLINK = re.compile(r"\[(?P<t>[^\]\s]{1,200})\]\(https?://(?P=t)/?\)")
+
+
+def _inline_tick(text: str) -> str:
+    """``text`` without the single markdown backtick a paste opens with (a backtick before the
+    first line, and one after the last if present); a fence of three is :data:`_FENCE`'s."""
+    head, sep, body = "", "", text
+    if text.startswith(("# source:", "#source:")):
+        head, sep, body = text.partition("\n")
+    if not body.startswith("`") or body.startswith("``"):
+        return text
+    body = body[1:]
+    end = body.rstrip()
+    if end.endswith("`") and not end.endswith("``"):
+        body = body[:len(end) - 1] + body[len(end):]
+    return head + sep + body
+
+
 def _unescaped(text: str) -> str:
+    if "`" in text[:300]:
+        text = _inline_tick(text)
+    if "](http" in text:
+        text = _AUTOLINK.sub(r"\g<t>", text)
     if "\x00" in text:
         text = text.replace("\x00", "")
     if "\x1b" in text:

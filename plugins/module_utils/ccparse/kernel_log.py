@@ -1,6 +1,7 @@
 """The kernel log (``journalctl -k`` / ``dmesg``) as GPU and fabric evidence. KIND ``kernel-log``.
 
-Read from each line (with or without a syslog / ISO 8601 / dmesg ``[sec.usec]`` prefix, since
+Read from each line (with or without a syslog / ISO 8601 / dmesg ``[sec.usec]`` / ``dmesg --decode``
+(``kern  :info  :``) / ``dmesg --time-format iso`` / OpenWrt ``logread`` / raw ``/dev/kmsg`` prefix, since
 operators paste ``grep Xid`` output too):
 
 ``xids``
@@ -27,6 +28,15 @@ operators paste ``grep Xid`` output too):
 ``pcie_limited``
     the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
     a device trained below its capability (``pci``, ``link``, ``capable``).
+``init_failed``
+    a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``):
+    ``pci``, ``error``; the device is not usable.
+``gpu_fatal``
+    NVIDIA driver messages of a GPU lost or not initialised without an Xid (``RmInitAdapter failed``,
+    GSP ``Heartbeat timed out``/``GSP Timeout``, ``Memory Subsystem Error``): ``gpu`` (bus id, or the
+    driver's index ``GPU6``), ``what``.
+``slot_power``
+    ``Detected insufficient power on the PCIe slot`` (mlx5): ``pci``.
 ``link_flaps``
     the per-interface link down/up counts of :mod:`ccparse.syslog_linkflap` (the same parser,
     the same counting), or None when the lines carry no log prefix that parser reads (then
@@ -62,7 +72,17 @@ _PREFIXES = (
     re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+\S+\s+(?P<msg>.*)$"),
     re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*(?P<msg>.*)$"),
     re.compile(r"^\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]\s*(?P<msg>.*)$"),
+    # OpenWrt logread: 'Wed Aug 12 17:30:58 2026 kern.info kernel: [    3.027370] ...'
+    re.compile(r"^(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\s+\S+\s+kernel:\s*"
+               r"(?P<msg>.*)$"),
+    # dmesg --time-format iso: '2025-01-17T15:36:15,345059+00:00 pci 0000:80:00.0: ...' (no 'kernel:')
+    re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[,.]\d+(?:Z|[+-]\d{2}:?\d{2})?)\s+(?P<msg>.*)$"),
+    # a raw /dev/kmsg record: 'level,seq,usec,flags;message'
+    re.compile(r"^\d{1,3},\d{1,20},(?P<time>\d{1,20}),[-+c][^;]{0,40};(?P<msg>.*)$"),
 )
+#: dmesg --decode (-x): 'kern  :info  : ' before the time (or the message)
+_DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s{0,4}:"
+                     r"\s{0,4}(?:emerg|alert|crit|err|warn|notice|info|debug)\s{0,4}:\s?")
 _DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*")
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<code>\d{1,4})\b,?\s*(?P<rest>.*)$")
@@ -90,11 +110,26 @@ _AER_NONFATAL = re.compile(r"Uncorrect(?:ed|able) \(Non-Fatal\)")
 _EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?P<count>\d{1,9}) (?P<kind>CE|UE)\b\s*(?P<rest>.{0,200})")
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
 _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: )")
+#: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
+_PROBE_FAILED = re.compile(r"probe of (?P<pci>" + _PCI + r") failed with error (?P<err>-?\d+)")
+#: NVIDIA driver messages of a GPU the driver lost or could not initialise, without an Xid: the GPU is
+#: named by bus id ('NVRM: GPU 0000:01:00.0: RmInitAdapter failed!') or by the driver's index ('NVRM:
+#: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out', GSP RPC timeouts, memory subsystem errors)
+_GPU_FATAL = re.compile(r"NVRM: (?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
+                        r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
+                        r"|Memory Subsystem Error)", re.IGNORECASE)
+_GPU_FATAL_WHAT = {w.lower(): w for w in ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out",
+                                            "GSP Timeout", "Memory Subsystem Error")}
+#: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
+_SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
 
 def _split(line: str) -> tuple[str | None, str, bool]:
     """(time, message, looks like a log line)."""
+    if line[:1] in "kumdsalncf" and (dec := _DECODE.match(line)):
+        time, msg, _ = _split(line[dec.end():])
+        return time, msg, True
     for rx in _PREFIXES:
         m = rx.match(line)
         if m:
@@ -124,16 +159,23 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     aer_nonfatal: list[dict[str, Any]] = []
     edac: list[dict[str, Any]] = []
     limited: list[dict[str, Any]] = []
+    init_failed: list[dict[str, Any]] = []
+    gpu_fatal: list[dict[str, Any]] = []
+    slot_power: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
     last_time: str | None = None
+    stamped: list[str] = []  # the lines with a log prefix, others blank: what the flap counter reads
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         line = raw.strip()
+        stamped.append("")
         if not line or (line.startswith("-- ") and line.endswith(" --")):
             continue
         total += 1
         time, msg, is_log = _split(line)
+        if time is not None:
+            stamped[-1] = raw
         if time is not None:
             last_time = time
         elif not is_log and msg.startswith("NVRM:"):
@@ -161,6 +203,18 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                     pci = g.group("pci").lower()
                     break
             fallen.append(_event(lineno, time, msg, pci=pci))
+            continue
+        if "NVRM" in msg and (g := _GPU_FATAL.search(msg)):
+            gpu = g.group("pci").lower() if g.group("pci") else g.group("idx")
+            what = _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
+            gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
+            continue
+        if "probe of" in msg and (pf := _PROBE_FAILED.search(msg)):
+            init_failed.append(_event(lineno, time, msg, pci=pf.group("pci").lower(), error=to_int(pf.group("err"))))
+            continue
+        if "insufficient power" in msg and _SLOT_POWER.search(msg):
+            dev = _DEV_PREFIX.match(msg)
+            slot_power.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None))
             continue
         if "NVRM" in msg and _NVLINK.search(msg) and _FAILURE.search(msg):
             nvlink.append(_event(lineno, time, msg))
@@ -192,9 +246,11 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     note: str | None = None
     if total:
         try:
-            flaps = parse_syslog_linkflap(text)["interfaces"]
+            # only the timestamped lines: a prompt or a note pasted among them is not a log line
+            flaps = parse_syslog_linkflap(("# source:\n" if offset else "") + "\n".join(stamped))["interfaces"]
         except ParseError as exc:
             note = f"link flaps not counted: {exc.reason}"
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
-            "pcie_limited": limited, "link_flaps": flaps, "link_flaps_note": note, "lines": total}
+            "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
+            "slot_power": slot_power, "link_flaps": flaps, "link_flaps_note": note, "lines": total}

@@ -51,6 +51,9 @@ def _link(text: str) -> dict[str, Any] | None:
             "width_downgraded": (w.group(2) == "downgraded") if w and w.group(2) else None}
 
 
+_REV_FF = re.compile(r"\(rev ff\)\s*$", re.IGNORECASE)
+
+
 @parser("lspci")
 def parse_lspci(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -108,7 +111,9 @@ def parse_lspci(text: str) -> dict[str, Any]:
             cur = {"slot": slot.lower(), "class": cls, "description": desc, "vendor": vendor,
                    "is_gpu": vendor == "nvidia" and cls in ("3D controller", "VGA compatible controller"),
                    "is_nic": cls in ("Infiniband controller", "Ethernet controller", "Network controller"),
-                   "lnkcap": None, "lnksta": None, "access_denied": False, "line": lineno}
+                   "lnkcap": None, "lnksta": None, "access_denied": False, "line": lineno,
+                   # 'rev ff': the revision byte of config space read as all ones: the device does not answer
+                   "config_all_ones": bool(_REV_FF.search(desc))}
             devices.append(cur)
             continue
         if cur is None:

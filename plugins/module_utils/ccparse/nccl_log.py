@@ -1,6 +1,7 @@
 """Parser for ``NCCL_DEBUG=INFO`` logs: which NCCL ran, over which transport, with or without GDR.
 
-Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines (other lines are ignored, so
+Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines and the aws-ofi-nccl plugin
+tests' ``WARN: Function: f Line: n: NET/OFI ...`` lines (other lines are ignored, so
 a log with application output or nccl-tests tables interleaved parses)::
 
     {"version": "2.28.9", "cuda": "13.0", "network": "Socket"|"IB"|None,
@@ -33,7 +34,9 @@ TOOL = "nccl-log"
 #: ``NCCL INFO NET/IB : Using ...``), and may follow an mpirun rank tag (``[1,0]<stdout>:``, ``[0] ``)
 _LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
                    r"(?:(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
-                   r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
+                   r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$"
+                   # the aws-ofi-nccl plugin's own tests: 'WARN: Function: main Line: 66: NET/OFI ...'
+                   r"|^(?P<lvl2>INFO|WARN|TRACE): Function: \w+ Line: \d+: (?P<msg2>NET/OFI .*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
 _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
@@ -60,8 +63,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         out["lines"] += 1
         if m.group("host") and m.group("host") not in hosts:
             hosts.append(m.group("host"))
-        msg = m.group("msg").strip()
-        if m.group("lvl") == "WARN":
+        msg = (m.group("msg") or m.group("msg2")).strip()
+        if (m.group("lvl") or m.group("lvl2")) == "WARN":
             out["warnings"].append(msg)
             continue
         v = _VERSION.search(msg)

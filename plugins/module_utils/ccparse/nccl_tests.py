@@ -25,8 +25,12 @@ A run that failed is a result: an nccl-tests failure line (``Test NCCL failure``
 failure``, ``Test failure``, ``NCCL WARN Cuda failure``) or a launcher failure instead of a result
 table (``There are not enough slots available``, ``mpirun noticed that process rank ...``) gives
 ``failure: {"line": 11, "text": ...}`` (the first such line) with whatever rows came before; the
-check reports it as critical. Input without a result table, or a table cut off before nccl-tests'
-trailer (``# Avg bus bandwidth``) raise :class:`ParseError`. The KIND ``nccl-tests`` also reads
+check reports it as critical. Input without a result table raises :class:`ParseError`. What an
+operator's paste leaves out is recorded in ``cut`` (a list of sentences, empty for a whole run) and
+the rows there are judged: a table cut before nccl-tests' trailer (``# Avg bus bandwidth``), rows
+pasted without their header line (the layout is inferred from the row: 13 fields current, 12 old
+with ``redop``, 11 old without), a header and trailer pasted without their leading ``#``.
+The KIND ``nccl-tests`` also reads
 the ``-J`` JSON file (by content); ``nccl-tests-json`` remains its own KIND name.
 """
 
@@ -50,8 +54,8 @@ _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)")
 _COLLECTIVE = re.compile(r"^#\s*Collective test starting: (\S+)")
 _BINARY = re.compile(r"\b(\w+_perf)\b")
-_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
-_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
+_AVG = re.compile(r"^(?:#\s*)?Avg bus bandwidth\s*:\s*(\S+)")
+_OOB = re.compile(r"^(?:#\s*)?Out of bounds values\s*:\s*(\d+)")
 _MPI_ERRORS = (
     "There are not enough slots available", "mpirun noticed that", "mpirun was unable", "ORTE was unable",
     "PRTE has lost communication", "srun: error", "MPI_ABORT was invoked", "Primary job  terminated normally",
@@ -77,6 +81,24 @@ def _header_columns(line: str) -> list[str] | None:
 
 
 _TIME_COLS = ("time", "cputime")
+_HALF_NEW = ["time", "algbw", "busbw", "#wrong"]
+_HALF_OLD = ["time", "algbw", "busbw", "error"]
+
+
+def _inferred_columns(toks: list[str]) -> list[str] | None:
+    """The column names of a result row pasted without its header line (a tail or an excerpt),
+    from the row's own shape: 13 fields = current layout (``redop root``), 12 = old layout with
+    ``redop``, 11 = old layout without it (all_gather, alltoall); None when it is not one."""
+    if len(toks) < 11 or not toks[0].isdigit() or not toks[1].isdigit() or _NUM.match(toks[2]):
+        return None
+    redop = not _NUM.match(toks[3])
+    if len(toks) == 13 and redop and _NUM.match(toks[4]):
+        return ["size", "count", "type", "redop", "root", *_HALF_NEW, *_HALF_NEW]
+    if len(toks) == 12 and redop:
+        return ["size", "count", "type", "redop", *_HALF_OLD, *_HALF_OLD]
+    if len(toks) == 11 and not redop:
+        return ["size", "count", "type", *_HALF_OLD, *_HALF_OLD]
+    return None
 _WRONG_COLS = ("#wrong", "error")
 
 
@@ -84,6 +106,8 @@ def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
     """One result row, read by the header's own column names (old, new, ``#iters`` and
     ``esttime`` layouts); a trailing experiment name after ``#iters`` is allowed."""
     n = len(cols)
+    if len(toks) == n - 1 and "redop" in cols and "root" not in cols and len(toks) > 3 and _NUM.match(toks[3]):
+        toks = [*toks[:3], "", *toks[3:]]  # alltoall/all_gather print an empty redop in the old layout
     if len(toks) < n or (len(toks) > n and cols[-1] != "#iters"):
         raise ParseError(TOOL, f"result row has {len(toks)} fields, header has {n} (truncated?)", lineno)
     starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
@@ -134,7 +158,8 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
                            "n_gpus_per_proc": None, "min_bytes": None, "max_bytes": None, "n_ranks": None,
                            "hosts": [], "devices": [], "format": None, "rows": [], "largest": None,
                            "busbw_largest_GBps": None, "algbw_largest_GBps": None, "wrong_total": None,
-                           "out_of_bounds": None, "avg_busbw_GBps": None, "nccl": None, "failure": None}
+                           "out_of_bounds": None, "avg_busbw_GBps": None, "nccl": None, "failure": None,
+                           "cut": []}
     cols: list[str] | None = None
     nccl_lines: list[tuple[int, str]] = []
     trailer = False
@@ -185,7 +210,22 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if m := _VERSION.search(s):
             out["nccl_version"] = m.group(1)
             continue
+        if (c := _header_columns(s)) is not None:  # header and trailer pasted without their leading '#'
+            cols = c
+            out["format"] = "new" if "root" in c else "old"
+            continue
+        if (m := _AVG.match(s)) is not None:
+            out["avg_busbw_GBps"] = _f(m.group(1))
+            trailer = True
+            continue
+        if m := _OOB.match(s):
+            out["out_of_bounds"] = to_int(m.group(1))
+            continue
         toks = s.split()
+        if cols is None and (c := _inferred_columns(toks)) is not None:
+            cols = c
+            out["format"] = "new" if "root" in c else "old"
+            out["cut"].append(f"no header line: columns inferred from the row at line {lineno}")
         if cols is not None and toks and toks[0].isdigit():
             row = _row(cols, toks, lineno)
             out["rows"].append(row)
@@ -210,8 +250,8 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
                          last or None)
     _summary(out, TOOL, last or None)
     if not trailer:
-        raise ParseError(TOOL, "table ends without nccl-tests' '# Avg bus bandwidth' trailer (truncated run?)",
-                         last_row or None)
+        # a table cut before its trailer (a pasted excerpt, a run still going): judge the rows there are
+        out["cut"].append(f"table ends at line {last_row} without nccl-tests' '# Avg bus bandwidth' trailer")
     out["n_ranks"] = len(out["devices"]) or None
     out["hosts"] = sorted({d["host"] for d in out["devices"]})
     if nccl_lines:

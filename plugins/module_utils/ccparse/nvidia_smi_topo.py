@@ -25,7 +25,9 @@ from .common import ParseError, parser, strip_source_line, to_int
 TOOL = "nvidia-smi topo -m"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_DEV = re.compile(r"^(GPU|NIC|mlx5_|CPU)\S*$")
+#: a column of the matrix: a GPU, a NIC (NICn, or an RDMA device name as older drivers print it: mlx5_0,
+#: mlx4_0, bnxt_re0, irdma_1, rocep..., efa_0) or the CPU
+_DEV = re.compile(r"^(?:(?:GPU|NIC|mlx\d_|CPU)\S*|[a-z][a-z0-9]{1,15}_\d{1,3}|[a-z]{2,8}_re\d{1,3}|rocep\S+)$")
 _CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A)$")
 _AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 

@@ -9,6 +9,10 @@
      "nodes": {"node4": {"states": ["down*"], "base_states": ["down"], "not_responding": True,
                          "partitions": ["short", "normal"]}}}
 
+Other layouts are read by their header line (any that names ``STATE`` and ``NODELIST`` or
+``HOSTNAMES``): node-oriented ``sinfo -N``/``-lNe`` (one node a row, ``REASON`` last, the time line
+of ``-l`` above it) and ``sinfo -o '%all'`` (``|``-separated); their rows carry ``reason`` too.
+
 State suffixes (sinfo(1) "NODE STATE CODES"): ``*`` not responding, ``~`` powered off,
 ``#`` powering up, ``!``/``%`` powering down, ``$`` maintenance reservation, ``@`` pending
 reboot, ``^`` rebooting, ``-`` planned by the backfill scheduler. The NODES column must match the
@@ -50,6 +54,49 @@ def _split_state(state: str) -> tuple[str, list[str]]:
     return base, flags
 
 
+_SINFO_DATE = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4}$")
+_HOST_COLS = ("NODELIST", "HOSTNAMES")
+
+
+def _generic_header(line: str) -> tuple[str | None, list[str]] | None:
+    """(separator, column names) of a header that names STATE and the nodes (NODELIST or HOSTNAMES)
+    in a layout other than the default one: node-oriented ``sinfo -N``/``-lNe``, ``-o '%all'``
+    (``|``-separated); None for the default header (read by :func:`parse_sinfo` itself)."""
+    sep = "|" if "|" in line else None
+    cols = [c.strip() for c in (line.split(sep) if sep else line.split())]
+    if "STATE" not in cols or not any(h in cols for h in _HOST_COLS):
+        return None
+    if sep is None and set(_SINFO_HEADER) <= set(cols) and len(cols) == len(_SINFO_HEADER):
+        return None
+    return sep, cols
+
+
+def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, lineno: int) -> dict[str, Any]:
+    sep, cols = generic
+    # whitespace-separated: the last column (REASON, FEATURES) may hold spaces
+    vals = [v.strip() for v in line.split(sep)] if sep else line.split(None, len(cols) - 1)
+    if len(vals) < len(cols) - (0 if sep else 1):
+        raise ParseError(tool, f"expected {len(cols)} columns {' '.join(cols)[:60]}, got {line[:60]!r}", lineno)
+    row: dict[str, str] = {}
+    for c, v in zip(cols, vals, strict=False):
+        row.setdefault(c, v)  # '%all' repeats some names (STATE, PARTITION): the first is the node's
+    nodelist = next(row[h] for h in _HOST_COLS if h in row)
+    state = row["STATE"]
+    base, flags = _split_state(state)
+    if base.lower() not in _BASE_STATES:
+        raise ParseError(tool, f"unknown node state {state!r}", lineno)
+    try:
+        hosts = expand_hostlist(nodelist)
+    except ValueError as exc:
+        raise ParseError(tool, str(exc), lineno) from None
+    part = row.get("PARTITION", "")
+    reason = row.get("REASON", "").strip()
+    return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": row.get("AVAIL", "up"),
+            "timelimit": row.get("TIMELIMIT"), "nodes": len(hosts), "state": state, "base_state": base,
+            "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno,
+            "reason": None if reason in ("", "none", "(null)") else reason}
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
@@ -57,12 +104,22 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     header = False
     cols: list[str] | None = None
+    generic: tuple[str | None, list[str]] | None = None
     lineno = 0
     for lineno, raw in capture.lines(text):
         line = raw.strip()
         if not line:
             continue
         tok = line.split()
+        if generic is None and "STATE" in line and not (header and cols is not None) and (
+                g := _generic_header(line)) is not None:
+            header, generic = True, g  # node-oriented (-N, -lNe) or -o '%all' layout: read by its header
+            continue
+        if generic is not None:
+            rows.append(_generic_row(generic, line, tool, lineno))
+            continue
+        if not header and _SINFO_DATE.match(line):
+            continue  # 'sinfo -l' prints the time above its header
         if "PARTITION" in tok and "NODELIST" in tok:
             # the default header, or another sinfo column order (the man page's '--states' example
             # prints NODES before TIMELIMIT); a summary header (-s: NODES(A/I/O/T)) has no STATE
@@ -112,6 +169,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             n["not_responding"] = n["not_responding"] or "not_responding" in r["flags"]
             if r["partition"] not in n["partitions"]:
                 n["partitions"].append(r["partition"])
+            if r.get("reason") and r["reason"] not in n.setdefault("reasons", []):
+                n["reasons"].append(r["reason"])
+            if r["nodelist"] not in n.setdefault("nodelists", []):
+                n["nodelists"].append(r["nodelist"])
     return {"partitions": rows, "nodes": nodes}
 
 

@@ -52,6 +52,9 @@ _PATTERNS = [
     ("up", "carrier", re.compile(_IF + r":\s+gained carrier\b", _I)),
     ("down", "driver", re.compile(_IF + r":\s+(?:link (?:is )?down|nic link is down)\b", _I)),
     ("up", "driver", re.compile(_IF + r":\s+(?:link (?:is )?up|nic link is up|link becomes ready)\b", _I)),
+    # switch-port drivers (mtk_soc_eth, DSA): 'eth0: port 2 link down'
+    ("down", "driver", re.compile(_IF + r":\s+port\s+(?P<port>\d{1,3})\s+link (?:is )?down\b", _I)),
+    ("up", "driver", re.compile(_IF + r":\s+port\s+(?P<port>\d{1,3})\s+link (?:is )?up\b", _I)),
     ("down", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?down", _I)),
     ("up", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?up", _I)),
     ("down", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
