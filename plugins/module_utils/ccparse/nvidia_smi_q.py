@@ -109,8 +109,12 @@ def _num_text(value: str) -> float | None:
 
 
 def _int(value: Any) -> int | None:
-    n = _num(value)
-    return to_int(n)
+    return _int_text(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=8192)
+def _int_text(value: str) -> int | None:
+    return to_int(_num_text(value))
 
 
 def _bool(value: Any) -> bool | None:
@@ -224,7 +228,19 @@ class _TreeBuilder:
 
 
 def _ecc_counts(section: Any) -> dict[str, int | None]:
-    """One of the ``Volatile``/``Aggregate`` ECC sub-sections in either layout."""
+    """One of the ``Volatile``/``Aggregate`` ECC sub-sections in either layout (a flat section, the
+    Ampere+ layout, is read once per distinct content: its counters repeat across GPUs and nodes)."""
+    if isinstance(section, dict) and all(isinstance(v, str) for v in section.values()):
+        return dict(_ecc_counts_flat(tuple(section.items())))
+    return _ecc_counts_of(section)
+
+
+@lru_cache(maxsize=1024)
+def _ecc_counts_flat(items: tuple[tuple[str, str], ...]) -> dict[str, int | None]:
+    return _ecc_counts_of(dict(items))
+
+
+def _ecc_counts_of(section: Any) -> dict[str, int | None]:
     out: dict[str, int | None] = {"correctable": None, "uncorrectable": None, "sram_correctable": None,
                                   "sram_uncorrectable": None, "dram_correctable": None,
                                   "dram_uncorrectable": None}
