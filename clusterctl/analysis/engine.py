@@ -390,12 +390,14 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
     for name in names:
         if name.startswith((".", "_")):
             continue
-        path = host_dir / name
-        if path.suffix not in EVIDENCE_SUFFIXES:
+        dot = name.rfind(".")  # Path.suffix and Path.stem, without a Path per name
+        suffix, stem = (name[dot:], name[:dot]) if 0 < dot < len(name) - 1 else ("", name)
+        if suffix not in EVIDENCE_SUFFIXES:
             continue
-        kind, _, peer = path.stem.partition("@")
+        path = host_dir / name
+        kind, _, peer = stem.partition("@")
         kind = kind.partition("#")[0]
-        rel = f"{host}/{path.name}"
+        rel = f"{host}/{name}"
         try:
             text = read_evidence(path, root, host_real)
         except Refused as exc:
@@ -404,7 +406,7 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
         if not text.strip():
             rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
             continue
-        if kind not in known or path.suffix != ".txt":
+        if kind not in known or suffix != ".txt":
             found = detect_kind(text)
             if found is None:
                 rep.add(Finding(host, COVERAGE, "info", host,
@@ -413,9 +415,9 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
             rep.add(Finding(host, "evidence", "info", host, f"{rel}: read as KIND {found} (recognised from its "
                                                             "content; name the file <KIND>.txt to choose)"))
             kind, peer = found, ""
-        rep.kinds.append(path.stem)
+        rep.kinds.append(stem)
         try:
-            data = preparsed.load(docs.get(path.stem), kind, text) if docs else preparsed.MISSING
+            data = preparsed.load(docs.get(stem), kind, text) if docs else preparsed.MISSING
             if data is preparsed.MISSING:
                 data = registry.parse(kind, text)
         except ParseError as exc:

@@ -177,8 +177,9 @@ def _first(tree: Tree, *paths: tuple[str, ...]) -> Any:
 _Pieces = tuple[int, int, str, str, str, str, str, str]
 #: _Pieces[0]: a line of the common kind (indented, not rare, a ``Key : Value`` line or a section
 #: name): inside a ``GPU <bus id>`` block it goes straight into the tree (the loop's fast path);
-#: 2 for a ``Key : Value`` line, 1 for a section name, 0 for any other line
-_TREE_VALUE, _TREE_SECTION = 2, 1
+#: 2 for a ``Key : Value`` line (3 when the value is an error token), 1 for a section name, 0 for
+#: any other line
+_TREE_VALUE, _TREE_SECTION, _TREE_ERROR = 2, 1, 3
 
 
 def _pieces(raw: str) -> _Pieces:
@@ -195,7 +196,9 @@ def _pieces(raw: str) -> _Pieces:
     tree = 0
     if stripped and indent > 0 and stripped[0] not in _RARE_FIRST and (colon or _SECTION_NAME.match(stripped)):
         tree = _TREE_VALUE if colon and key and stripped[-1] != ":" else _TREE_SECTION
-    name = key if tree == _TREE_VALUE else section
+        if tree == _TREE_VALUE and value in ERROR_TOKENS:
+            tree = _TREE_ERROR
+    name = key if tree >= _TREE_VALUE else section
     return tree, indent, name, value, stripped, colon, key, section
 
 
@@ -419,30 +422,33 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     if len(cache) > _LINES_MAX:
         cache.clear()
     #: the current block when it is a ``GPU <bus id>`` block: its common lines take the fast path
-    gpu_block: _TreeBuilder | None = None
+    #: (a block of its own until the first GPU header: never the current one)
+    gpu_block = _TreeBuilder()
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         pieces = cache.get(raw)
         if pieces is None:
             pieces = cache[raw] = _pieces(raw)
-        common, indent, name, value, stripped, colon, key, section = pieces
-        if common and current is gpu_block and current is not None:
+        common = pieces[0]
+        if common and current is gpu_block:
             # the common line inside a GPU block: what the general path below does with it
+            indent = pieces[1]
             while indent <= indents[-1]:
                 indents.pop()
                 dicts.pop()
             parent = dicts[-1]
-            if common == _TREE_VALUE:
-                if name not in parent:
-                    parent[name] = value
-                    if value in ERROR_TOKENS:
-                        current.errors.append((name, value))
-            else:
+            name = pieces[2]
+            if common == _TREE_SECTION:
                 child = parent.get(name)
                 if not isinstance(child, dict):
                     child = parent[name] = {}
                 indents.append(indent)
                 dicts.append(child)
+            elif name not in parent:
+                parent[name] = pieces[3]
+                if common == _TREE_ERROR:
+                    gpu_block.errors.append((name, pieces[3]))
             continue
+        common, indent, name, value, stripped, colon, key, section = pieces
         if not stripped:
             continue
         first = stripped[0]
