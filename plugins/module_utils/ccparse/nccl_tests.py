@@ -85,15 +85,13 @@ _TIME_COLS = ("time", "cputime")
 _WRONG_COLS = ("#wrong", "error")
 
 
-#: one part of a result row: (first column, name -> column, column of the wrong count or None)
-_Part = tuple[int, dict[str, int], int | None]
-
-
 @lru_cache(maxsize=64)
-def _layout(cols: tuple[str, ...]) -> tuple[list[int], dict[str, int], list[_Part], int]:
+def _layout(cols: tuple[str, ...]
+            ) -> tuple[list[int], dict[str, int], list[tuple[int, dict[str, int], int | None]], int]:
     """Where a header's columns are: the time columns, the head's name -> index, and for the
     out-of-place and in-place parts (begin, name -> index, index of the ``#wrong``/``error`` value);
-    a name that repeats maps to its last column (as a dict built from the pairs would)."""
+    a name that repeats maps to its last column (as a dict built from the pairs would); each part is
+    (first column, name -> column, column of the wrong count or None)."""
     n = len(cols)
     starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
     head = dict(zip(cols[:starts[0]], range(starts[0]), strict=True)) if starts else {}
