@@ -73,7 +73,9 @@ def read_regular(path: Path | str, limit: int, *, what: str = "the file", nofoll
                 break
             parts.append(chunk)
             total += len(chunk)
-            want = min(limit + 1 - total, 1 << 20) if total <= limit else 0
+            # up to what fstat said, then one byte tells the end from growth (os.read allocates what
+            # it is asked for); past it (a growing file, a /proc file of size 0), 1 MiB steps
+            want = st.st_size - total + 1 if total <= st.st_size else min(limit + 1 - total, 1 << 20)
         data = b"".join(parts)
         if len(data) > limit:
             raise NotRegular(f"{what} is larger than {limit // (1024 * 1024)} MiB: refused")
