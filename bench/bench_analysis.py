@@ -24,6 +24,14 @@ with 1 process and with ``--jobs`` processes, then with the collectors' pre-pars
 in every host folder (``_parsed.json``, ccparse.preparsed, what playbooks/verify.yml writes) with 1 and ``--jobs``
 processes; the four reports must be identical.
 
+``--ref NAME=COMMIT`` (repeatable) times the code of a frozen commit beside today's in the same
+run: its ``clusterctl``, ``plugins`` and ``bench`` folders are taken out of git (``git archive``) into
+a temporary tree, and for every N the frozen bench (its own ``--one``, on its own generated folder)
+and today's run one after the other; the speed table then has one row per code and N, and a ratio
+table ``frozen / today`` (above 1: today is faster).
+
+    .venv/bin/python bench/bench_analysis.py -n 4096 --ref issue29-start=4040015
+
 Beside them, the ``nvidia-smi -q`` text path and the ``nvidia-smi -q -x`` XML path are timed on
 the same GPUs: two more folders whose ``nvidia-smi-q.txt`` is the H200 report of
 tests/fixtures/h200-xml-pair (text and XML of one GPU, captured one after the other) with its GPU
@@ -223,7 +231,8 @@ def generate(n: int, dest: Path, seed: int = 7, kinds: set[str] | None = None, g
 
 def score(report: Any, faults: list[Fault]) -> dict[str, Any]:
     """Precision/recall of the injected faults against the report."""
-    found, missed = [], []
+    found: list[Fault] = []
+    missed: list[Fault] = []
     for f in faults:
         hr = report.hosts.get(f.host)
         texts = [] if hr is None else [f"{x.check} {x.subject} {x.message}".lower() for x in hr.findings]
@@ -367,17 +376,51 @@ def run_one(n: int, jobs: int, keep: Path | None) -> dict[str, Any]:
 
 
 def speed_table(rows: list[dict[str, Any]]) -> str:
-    """Raw vs pre-parsed, 1 vs ``jobs`` processes: wall seconds and the ratios, same run."""
-    head = ("| N | load | raw 1 proc (s) | raw {j} procs (s) | pre-parsed 1 proc (s) | pre-parsed {j} procs (s) | "
-            "raw/pre-parsed (1 proc) | raw 1 / pre-parsed {j} |")
+    """Raw vs pre-parsed, 1 vs ``jobs`` processes: wall seconds and the ratios, same run (one row per
+    code and N when frozen references ran beside today's code)."""
+    head = ("| N | code | load | raw 1 proc (s) | raw {j} procs (s) | pre-parsed 1 proc (s) | "
+            "pre-parsed {j} procs (s) | raw/pre-parsed (1 proc) | raw 1 / pre-parsed {j} |")
     j = rows[0]["jobs"] if rows else 2
-    lines = [head.format(j=j), "|" + "---|" * 8]
+    lines = [head.format(j=j), "|" + "---|" * 9]
     for r in rows:
         lines.append(
-            f"| {r['n']} | {r['load1']:.1f} | {r['raw_j1_s']:.2f} | {r['raw_jN_s']:.2f} | {r['pre_j1_s']:.2f} | "
-            f"{r['pre_jN_s']:.2f} | {r['raw_j1_s'] / max(r['pre_j1_s'], 1e-3):.1f}x | "
+            f"| {r['n']} | {r.get('code', 'today')} | {r['load1']:.1f} | {r['raw_j1_s']:.2f} | {r['raw_jN_s']:.2f} | "
+            f"{r['pre_j1_s']:.2f} | {r['pre_jN_s']:.2f} | {r['raw_j1_s'] / max(r['pre_j1_s'], 1e-3):.1f}x | "
             f"{r['raw_j1_s'] / max(r['pre_jN_s'], 1e-3):.1f}x |")
     return "\n".join(lines)
+
+
+def ratio_table(rows: list[dict[str, Any]]) -> str:
+    """``frozen / today`` wall time per N and mode (above 1: today is faster), same run."""
+    j = rows[0]["jobs"] if rows else 2
+    labels = [("raw_j1_s", "raw 1 proc"), ("raw_jN_s", f"raw {j} procs"), ("pre_j1_s", "pre-parsed 1 proc"),
+              ("pre_jN_s", f"pre-parsed {j} procs"), ("h200text_j1_s", "H200 text 1 proc"),
+              ("h200xml_j1_s", "H200 XML 1 proc")]
+    lines = ["| N | frozen code | " + " | ".join(f"{t}: frozen / today" for _, t in labels) + " |",
+             "|" + "---|" * (len(labels) + 2)]
+    today = {r["n"]: r for r in rows if r.get("code", "today") == "today"}
+    for r in rows:
+        t = today.get(r["n"])
+        if t is None or r.get("code", "today") == "today":
+            continue
+        lines.append(f"| {r['n']} | {r['code']} | " + " | ".join(
+            f"{r[k] / max(t[k], 1e-3):.2f}x" for k, _ in labels) + " |")
+    return "\n".join(lines)
+
+
+def frozen_tree(ref: str, dest: Path) -> Path:
+    """``clusterctl``, ``plugins`` and ``bench`` of commit ``ref`` (``git archive``) under ``dest``."""
+    import tarfile
+    from io import BytesIO
+
+    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", ref, "clusterctl", "plugins", "bench"],
+                          check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+    # the frozen bench reads today's fixtures (the same captures: its BASE names them)
+    (dest / "tests").mkdir(exist_ok=True)
+    (dest / "tests" / "fixtures").symlink_to(FIXTURES)
+    return dest
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -414,39 +457,61 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--keep", type=Path, help="copy each generated evidence folder here")
     ap.add_argument("--json", type=Path, help="write the raw results here")
+    ap.add_argument("--ref", action="append", default=[], metavar="NAME=COMMIT",
+                    help="also time the code of this commit, frozen, beside today's (repeatable)")
     a = ap.parse_args(argv)
     if a.one:
         print(json.dumps(run_one(a.one, a.jobs, a.keep)))
         return 0
-    rows = []
+    with tempfile.TemporaryDirectory(prefix="clusterctl-bench-ref-") as tmp:
+        codes = [(name, frozen_tree(ref, Path(tmp) / name) / "bench" / "bench_analysis.py")
+                 for name, ref in (r.split("=", 1) for r in a.ref)]
+        return _main_runs(a, [*codes, ("today", Path(__file__))])
+
+
+def _main_runs(a: argparse.Namespace, codes: list[tuple[str, Path]]) -> int:
+    """Each N with each code (the frozen references first, today's last), in a fresh process each."""
+    rows: list[dict[str, Any]] = []
     for n in a.n or [8, 64, 512, 4096]:
-        cmd = [sys.executable, __file__, "--one", str(n), "--jobs", str(a.jobs)]
-        if a.keep:
-            cmd += ["--keep", str(a.keep)]
-        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if res.returncode != 0:
-            sys.stderr.write(res.stderr)
-            return 1
-        rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
-        r = rows[-1]
-        print(f"N={n}: raw {r['raw_j1_s']}s / {r['raw_jN_s']}s ({a.jobs} procs), pre-parsed {r['pre_j1_s']}s / "
-              f"{r['pre_jN_s']}s, load {r['load1']}, peak {r['peak_rss_mib']} MiB, found {r['found']}/{r['faults']}, "
-              f"invented {r['invented_count']}, precision {r['precision']:.2f} recall {r['recall']:.2f}",
-              file=sys.stderr)
-        if r["missed"] or r["invented_count"]:
-            print(json.dumps({"missed": r["missed"], "invented": r["invented_examples"]}, indent=1), file=sys.stderr)
-    print(table(rows))
+        for code, script in codes:
+            r = _run_code(a, n, code, script)
+            if r is None:
+                return 1
+            rows.append(r)
+    today = [r for r in rows if r["code"] == "today"]
+    print(table(today))
     print()
     print(speed_table(rows))
     print()
-    print(format_table(rows))
-    skipped = sorted({k for r in rows for k in r["kinds_skipped"]})
+    print(format_table(today))
+    if len(codes) > 1:
+        print()
+        print(ratio_table(rows))
+    skipped = sorted({k for r in today for k in r["kinds_skipped"]})
     if skipped:
         print(f"\nnot scored (no parser or check registered yet): {', '.join(skipped)}")
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
     ok = all(r["precision"] == 1.0 and r["recall"] == 1.0 for r in rows)
     return 0 if ok else 1
+
+
+def _run_code(a: argparse.Namespace, n: int, code: str, script: Path) -> dict[str, Any] | None:
+    cmd = [sys.executable, str(script), "--one", str(n), "--jobs", str(a.jobs)]
+    if a.keep and code == "today":
+        cmd += ["--keep", str(a.keep)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        return None
+    r: dict[str, Any] = {**json.loads(res.stdout.strip().splitlines()[-1]), "code": code}
+    print(f"N={n} [{code}]: raw {r['raw_j1_s']}s / {r['raw_jN_s']}s ({a.jobs} procs), pre-parsed {r['pre_j1_s']}s / "
+          f"{r['pre_jN_s']}s, load {r['load1']}, peak {r['peak_rss_mib']} MiB, found {r['found']}/{r['faults']}, "
+          f"invented {r['invented_count']}, precision {r['precision']:.2f} recall {r['recall']:.2f}",
+          file=sys.stderr)
+    if r["missed"] or r["invented_count"]:
+        print(json.dumps({"missed": r["missed"], "invented": r["invented_examples"]}, indent=1), file=sys.stderr)
+    return r
 
 
 if __name__ == "__main__":

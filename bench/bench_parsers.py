@@ -15,8 +15,9 @@ ratio ``reference / today`` is the speed-up (above 1: today is faster).
     .venv/bin/python bench/bench_parsers.py --ref prev=8d27631 --rounds 5 --json bench/out/parsers.json
 
 Default references: ``before-cleanup`` (4cbfd28^1: the parsers before the one capture clean-up
-ran in front of every parser) and ``session7`` (8d27631: the parsers when issue 29 measured
-analysis 8x slower). Exceptions (a ``ParseError`` or any other) count as a parse, timed the same.
+ran in front of every parser), ``session7`` (8d27631: the parsers when issue 29 measured
+analysis 8x slower) and ``session8-start`` (4040015: main before the second speed round).
+Exceptions (a ``ParseError`` or any other) count as a parse, timed the same.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO / "plugins" / "module_utils") not in sys.path:
     sys.path.insert(0, str(REPO / "plugins" / "module_utils"))
 
-DEFAULT_REFS = {"before-cleanup": "4cbfd28^1", "session7": "8d27631"}
+DEFAULT_REFS = {"before-cleanup": "4cbfd28^1", "session7": "8d27631", "session8-start": "4040015"}
 SRC = "plugins/module_utils/ccparse"
 
 

@@ -62,13 +62,27 @@ def read_regular(path: Path | str, limit: int, *, what: str = "the file", nofoll
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             kind = ("a fifo" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                     else "a socket" if stat.S_ISSOCK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a file")
             raise NotRegular(f"{kind}, not a regular file: refused")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
+        # read what fstat says is there (plus one byte, to see growth), not a limit-sized buffer: a
+        # buffered read(limit + 1) allocates the whole limit (64 MiB for a capture) per file
+        parts: list[bytes] = []
+        total = 0
+        want = min(st.st_size, limit) + 1
+        while total <= limit:
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+            # up to what fstat said, then one byte tells the end from growth (os.read allocates what
+            # it is asked for); past it (a growing file, a /proc file of size 0), 1 MiB steps
+            want = st.st_size - total + 1 if total <= st.st_size else min(limit + 1 - total, 1 << 20)
+        data = b"".join(parts)
         if len(data) > limit:
             raise NotRegular(f"{what} is larger than {limit // (1024 * 1024)} MiB: refused")
         return data

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ccparse import preparsed, registry
-from ccparse.common import ParseError
+from ccparse.common import PARSERS, ParseError
 from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
@@ -361,19 +361,32 @@ def _run_checks(host: str, kind: str, data: Any, exp: Mapping[str, Any]) -> Chec
 def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
                  root: Path | None = None) -> tuple[HostReport, list[PairResult]]:
     """Parse and judge one host's folder; nothing outside ``root`` (default: its parent) is read."""
-    rep = HostReport(host)
-    pairs: list[PairResult] = []
-    known = set(registry.kinds())
     root = (root or host_dir.parent).resolve()
     try:
         host_real: Path | None = inside(host_dir, root)
     except Refused:
         host_real = None  # each file is then resolved and refused on its own
+    return _analyze_host(host, host_dir, exp, root, host_real)
+
+
+def _glob_names(names: Sequence[str], head: str, tail: str) -> list[str]:
+    """The names ``head*tail`` (what ``Path.glob`` matches) of a sorted listing, in its order."""
+    return [n for n in names if n.startswith(head) and n.endswith(tail) and len(n) >= len(head) + len(tail)]
+
+
+def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
+                  host_real: Path | None) -> tuple[HostReport, list[PairResult]]:
+    """:func:`analyze_host` with ``root`` resolved and the host folder's checked real path (None:
+    it was refused, each file is resolved and refused on its own); the folder is listed once."""
+    rep = HostReport(host)
+    pairs: list[PairResult] = []
+    known = _known_kinds()
+    names = sorted(os.listdir(host_dir))
 
     def refuse(name: str, why: object) -> None:
         rep.add(Finding(host, "evidence", "warning", host, f"{host}/{name}: {why}"))
 
-    for status_file in sorted(host_dir.glob("_collect*.json")):
+    for status_file in [host_dir / n for n in _glob_names(names, COLLECT_FILE[:-5], ".json")]:
         try:
             status = _status_entries(status_file.name, json.loads(read_evidence(status_file, root, host_real)))
             for f in _collect_findings(host, status, exp):
@@ -382,19 +395,24 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
             refuse(status_file.name, exc)
         except (ValueError, OSError) as exc:
             rep.add(Finding(host, "collect", "warning", host, f"{status_file.name}: unreadable: {exc}"))
-    docs = _preparsed_docs(host_dir)
+    docs = _preparsed_docs(host_dir, names)
     port_evidence: list[tuple[str, Mapping[str, Any]]] = []
     deferred: list[tuple[str, Mapping[str, Any], str, str]] = []
 
     def judge(kind: str, data: Any, rel: str, peer: str, exp: Mapping[str, Any]) -> None:
         _judge_into(rep, pairs, host, kind, data, rel, peer, exp)
 
-    for path in sorted(host_dir.iterdir()):
-        if path.name.startswith((".", "_")) or path.suffix not in EVIDENCE_SUFFIXES:
+    for name in names:
+        if name.startswith((".", "_")):
             continue
-        kind, _, peer = path.stem.partition("@")
+        dot = name.rfind(".")  # Path.suffix and Path.stem, without a Path per name
+        suffix, stem = (name[dot:], name[:dot]) if 0 < dot < len(name) - 1 else ("", name)
+        if suffix not in EVIDENCE_SUFFIXES:
+            continue
+        path = host_dir / name
+        kind, _, peer = stem.partition("@")
         kind = kind.partition("#")[0]
-        rel = f"{host}/{path.name}"
+        rel = f"{host}/{name}"
         try:
             text = read_evidence(path, root, host_real)
         except Refused as exc:
@@ -403,7 +421,7 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
         if not text.strip():
             rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
             continue
-        if kind not in known or path.suffix != ".txt":
+        if kind not in known or suffix != ".txt":
             found = detect_kind(text)
             if found is None:
                 rep.add(Finding(host, COVERAGE, "info", host,
@@ -412,9 +430,9 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
             rep.add(Finding(host, "evidence", "info", host, f"{rel}: read as KIND {found} (recognised from its "
                                                             "content; name the file <KIND>.txt to choose)"))
             kind, peer = found, ""
-        rep.kinds.append(path.stem)
+        rep.kinds.append(stem)
         try:
-            data = preparsed.load(docs.get(path.stem), kind, text) if docs else preparsed.MISSING
+            data = preparsed.load(docs.get(stem), kind, text) if docs else preparsed.MISSING
             if data is preparsed.MISSING:
                 data = registry.parse(kind, text)
         except ParseError as exc:
@@ -442,6 +460,18 @@ def analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any],
         rep.add(Finding(host, "evidence", "info", host,
                         f"{host}/: no evidence: no readable <KIND>.txt capture in the folder, nothing was judged"))
     return rep, pairs
+
+
+_LOADED = False
+
+
+def _known_kinds() -> Mapping[str, Any]:
+    """The registry's KINDs (its live parser table, every parser module imported once)."""
+    global _LOADED
+    if not _LOADED:
+        registry.kinds()
+        _LOADED = True
+    return PARSERS
 
 
 def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, data: Any, rel: str, peer: str,
@@ -484,13 +514,16 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
         rep.metrics.extend(res.metrics)
 
 
-def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
+def _preparsed_docs(host_dir: Path, names: Sequence[str] | None = None) -> dict[str, Any]:
     """Evidence stem -> the collectors' pre-parsed envelope (ccparse.preparsed), from the host's
     ``_parsed.json`` (``{KIND or KIND#instance: envelope}``, fabric_evidence) and
     ``_parsed#KIND@<peer>.json`` (``{instance: envelope}``, a pair test, keyed like its
-    ``_collect#KIND@<peer>.json``). An unreadable file is ignored: the raw text is parsed."""
+    ``_collect#KIND@<peer>.json``). An unreadable file is ignored: the raw text is parsed.
+    ``names``: the folder's sorted listing, when the caller has it."""
     docs: dict[str, Any] = {}
-    for doc_file in sorted(host_dir.glob(f"{PARSED_FILE[:-5]}*.json")):
+    if names is None:
+        names = sorted(os.listdir(host_dir))
+    for doc_file in [host_dir / n for n in _glob_names(names, PARSED_FILE[:-5], ".json")]:
         try:  # a regular file only (a fifo named like the envelope would block the read)
             doc = json.loads(read_regular(doc_file, MAX_CAPTURE_BYTES))
         except (OSError, ValueError):
@@ -499,11 +532,11 @@ def _preparsed_docs(host_dir: Path) -> dict[str, Any]:
     return docs
 
 
-def _analyze_chunk(args: tuple[list[tuple[str, str]], dict[str, Any], str]
+def _analyze_chunk(args: tuple[list[tuple[str, str, str]], dict[str, Any], str]
                    ) -> list[tuple[HostReport, list[PairResult]]]:
     items, exp, root = args
     checks.load_all()
-    return [analyze_host(h, Path(d), exp, Path(root)) for h, d in items]
+    return [_analyze_host(h, Path(d), exp, Path(root), Path(real)) for h, d, real in items]
 
 
 def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[tuple[str, str]], schedule.Verdicts]:
@@ -531,6 +564,11 @@ def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[
 def host_dirs(evidence_dir: Path, refused: list[str] | None = None) -> list[tuple[str, Path]]:
     """``(host, folder)`` of every host folder; a symlink leaving ``evidence_dir`` is refused (named
     in ``refused``), one staying inside is followed."""
+    return [(h, p) for h, p, _real in _host_dirs(evidence_dir, refused)]
+
+
+def _host_dirs(evidence_dir: Path, refused: list[str] | None = None) -> list[tuple[str, Path, Path]]:
+    """:func:`host_dirs` with each folder's checked real path."""
     root = evidence_dir.resolve()
     out = []
     for p in sorted(evidence_dir.iterdir()):
@@ -543,7 +581,7 @@ def host_dirs(evidence_dir: Path, refused: list[str] | None = None) -> list[tupl
                 refused.append(f"{p.name}/: {exc}")
             continue
         if real.is_dir():
-            out.append((p.name, p))
+            out.append((p.name, p, real))
     return out
 
 
@@ -560,16 +598,16 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
     if not evidence_dir.is_dir():
         raise FileNotFoundError(f"evidence folder {evidence_dir} does not exist")
     refused: list[str] = []
-    items = host_dirs(evidence_dir, refused)
+    items = _host_dirs(evidence_dir, refused)
     root = evidence_dir.resolve()
     results: list[tuple[HostReport, list[PairResult]]] = []
     jobs = default_jobs(len(items)) if jobs is None else jobs
     jobs = max(1, min(jobs, len(items) // 64 or 1))
     if jobs == 1:
-        results = [analyze_host(h, d, exp, root) for h, d in items]
+        results = [_analyze_host(h, d, exp, root, real) for h, d, real in items]
     else:
         size = -(-len(items) // (jobs * 4))
-        chunks = [([(h, str(d)) for h, d in items[i:i + size]], dict(exp), str(root))
+        chunks = [([(h, str(d), str(real)) for h, d, real in items[i:i + size]], dict(exp), str(root))
                   for i in range(0, len(items), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for part in pool.map(_analyze_chunk, chunks):

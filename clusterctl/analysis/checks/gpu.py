@@ -213,10 +213,12 @@ def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
     reasons = g.get("clocks_event_reasons")
     if not isinstance(reasons, Mapping):
         return []
-    subj = _subject(host, g)
-    out: list[Finding] = []
     hw = [r for r in HW_THROTTLE if reasons.get(r)]
     sw = [r for r in SW_THROTTLE if reasons.get(r)]
+    if not hw and not sw:
+        return []
+    subj = _subject(host, g)
+    out: list[Finding] = []
     temp = (g.get("temperature_c") or {}).get("gpu")
     t = f", GPU at {temp:g} C" if isinstance(temp, int | float) else ""
     if hw:
@@ -253,6 +255,8 @@ _SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mo
 def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
     errs = list(g.get("error_fields") or [])
+    if not errs:
+        return out
     setting = [e for e in errs if any(w in e[0].lower() for w in _SETTING_WORDS)]
     state = [e for e in errs if e not in setting]
     for rule, group, what in (("gpu_field_error.error_token", state, "cannot read the GPU"),
@@ -309,8 +313,10 @@ def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> lis
     a note by default and a warning when the spec sets ``gpu_persistence_required: true``.
     Desktop boards are not judged; ``N/A`` (Windows driver models) is not a state."""
     mode = g.get("persistence_mode")
+    if mode not in ("Off", "Disabled"):
+        return []
     name = str(g.get("name") or "").lower()
-    if mode not in ("Off", "Disabled") or any(d in name for d in _DESKTOP):
+    if any(d in name for d in _DESKTOP):
         return []
     sev = rule_sev("gpu_persistence.off_required" if exp.get("gpu_persistence_required") else "gpu_persistence.off")
     return [Finding(host, "gpu_persistence", sev, _subject(host, g),

@@ -28,7 +28,7 @@ linear time. :class:`Cleaned` carries the original line number of every kept lin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 #: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
@@ -88,9 +88,12 @@ _PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:#|\+{1,3}|>|%)[ \t]{0,8}(?P<cmd>\S.{
 #: the first characters a line _PROMPT_MAYBE matches can start with (after blanks)
 _MAYBE_FIRST = frozenset("#+>%")
 
-#: a character every line _PROMPT_SURE (_PROMPT_MAYBE) matches holds: only such lines are tried
-_SURE_CHARS = "#$%"
+#: a character every line _PROMPT_MAYBE matches holds: only such lines are tried
 _MAYBE_CHARS = "#+>%"
+#: a character every line _PROMPT_SURE matches holds (besides one of ``#$%``), one per alternative:
+#: the ``]`` of ``[user@host dir]#``, the ``@`` of ``user@host$``, the ``#`` or ``$`` of ``host:~#``
+#: and of a bare prompt; a ``%`` alone (``Gpu : 0 %``, frequent in output) is never enough
+_SURE_NEEDLES = "$]@#"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
 _PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: launcher / parallel-shell line prefixes: Open MPI --tag-output (after --timestamp-output's ISO
@@ -175,8 +178,9 @@ def _command(line: str, kind: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def _lines_holding(text: str, chars: str) -> Iterator[str]:
-    """Each line of ``text`` that holds one of ``chars``, once (``str.find``: C speed per character)."""
+def _lines_holding(text: str, chars: Iterable[str]) -> Iterator[str]:
+    """Each line of ``text`` that holds one of ``chars`` (characters or strings without a newline),
+    once (``str.find``: C speed per character)."""
     seen: set[int] = set()
     for ch in chars:
         pos = text.find(ch)
@@ -197,9 +201,12 @@ def _plain(text: str, kind: str) -> bool:
     into segments."""
     if any(name in text for name in KIND_COMMANDS.get(kind, ())):
         return False
-    if any(_PROMPT_SURE.match(ln) for ln in _lines_holding(text, _SURE_CHARS)):
-        return False
+    for ln in _lines_holding(text, _SURE_NEEDLES):
+        if ("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln):
+            return False
     for ln in _lines_holding(text, _MAYBE_CHARS):
+        if ln.lstrip(" \t")[:1] not in _MAYBE_FIRST:
+            continue
         m = _PROMPT_MAYBE.match(ln)
         if m and command_word(m.group("cmd")) in _KNOWN:
             return False
@@ -308,6 +315,12 @@ def _lines_of(text: str) -> tuple[list[str], bool]:
     return (raw[:-1] if trailing_newline else raw), trailing_newline
 
 
+def _fenced(text: str) -> bool:
+    """``"```" in text or "~~~" in text``, asked first of one character (``str.find`` of one
+    character is a ``memchr``; of three, a much slower scan of the whole text)."""
+    return ("`" in text and "```" in text) or ("~" in text and "~~~" in text)
+
+
 def clean_capture(text: str, kind: str) -> Cleaned:
     """The tool's output inside a pasted capture; see the module docstring.
 
@@ -316,8 +329,25 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
+    if _fenced(text):
+        return _general(text, kind)
+    if kind not in DEDENT_KINDS:
+        # without cutting the whole text into lines: its first lines tell whether a launcher or
+        # quoting prefix is there (then the listed path below decides)
+        first = text.split("\n", 42)
+        head = 1 if first[0].startswith(("# source:", "#source:")) else 0
+        lead = first[head:42]
+        if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in lead[:40]):
+            return _general(text, kind)
+        nonblank = next((ln for ln in lead if ln.strip()), None)
+        if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
+                                            for pre in _PREFIXES):
+            if _plain(text[len(first[0]) + 1:] if head else text, kind):
+                count = text.count("\n") + (0 if text.endswith("\n") else 1)
+                return Cleaned(text, range(1, count + 1), [])
+            return _general(text, kind)
     raw, _trailing = _lines_of(text)
-    if raw and "```" not in text and "~~~" not in text:
+    if raw:
         head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
         body = raw[head:]
         if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in body[:40]):
@@ -338,7 +368,7 @@ def _general(text: str, kind: str) -> Cleaned:
     source: list[tuple[int, str]] = []
     if numbered and numbered[0][1].startswith(("# source:", "#source:")):
         source, numbered = numbered[:1], numbered[1:]
-    if "```" in text or "~~~" in text:
+    if _fenced(text):
         numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
     hosts: list[str] = []
     if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):

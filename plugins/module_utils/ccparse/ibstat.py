@@ -74,6 +74,39 @@ def _port_value(key: str, value: str) -> Any:
     return value
 
 
+_SKIP, _DIAG_LINE, _CA_LINE, _PORT_LINE, _KV_LINE, _OTHER = range(6)
+#: raw line -> :func:`_classify` of it: ibstat's lines repeat across the ports of a node and the
+#: nodes of a fleet (states, rates, link layers), so each distinct line is taken apart once; bounded
+_LINES: dict[str, tuple[Any, ...]] = {}
+_LINES_MAX = 20_000
+
+
+def _classify(raw: str) -> tuple[Any, ...]:
+    """What the parser's loop reads of one line (a pure function of the line): ``(_SKIP,)``,
+    ``(_DIAG_LINE, tag, device, stripped)``, ``(_CA_LINE, name)``, ``(_PORT_LINE, number text)``,
+    ``(_KV_LINE, key, value, port field value)`` or ``(_OTHER,)``; each pattern only where the line
+    starts as it must (one regex a line, not four)."""
+    stripped = raw.strip()
+    if not stripped or stripped.startswith("..."):
+        return (_SKIP,)
+    diag = _DIAG.match(stripped) if stripped.startswith("ib") else None
+    if diag:
+        m = _DIAG_DEV.search(diag.group(2)[:400])
+        return (_DIAG_LINE, diag.group(1), m.group(1) if m else None, stripped)
+    ca = _CA.match(stripped) if stripped.startswith("CA '") else None
+    if ca:
+        return (_CA_LINE, ca.group(1))
+    pm = _PORT.match(stripped) if stripped.startswith("Port ") else None
+    if pm:
+        return (_PORT_LINE, pm.group(1))
+    kv = _KV.match(stripped)
+    if not kv:
+        return (_OTHER,)
+    key, value = kv.group(1), kv.group(2)
+    field = _PORT_KEYS.get(key)
+    return (_KV_LINE, key, value, _port_value(field, value) if field is not None else None)
+
+
 def _finish_port(port: dict[str, Any] | None, dev: dict[str, Any], truncated: list[bool]) -> None:
     """A port cut before its State line is dropped (nothing to judge); the input is marked truncated."""
     if port is None:
@@ -111,58 +144,61 @@ def parse_ibstat(text: str) -> dict[str, Any]:
     truncated = [False]
     other = 0
     lineno = offset
+    cache = _LINES
+    if len(cache) > _LINES_MAX:
+        cache.clear()
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("..."):
+        line = cache.get(raw)
+        if line is None:
+            line = cache[raw] = _classify(raw)
+        what = line[0]
+        if what == _SKIP:
             continue
-        # each pattern only where the line starts as it must (one regex a line, not four)
-        diag = _DIAG.match(stripped) if stripped.startswith("ib") else None
-        if diag:
-            m = _DIAG_DEV.search(diag.group(2)[:400])
-            if diag.group(1) != "ibwarn":
-                errors.append({"line": lineno, "device": m.group(1) if m else None, "message": stripped[:400]})
+        if what == _KV_LINE:
+            if dev is None:
+                other += 1
+                continue
+            key, value = line[1], line[2]
+            if key in _PORT_KEYS and port is not None:
+                port[_PORT_KEYS[key]] = line[3]
+            elif key in _DEVICE_KEYS:
+                field = _DEVICE_KEYS[key]
+                if field == "num_ports":
+                    m = _INT.match(value)
+                    dev[field] = to_int(m.group(1)) if m and len(m.group(1)) < 6 else None
+                else:
+                    dev[field] = None if value.startswith("...") else value
+            else:
+                # Keys added by later ibstat versions are kept, not fatal.
+                target = port if port is not None else dev
+                target.setdefault("extra", {})[key] = value
             continue
-        ca = _CA.match(stripped) if stripped.startswith("CA '") else None
-        if ca:
+        if what == _DIAG_LINE:
+            if line[1] != "ibwarn":
+                errors.append({"line": lineno, "device": line[2], "message": line[3][:400]})
+            continue
+        if what == _CA_LINE:
             if dev is not None:
                 _finish_port(port, dev, truncated)
             _finish_device(dev, truncated)
-            dev = new_device(ca.group(1))
+            dev = new_device(line[1])
             dev.update({"hw_version": None, "node_guid": None, "sys_image_guid": None, "num_ports": None})
             devices.append(dev)
             port = None
             continue
-        pm = _PORT.match(stripped) if stripped.startswith("Port ") else None
-        if pm:
+        if what == _PORT_LINE:
             if dev is None:  # a port block pasted without its CA line
                 dev = new_device(None)
                 dev.update({"hw_version": None, "node_guid": None, "sys_image_guid": None, "num_ports": None})
                 devices.append(dev)
                 truncated[0] = True
             _finish_port(port, dev, truncated)
-            port = new_port(need_int(pm.group(1), TOOL, lineno, "port number"))
+            port = new_port(need_int(line[1], TOOL, lineno, "port number"))
             port.update({"base_lid": None, "sm_lid": None, "lmc": None,
                          "capability_mask": None, "port_guid": None})
             dev["ports"].append(port)
             continue
-        kv = _KV.match(stripped)
-        if not kv or dev is None:
-            other += 1
-            continue
-        key, value = kv.group(1), kv.group(2)
-        if key in _PORT_KEYS and port is not None:
-            port[_PORT_KEYS[key]] = _port_value(_PORT_KEYS[key], value)
-        elif key in _DEVICE_KEYS:
-            field = _DEVICE_KEYS[key]
-            if field == "num_ports":
-                m = _INT.match(value)
-                dev[field] = to_int(m.group(1)) if m and len(m.group(1)) < 6 else None
-            else:
-                dev[field] = None if value.startswith("...") else value
-        else:
-            # Keys added by later ibstat versions are kept, not fatal.
-            target = port if port is not None else dev
-            target.setdefault("extra", {})[key] = value
+        other += 1  # _OTHER: a line that is none of the above
     if dev is not None:
         _finish_port(port, dev, truncated)
     _finish_device(dev, truncated)

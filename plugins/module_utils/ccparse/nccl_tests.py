@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from .common import ParseError, json_loads, need_int, parser, strip_source_line, to_float, to_int
@@ -61,14 +62,18 @@ _MPI_ERRORS = (
     "PRTE has lost communication", "srun: error", "MPI_ABORT was invoked", "Primary job  terminated normally",
     "mpirun detected that one or more processes exited", "prterun was unable", "PMIX ERROR",
 )
+#: any of _MPI_ERRORS in a line (one regex search per line, not one substring search per message)
+_MPI_ERROR = re.compile("|".join(re.escape(e) for e in _MPI_ERRORS))
 _TEST_FAIL = re.compile(r"(Test NCCL failure|Test CUDA failure|Test failure|NCCL failure|Cuda failure)\b.*")
 _NUM = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
+@lru_cache(maxsize=4096)
 def _f(tok: str) -> float | None:
     return to_float(tok) if _NUM.match(tok) else None
 
 
+@lru_cache(maxsize=4096)
 def _wrong(tok: str) -> int | None:
     return to_int(to_float(tok)) if _NUM.match(tok) else None
 
@@ -102,6 +107,25 @@ def _inferred_columns(toks: list[str]) -> list[str] | None:
 _WRONG_COLS = ("#wrong", "error")
 
 
+@lru_cache(maxsize=64)
+def _layout(cols: tuple[str, ...]
+            ) -> tuple[list[int], dict[str, int], list[tuple[int, dict[str, int], int | None]], int]:
+    """Where a header's columns are: the time columns, the head's name -> index, and for the
+    out-of-place and in-place parts (begin, name -> index, index of the ``#wrong``/``error`` value);
+    a name that repeats maps to its last column (as a dict built from the pairs would); each part is
+    (first column, name -> column, column of the wrong count or None)."""
+    n = len(cols)
+    starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
+    head = dict(zip(cols[:starts[0]], range(starts[0]), strict=True)) if starts else {}
+    stop2 = cols.index("#iters") if "#iters" in cols else n
+    parts = []
+    if len(starts) == 2:
+        for begin, stop in ((starts[0], starts[1]), (starts[1], stop2)):
+            idx = dict(zip(cols[begin:stop], range(begin, stop), strict=True))
+            parts.append((begin, idx, next((idx[c] for c in _WRONG_COLS if c in idx), None)))
+    return starts, head, parts, stop2
+
+
 def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
     """One result row, read by the header's own column names (old, new, ``#iters`` and
     ``esttime`` layouts); a trailing experiment name after ``#iters`` is allowed."""
@@ -110,23 +134,26 @@ def _row(cols: list[str], toks: list[str], lineno: int) -> dict[str, Any]:
         toks = [*toks[:3], "", *toks[3:]]  # alltoall/all_gather print an empty redop in the old layout
     if len(toks) < n or (len(toks) > n and cols[-1] != "#iters"):
         raise ParseError(TOOL, f"result row has {len(toks)} fields, header has {n} (truncated?)", lineno)
-    starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
+    starts, head, parts, stop2 = _layout(tuple(cols))
     if len(starts) != 2:
         raise ParseError(TOOL, f"header has {len(starts)} time columns, expected 2: {' '.join(cols)}", lineno)
-    head = dict(zip(cols[:starts[0]], toks[:starts[0]]))
 
-    def part(begin: int, stop: int) -> dict[str, Any]:
-        vals = dict(zip(cols[begin:stop], toks[begin:stop]))
-        wrong = next((vals[c] for c in _WRONG_COLS if c in vals), None)
-        return {"time_us": _f(vals[cols[begin]]), "algbw_GBps": _f(vals.get("algbw", "")),
-                "busbw_GBps": _f(vals.get("busbw", "")), "wrong": _wrong(wrong) if wrong is not None else None}
+    def part(begin: int, idx: dict[str, int], wrong: int | None) -> dict[str, Any]:
+        algbw, busbw = idx.get("algbw"), idx.get("busbw")
+        return {"time_us": _f(toks[idx[cols[begin]]]), "algbw_GBps": _f(toks[algbw] if algbw is not None else ""),
+                "busbw_GBps": _f(toks[busbw] if busbw is not None else ""),
+                "wrong": _wrong(toks[wrong]) if wrong is not None else None}
 
-    stop2 = cols.index("#iters") if "#iters" in cols else n
+    def at(name: str) -> str | None:
+        i = head.get(name)
+        return toks[i] if i is not None else None
+
+    root = at("root")
     row: dict[str, Any] = {
-        "size_bytes": need_int(head["size"], TOOL, lineno, "size"), "count": _wrong(head.get("count", "")),
-        "type": head.get("type"),
-        "redop": head.get("redop"), "root": _wrong(head["root"]) if "root" in head else None,
-        "out_of_place": part(starts[0], starts[1]), "in_place": part(starts[1], stop2), "line": lineno}
+        "size_bytes": need_int(toks[head["size"]], TOOL, lineno, "size"), "count": _wrong(at("count") or ""),
+        "type": at("type"),
+        "redop": at("redop"), "root": _wrong(root) if root is not None else None,
+        "out_of_place": part(*parts[0]), "in_place": part(*parts[1]), "line": lineno}
     if "#iters" in cols:
         row["iterations"] = _wrong(toks[stop2])
     if row["out_of_place"]["busbw_GBps"] is None:
@@ -174,7 +201,7 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if _NCCL_LINE.match(s):
             nccl_lines.append((lineno, s))
             continue
-        if any(e in s for e in _MPI_ERRORS) and mpi_error is None:
+        if mpi_error is None and _MPI_ERROR.search(s):
             mpi_error = (lineno, s)
             continue
         fail = _TEST_FAIL.search(s)

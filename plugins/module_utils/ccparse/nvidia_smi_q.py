@@ -109,8 +109,12 @@ def _num_text(value: str) -> float | None:
 
 
 def _int(value: Any) -> int | None:
-    n = _num(value)
-    return to_int(n)
+    return _int_text(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=8192)
+def _int_text(value: str) -> int | None:
+    return to_int(_num_text(value))
 
 
 def _bool(value: Any) -> bool | None:
@@ -169,18 +173,38 @@ def _first(tree: Tree, *paths: tuple[str, ...]) -> Any:
     return None
 
 
-def _pieces(raw: str) -> tuple[str, int, str, str, str, str]:
-    """What the parser reads of one line: the stripped line, its indent, whether it has a colon,
-    the key before it (right-stripped), the value after it (stripped) and the line as a section
-    name (``Clocks:`` -> ``Clocks``)."""
+#: what the parser reads of one line (see :func:`_pieces`)
+_Pieces = tuple[int, int, str, str, str, str, str, str]
+#: _Pieces[0]: a line of the common kind (indented, not rare, a ``Key : Value`` line or a section
+#: name): inside a ``GPU <bus id>`` block it goes straight into the tree (the loop's fast path);
+#: 2 for a ``Key : Value`` line (3 when the value is an error token), 1 for a section name, 0 for
+#: any other line
+_TREE_VALUE, _TREE_SECTION, _TREE_ERROR = 2, 1, 3
+
+
+def _pieces(raw: str) -> _Pieces:
+    """What the parser reads of one line: whether it is a common tree line (and which), its
+    indent, the name it has in the tree (the key, or the section name), the value, then the
+    stripped line, whether it has a colon, the key before it (right-stripped) and the line as a
+    section name (``Clocks:`` -> ``Clocks``)."""
     stripped = raw.strip()
     key, colon, value = stripped.partition(":")
-    return stripped, len(raw) - len(raw.lstrip()), colon, key.rstrip(), value.strip(), stripped.rstrip(":").strip()
+    key = key.rstrip()
+    value = value.strip()
+    section = stripped.rstrip(":").strip()
+    indent = len(raw) - len(raw.lstrip())
+    tree = 0
+    if stripped and indent > 0 and stripped[0] not in _RARE_FIRST and (colon or _SECTION_NAME.match(stripped)):
+        tree = _TREE_VALUE if colon and key and stripped[-1] != ":" else _TREE_SECTION
+        if tree == _TREE_VALUE and value in ERROR_TOKENS:
+            tree = _TREE_ERROR
+    name = key if tree >= _TREE_VALUE else section
+    return tree, indent, name, value, stripped, colon, key, section
 
 
 #: line -> _pieces(line): the lines of nvidia-smi -q repeat across the GPUs of a report and the nodes
 #: of a fleet (keys, sections and most values), so each distinct line is taken apart once; bounded
-_LINES: dict[str, tuple[str, int, str, str, str, str]] = {}
+_LINES: dict[str, _Pieces] = {}
 _LINES_MAX = 50_000
 
 
@@ -207,7 +231,19 @@ class _TreeBuilder:
 
 
 def _ecc_counts(section: Any) -> dict[str, int | None]:
-    """One of the ``Volatile``/``Aggregate`` ECC sub-sections in either layout."""
+    """One of the ``Volatile``/``Aggregate`` ECC sub-sections in either layout (a flat section, the
+    Ampere+ layout, is read once per distinct content: its counters repeat across GPUs and nodes)."""
+    if isinstance(section, dict) and all(isinstance(v, str) for v in section.values()):
+        return dict(_ecc_counts_flat(tuple(section.items())))
+    return _ecc_counts_of(section)
+
+
+@lru_cache(maxsize=1024)
+def _ecc_counts_flat(items: tuple[tuple[str, str], ...]) -> dict[str, int | None]:
+    return _ecc_counts_of(dict(items))
+
+
+def _ecc_counts_of(section: Any) -> dict[str, int | None]:
     out: dict[str, int | None] = {"correctable": None, "uncorrectable": None, "sram_correctable": None,
                                   "sram_uncorrectable": None, "dram_correctable": None,
                                   "dram_uncorrectable": None}
@@ -385,11 +421,34 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     cache = _LINES
     if len(cache) > _LINES_MAX:
         cache.clear()
+    #: the current block when it is a ``GPU <bus id>`` block: its common lines take the fast path
+    #: (a block of its own until the first GPU header: never the current one)
+    gpu_block = _TreeBuilder()
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         pieces = cache.get(raw)
         if pieces is None:
             pieces = cache[raw] = _pieces(raw)
-        stripped, indent, colon, key, value, section = pieces
+        common = pieces[0]
+        if common and current is gpu_block:
+            # the common line inside a GPU block: what the general path below does with it
+            indent = pieces[1]
+            while indent <= indents[-1]:
+                indents.pop()
+                dicts.pop()
+            parent = dicts[-1]
+            name = pieces[2]
+            if common == _TREE_SECTION:
+                child = parent.get(name)
+                if not isinstance(child, dict):
+                    child = parent[name] = {}
+                indents.append(indent)
+                dicts.append(child)
+            elif name not in parent:
+                parent[name] = pieces[3]
+                if common == _TREE_ERROR:
+                    gpu_block.errors.append((name, pieces[3]))
+            continue
+        common, indent, name, value, stripped, colon, key, section = pieces
         if not stripped:
             continue
         first = stripped[0]
@@ -410,7 +469,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         if indent == 0:
             h = _GPU_HEADER.match(stripped) if stripped.startswith("GPU ") else None
             if h:
-                current = _TreeBuilder()
+                current = gpu_block = _TreeBuilder()
                 blocks.append((h.group(1), lineno, current))
                 indents, dicts = current.indents, current.dicts
                 continue
