@@ -94,7 +94,9 @@ tests:
       description: The command line run.
       type: list
 summary:
-  description: The same keys with C(status), C(rc) and the first line of C(stderr) only.
+  description:
+    - The same keys with C(status), C(rc), the first line of C(stderr) and C(launcher) (how the ranks
+      were started, C(srun --mpi=pmix) or C(srun)); pairtest.yml writes it as C(<b>/_collect#nccl-tests@<a>.json).
   returned: always
   type: dict
 parsed:
@@ -126,6 +128,15 @@ def classify(rc, out, err):
     if rc is not None and any(w in text for w in BUSY):
         return "skipped"
     return "error"
+
+
+def launcher(cmd):
+    """How the ranks were started, for the evidence: C(srun --mpi=pmix) (one MPI job wired up by
+    Slurm's PMIx plugin), C(srun --mpi=<other>), or C(srun) (no MPI plugin: every task alone)."""
+    if not cmd:
+        return ""
+    mpi = [a for a in cmd if a.startswith("--mpi=")]
+    return f"srun {mpi[-1]}" if mpi else "srun"
 
 
 def run_pair(srun, pair, p):
@@ -177,7 +188,10 @@ def main():
             t.start()
         for t in threads:
             t.join()
-    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summarise(results),
+    summary = summarise(results)
+    for key, res in results.items():
+        summary[key]["launcher"] = launcher(res.get("cmd") or [])
+    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summary,
                      parsed=parse_results(results, "nccl-tests"))
 
 

@@ -30,3 +30,12 @@ def test_srun_missing_is_tool_missing(monkeypatch) -> None:
 def test_bad_pair_fails_naming_it() -> None:
     r = run_module("nccl_pairtest", {"pairs": [["a", "a"]]})
     assert r.get("failed") and "['a', 'a']" in r["msg"]
+
+
+def test_launcher_is_named_for_the_evidence() -> None:
+    """The pair's _collect#nccl-tests@<a>.json says how the ranks were started."""
+    m = load_module("nccl_pairtest")
+    srun = ["/usr/bin/srun", "-N", "2", "-w", "a,b", "--ntasks-per-node=8"]
+    assert m.launcher([*srun, "--mpi=pmix", "/opt/nccl-tests/build/all_reduce_perf"]) == "srun --mpi=pmix"
+    assert m.launcher([*srun, "/opt/nccl-tests/build/all_reduce_perf"]) == "srun"
+    assert m.launcher([]) == ""
