@@ -85,6 +85,8 @@ def test_built_once_installed_everywhere_restart_only_on_change(containers: dict
         assert "ENROOT_DATA_PATH /tmp/enroot-data/user-$(id -u)" in sh(host, "cat /etc/enroot/enroot.conf.d/*.conf")
         assert sh(host, "stat -c %a /run/enroot /var/tmp/enroot-cache /tmp/enroot-data").split() == ["1777"] * 3
         assert "d /run/enroot 1777 root root -" in sh(host, "cat /etc/tmpfiles.d/clusterctl-enroot.conf")
+        mounts = sh(host, "cat /etc/enroot/mounts.d/*.fstab")
+        assert "/etc/slurm/task_prolog.sh /etc/slurm/task_prolog.sh none" in mounts, mounts
         assert "include /etc/slurm/plugstack.conf.d/*.conf" in sh(host, "cat /etc/slurm/plugstack.conf")
         assert sh(host, "readlink /etc/slurm/plugstack.conf.d/pyxis.conf").strip() == "/usr/share/pyxis/pyxis.conf"
     assert "--container-image" in sh("lab-ctl", "srun --help")
@@ -101,7 +103,8 @@ def test_built_once_installed_everywhere_restart_only_on_change(containers: dict
 
 def _image() -> str:
     """A squashfs root file system made on lab-c1 from what the MPI program needs (the program, the
-    shared libraries of it and of Open MPI's and PMIx's plugins, Open MPI's and PMIx's data, a shell),
+    shared libraries of it and of Open MPI's and PMIx's plugins, Open MPI's and PMIx's data, a shell and
+    sed for Slurm's TaskProlog, which runs inside the container),
     copied to the same path on both compute nodes; /dev left empty (a user cannot make device nodes)."""
     lab_mpi_program()
     script = f"""set -e
@@ -112,7 +115,8 @@ for d in bin lib lib64 sbin; do ln -s usr/$d $R/$d; done
 chmod 1777 $R/tmp $R/var/tmp
 cp {MPI_BIN} $R{IN_IMAGE}
 M=/usr/lib/x86_64-linux-gnu
-for f in /usr/bin/dash /usr/bin/cat /usr/bin/env {MPI_BIN} $M/openmpi/lib/openmpi3/*.so $M/pmix2/lib/pmix/*.so; do
+for f in /usr/bin/dash /usr/bin/cat /usr/bin/env /usr/bin/sed {MPI_BIN} \
+    $M/openmpi/lib/openmpi3/*.so $M/pmix2/lib/pmix/*.so; do
   echo $f; ldd $f | awk '/=> \\// {{print $3}} /^\\t\\// {{print $1}}'
 done | sort -u | while read -r lib; do
   mkdir -p $R$(dirname $lib); cp -L $lib $R$lib
