@@ -203,3 +203,52 @@ def run_slurm_case(case: str, inventory: Path) -> None:
     """One case of molecule/slurm on the provisioned lab (the fixture lab_slurm_cases prepared it)."""
     for _step, path in SLURM_CASES[case]:
         playbook(path, inventory)
+
+
+# --- a real MPI program in the lab (no GPU there): tests/labmpi/all_reduce_perf.c, an MPI_Allreduce
+# between ranks on the lab's compute nodes (over TCP) that prints nccl-tests' report ---
+
+MPI_SRC = REPO / "tests" / "labmpi" / "all_reduce_perf.c"
+#: where the compiled program lies on every lab compute node
+MPI_BIN = "/opt/clusterctl-lab-mpi/all_reduce_perf"
+MPI_NODES = ("lab-c1", "lab-c2")
+#: Debian 12's Open MPI: the run-time on every node, the compiler wrapper (mpicc) where it is built
+MPI_RUNTIME = ["openmpi-bin", "libopenmpi3"]
+MPI_BUILD = ["libopenmpi-dev", "gcc", "libc6-dev"]
+
+
+def exec_ok(host: str, argv: list[str], timeout: int = 600) -> str:
+    """``podman exec`` on lab host HOST; fails the calling test with its output unless it exits 0."""
+    r = subprocess.run(["podman", "exec", f"clusterctl-lab-{host}", *argv], capture_output=True, text=True,
+                       timeout=timeout, check=False)
+    assert r.returncode == 0, f"{host}: {' '.join(argv)} exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r.stdout
+
+
+def apt_install(host: str, packages: list[str]) -> None:
+    """Debian packages on a lab node (its package lists fetched first when the image has none)."""
+    script = ("set -e; export DEBIAN_FRONTEND=noninteractive; dpkg -s " + " ".join(packages)
+              + " >/dev/null 2>&1 && exit 0; ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1 || apt-get update -qq; "
+              "apt-get install -y -qq --no-install-recommends " + " ".join(packages) + " >/dev/null")
+    exec_ok(host, ["sh", "-c", script])
+
+
+def lab_mpi_program() -> str:
+    """Open MPI on both lab compute nodes and tests/labmpi/all_reduce_perf.c built with mpicc on
+    lab-c1, copied to :data:`MPI_BIN` on each (podman cp through the test machine); returns MPI_BIN."""
+    import tempfile
+
+    for host in MPI_NODES:
+        apt_install(host, MPI_RUNTIME)
+    apt_install(MPI_NODES[0], MPI_BUILD)
+    folder = str(Path(MPI_BIN).parent)
+    exec_ok(MPI_NODES[0], ["mkdir", "-p", folder])
+    subprocess.run(["podman", "cp", str(MPI_SRC), f"clusterctl-lab-{MPI_NODES[0]}:{folder}/"], check=True)
+    exec_ok(MPI_NODES[0], ["mpicc", "-O2", "-Wall", "-o", MPI_BIN, f"{folder}/{MPI_SRC.name}"])
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["podman", "cp", f"clusterctl-lab-{MPI_NODES[0]}:{MPI_BIN}", tmp], check=True)
+        for host in MPI_NODES[1:]:
+            exec_ok(host, ["mkdir", "-p", folder])
+            subprocess.run(["podman", "cp", f"{tmp}/{Path(MPI_BIN).name}", f"clusterctl-lab-{host}:{MPI_BIN}"],
+                           check=True)
+    return MPI_BIN

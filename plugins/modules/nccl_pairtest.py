@@ -55,10 +55,23 @@ options:
     type: int
     default: 900
   tool_dirs:
-    description: Folders searched for C(srun) before C(PATH).
+    description: Folders searched for C(srun), C(salloc) and C(mpirun) before C(PATH).
     type: list
     elements: path
     default: []
+  launcher:
+    description:
+      - How the ranks of a pair are started as one MPI job. C(srun) runs the command above (with
+        C(--mpi=pmix) Slurm's PMIx plugin wires the ranks up). C(mpirun) allocates the pair with
+        C(salloc) (same options, no C(--mpi=)) and starts the ranks with Open MPI's C(mpirun -np
+        <2 x tasks_per_node> --map-by ppr:<tasks_per_node>:node) inside the allocation (mpirun starts
+        its daemons through Slurm; it must be on this host).
+      - C(auto) takes C(srun), unless C(srun_args) ask for C(--mpi=pmix) and C(srun --mpi=list) does
+        not offer pmix while C(mpirun) and C(salloc) are here; then C(mpirun). The choice is in each
+        pair's C(launcher).
+    type: str
+    choices: [auto, srun, mpirun]
+    default: auto
 extends_documentation_fragment:
   - clusterctl.hpc.clusterctl_collector
 """
@@ -93,8 +106,13 @@ tests:
     cmd:
       description: The command line run.
       type: list
+    launcher:
+      description: How the ranks were started, C(srun --mpi=pmix), C(srun) or C(mpirun (salloc)).
+      type: str
 summary:
-  description: The same keys with C(status), C(rc) and the first line of C(stderr) only.
+  description:
+    - The same keys with C(status), C(rc), the first line of C(stderr) and C(launcher) (how the ranks
+      were started, C(srun --mpi=pmix) or C(srun)); pairtest.yml writes it as C(<b>/_collect#nccl-tests@<a>.json).
   returned: always
   type: dict
 parsed:
@@ -105,6 +123,7 @@ parsed:
   type: dict
 """
 
+import os  # noqa: E402
 import threading  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -128,11 +147,50 @@ def classify(rc, out, err):
     return "error"
 
 
-def run_pair(srun, pair, p):
+def launcher(cmd):
+    """How the ranks were started, for the evidence: C(srun --mpi=pmix) (one MPI job wired up by
+    Slurm's PMIx plugin), C(srun --mpi=<other>), C(srun) (no MPI plugin: every task alone), or
+    C(mpirun (salloc)) (Open MPI's launcher in a Slurm allocation)."""
+    if not cmd:
+        return ""
+    if any(str(a).rsplit("/", 1)[-1] == "mpirun" for a in cmd):
+        return "mpirun (salloc)"
+    mpi = [a for a in cmd if str(a).startswith("--mpi=")]
+    return f"srun {mpi[-1]}" if mpi else "srun"
+
+
+def pmix_offered(srun):
+    """Whether C(srun --mpi=list) names the pmix plugin."""
+    try:
+        rc, out, err = communicate([srun, "--mpi=list"], 30)
+    except OSError:
+        return False
+    return rc == 0 and any(w.strip() == "pmix" or w.strip().startswith("pmix_") for w in (out + err).split())
+
+
+def choose(p, srun, salloc, mpirun):
+    """The launcher to use: C(srun) or C(mpirun) (see the option C(launcher))."""
+    if p["launcher"] != "auto":
+        return p["launcher"]
+    if "--mpi=pmix" in p["srun_args"] and salloc and mpirun and not pmix_offered(srun):
+        return "mpirun"
+    return "srun"
+
+
+def command(pair, p, srun, salloc, mpirun, how):
     a, b = pair
-    cmd = [srun, "-N", "2", "-w", f"{a},{b}", f"--ntasks-per-node={p['tasks_per_node']}",
-           f"--immediate={p['immediate']}", f"--job-name=clusterctl-nccl-{a}-{b}", *p["srun_args"],
-           p["binary"], *p["args"]]
+    alloc = ["-N", "2", "-w", f"{a},{b}", f"--ntasks-per-node={p['tasks_per_node']}",
+             f"--immediate={p['immediate']}", f"--job-name=clusterctl-nccl-{a}-{b}"]
+    if how == "mpirun":
+        ranks = 2 * p["tasks_per_node"]
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []  # Open MPI refuses root otherwise
+        exports = [x for k in sorted(p["environment"]) for x in ("-x", k)]  # mpirun passes on only these
+        return [salloc, *alloc, *[x for x in p["srun_args"] if not x.startswith("--mpi")], mpirun, *root,
+                "-np", str(ranks), "--map-by", f"ppr:{p['tasks_per_node']}:node", *exports, p["binary"], *p["args"]]
+    return [srun, *alloc, *p["srun_args"], p["binary"], *p["args"]]
+
+
+def run_pair(cmd, p):
     rc, out, err = communicate(cmd, p["timeout"], env={k: str(v) for k, v in p["environment"].items()})
     if rc is None:
         err = f"killed after {p['timeout']} s\n{err}"
@@ -151,6 +209,7 @@ def main():
             "immediate": {"type": "int", "default": 60},
             "timeout": {"type": "int", "default": 900},
             "tool_dirs": {"type": "list", "elements": "path", "default": []},
+            "launcher": {"type": "str", "choices": ["auto", "srun", "mpirun"], "default": "auto"},
         },
         supports_check_mode=True,
     )
@@ -162,22 +221,32 @@ def main():
                              pairs=p["pairs"], changed=False)
         pairs.append((pair[0], pair[1]))
     srun = module.get_bin_path("srun", opt_dirs=p["tool_dirs"])
+    salloc = module.get_bin_path("salloc", opt_dirs=p["tool_dirs"])
+    mpirun = module.get_bin_path("mpirun", opt_dirs=p["tool_dirs"])
     results = {}
-    if srun is None:
+    how = choose(p, srun, salloc, mpirun) if srun else p["launcher"]
+    if how == "mpirun" and not (salloc and mpirun):
+        results["_"] = entry("tool_missing", stderr="launcher mpirun: " + " and ".join(
+            n for n, path in (("salloc", salloc), ("mpirun", mpirun)) if not path) + " not found in PATH")
+    elif how != "mpirun" and srun is None:
         results["_"] = entry("tool_missing", stderr="srun not found in PATH")
     else:
         def work(pair):
+            cmd = command(pair, p, srun, salloc, mpirun, how)
             try:
-                results[",".join(pair)] = run_pair(srun, pair, p)
+                results[",".join(pair)] = run_pair(cmd, p)
             except OSError as exc:
-                results[",".join(pair)] = entry("error", stderr=str(exc), cmd=[srun])
+                results[",".join(pair)] = entry("error", stderr=str(exc), cmd=cmd)
 
         threads = [threading.Thread(target=work, args=(pair,), daemon=True) for pair in pairs]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summarise(results),
+    summary = summarise(results)
+    for key, res in results.items():
+        res["launcher"] = summary[key]["launcher"] = launcher(res.get("cmd") or [])
+    module.exit_json(changed=False, tests=dict(sorted(results.items())), summary=summary,
                      parsed=parse_results(results, "nccl-tests"))
 
 

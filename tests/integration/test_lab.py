@@ -327,9 +327,6 @@ def test_reconfigure_disruptive_change_drains_one_batch_at_a_time(provisioned: P
     assert all(f == "(null)" and "drain" not in s for s, _, f in final.values()), final
 
 
-@pytest.mark.skip(reason="the lab nodes have no apt access and the current lab image predates libpmix2 "
-                  "(lab/build-image.sh now bakes it in): rebuild the image, set slurm_common_mpi_default: pmix "
-                  "in inventories/lab, then drop this skip")
 def test_steps_get_pmix_ranks(provisioned: Path) -> None:
     """MpiDefault=pmix from the lab inventory: slurmd loads mpi_pmix_v4.so (libpmix2 and the
     libpmix.so link slurm_compute makes), so each task of a 2-node step is a PMIx rank."""

@@ -22,7 +22,7 @@ import pytest
 import simfabric
 import yaml
 from ccparse import registry
-from labutil import REPO, cc, lab_copy_on_roce, sh
+from labutil import MPI_NODES, REPO, cc, lab_copy_on_roce, lab_mpi_program, sh
 
 from clusterctl.analysis.engine import analyze_dir
 from clusterctl.analysis.expectations import build, load_spec
@@ -169,8 +169,10 @@ def test_verify_full_runs_pairwise_rounds(sim_inventory: Path, tmp_path: Path) -
     lab-ctl joins the verified set (--hosts) with a healthy tree, so three nodes make three
     ib_write_bw rounds of one pair each; the fake ib_write_bw (tests/fakebin) talks TCP between
     the containers like perftest and reports 96 % of the slower side's simulated port rate. The
-    2-node nccl-tests pair (Slurm nodes only: lab-c1 and lab-c2) is a real srun job on the real
-    Slurm lab running the fake all_reduce_perf (no GPU here), which prints nccl-tests' report.
+    2-node nccl-tests pair (Slurm nodes only: lab-c1 and lab-c2) is one real MPI job on the real
+    Slurm lab: ``srun --mpi=pmix`` (the pair test's default, MpiDefault=pmix in the lab) starts
+    tests/labmpi/all_reduce_perf, an MPI_Allreduce between the two nodes over TCP (no GPU here)
+    that prints what it measured in nccl-tests' format (the per-node runs keep the fake).
     """
     inv = tmp_path / "inv"
     shutil.copytree(sim_inventory, inv)
@@ -178,8 +180,9 @@ def test_verify_full_runs_pairwise_rounds(sim_inventory: Path, tmp_path: Path) -
     args = ["-b", "8M", "-e", "1G", "-f", "2", "-g", "1"]
     (inv / "group_vars" / "all" / "verify_full.yml").write_text(yaml.safe_dump({
         "clusterctl_verify_nccl_tests_binary": nccl, "clusterctl_verify_nccl_tests_args": args,
-        "clusterctl_pairtest_nccl_args": args,
-        "clusterctl_pairtest_srun_args": [],  # Debian's Slurm has no pmix plugin; the fake needs no MPI
+        # the pair: a real MPI program, launched with the default srun options (--mpi=pmix)
+        "clusterctl_pairtest_nccl_binary": lab_mpi_program(),
+        "clusterctl_pairtest_nccl_args": ["-b", "1M", "-e", "8M", "-f", "2", "-n", "5", "-w", "2"],
     }))
     root = tmp_path / "lab-ctl"
     simfabric.build(simfabric.load(REPO / "tests" / "fixtures" / "simfabric" / SIM_DESC["lab-c1"]), root / "sys")
@@ -213,7 +216,14 @@ def test_verify_full_runs_pairwise_rounds(sim_inventory: Path, tmp_path: Path) -
     assert "pairwise nccl-tests: lab-ctl" not in out  # not a Slurm node: never a candidate
     evidence = Path(out.split("evidence: ")[1].split()[0])
     pair = registry.parse("nccl-tests", (evidence / "lab-c2" / "nccl-tests@lab-c1.txt").read_text())
-    assert pair["hosts"] == ["lab-c1", "lab-c2"] and pair["n_ranks"] == 2
+    # one MPI job across the pair: rank 0 on lab-c1 and rank 1 on lab-c2, each named by the rank itself
+    assert pair["hosts"] == list(MPI_NODES) and pair["n_ranks"] == 2, pair
+    assert [d["host"] for d in pair["devices"]] == list(MPI_NODES), pair["devices"]
+    assert pair["wrong_total"] == 0 and pair["busbw_largest_GBps"] > 0, pair
+    status = json.loads((evidence / "lab-c2" / "_collect#nccl-tests@lab-c1.json").read_text())["_"]
+    assert status["status"] == "ok" and status["launcher"] == "srun --mpi=pmix", status
+    metric = [p for p in report["pairs"] if p["metric"] == "nccl_busbw_GBps"]
+    assert metric and all(p["value"] > 0 for p in metric), report["pairs"]
     # the lab keeps no accounting: the finished job is still in slurmctld's memory (MinJobAge 300 s)
     name = "JobName=clusterctl-nccl-lab-c1-lab-c2"
     job = [j for j in sh("lab-ctl", "scontrol -o show job").splitlines() if name in j]

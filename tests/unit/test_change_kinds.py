@@ -57,7 +57,8 @@ def test_each_restart_of_a_compute_service_declares_a_kind() -> None:
                 continue  # controller-side or monitoring daemons, or no restart: jobs on compute nodes keep running
             seen.append(service)
             assert set(task.get("tags", [])) & KINDS.keys(), f"{f}: {task['name']}"
-    assert sorted(seen) == sorted(["slurmd", "slurmd", "systemd-networkd", "openibd", "{{ __juicefs_unit }}"])
+    # slurmd: slurm_common, slurm_compute and containers (a new pyxis)
+    assert sorted(seen) == sorted(["slurmd", "slurmd", "slurmd", "systemd-networkd", "openibd", "{{ __juicefs_unit }}"])
 
 
 def test_renamed_handler_still_drains(tmp_path: Path) -> None:
