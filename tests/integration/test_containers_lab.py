@@ -137,9 +137,6 @@ rm -f {IMAGE}; mksquashfs $R {IMAGE} -noappend -quiet -all-root; chmod 0644 {IMA
     return IMAGE
 
 
-@pytest.mark.skip(reason="its one lab run failed: slurmstepd runs the TaskProlog inside the container "
-                  "('task_prolog can not be executed'); the role now bind-mounts it (containers_host_files) and the "
-                  "image has sed, not rerun yet: drop this skip after one passing lab run")
 def test_mpi_allreduce_in_image_across_two_nodes_as_user(containers: dict[str, object]) -> None:
     """5(a): a normal user's srun -N2 --mpi=pmix --container-image: one MPI job, a rank on each node."""
     image = _image()

@@ -17,11 +17,7 @@ from labutil import cc, sh
 
 from clusterctl.runner import state_dir
 
-pytestmark = [
-    pytest.mark.lab,
-    pytest.mark.skip(reason="written on branch ops but never run: the podman lab lock was held by other lab runs "
-                            "until the deadline; remove this skip after one passing lab run"),
-]
+pytestmark = [pytest.mark.lab]
 
 NODES = ("lab-c1", "lab-c2")
 FILES = ("/etc/nccl.conf", "/etc/profile.d/nccl.sh")
