@@ -14,6 +14,7 @@ drivers/infiniband/core/cma_configfs.c, and the MLNX OFED mlx5 ``tc``/``ecn`` at
     devices/pci<dom>:<bus>/<pci>/infiniband/<dev>/device -> ../../../<pci>
     devices/pci<dom>:<bus>/<pci>/infiniband/<dev>/ports/<n>/{state,phys_state,rate,link_layer}
     devices/.../infiniband/<dev>/ports/<n>/{gids/<i>,gid_attrs/types/<i>,gid_attrs/ndevs/<i>}
+    devices/.../infiniband/<dev>/ports/<n>/counters/<name>                  (the PMA counters, ib_core)
     devices/.../infiniband/<dev>/tc/<n>/traffic_class                     (MLNX OFED only)
     devices/pci<dom>:<bus>/<pci>/net/<if>/{dev_port,mtu,operstate,address}
     devices/pci<dom>:<bus>/<pci>/net/<if>/device -> ../../../<pci>
@@ -49,6 +50,7 @@ host) are simply absent. Description keys (all but ``devices[].name`` optional):
             operstate: up
             ipv4: 10.1.0.11       # RoCE: adds IPv4-mapped GIDs (RoCE v1 at 2, RoCE v2 at 3)
             faults: [port_down, port_polling, rate_degraded, no_roce_v2_gid, pfc_off, ecn_off]
+            counters: {port_rcv_data: 1000}   # PMA counter values (each of COUNTERS is laid, default 0)
     configfs: populated | empty | absent   # rdma_cm/<dev> made (as after mkdir), bare, or none
     infiniband_class: true                 # false: no class/infiniband at all (ib_core not loaded)
     qos:                                   # initial emulated backend state per netdev
@@ -82,6 +84,14 @@ PHYS_KERNEL = [
 PHYS_NUM = {w.replace(" ", ""): i for i, w in enumerate(PHYS_KERNEL)} | {"Unknown": 0}
 FAULTS = {"port_down", "port_polling", "rate_degraded", "no_roce_v2_gid", "pfc_off", "ecn_off"}
 GID_TABLE_LEN = 8
+#: the PMA port counters ib_core lays under ports/<n>/counters/ (drivers/infiniband/core/sysfs.c
+#: pma_table/pma_table_ext), the files node_exporter's infiniband collector reads
+COUNTERS = ("excessive_buffer_overrun_errors", "link_downed", "link_error_recovery", "local_link_integrity_errors",
+            "port_rcv_constraint_errors", "port_rcv_data", "port_rcv_errors", "port_rcv_packets",
+            "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_constraint_errors",
+            "port_xmit_data", "port_xmit_discards", "port_xmit_packets", "port_xmit_wait", "symbol_error",
+            "VL15_dropped", "multicast_rcv_packets", "multicast_xmit_packets", "unicast_rcv_packets",
+            "unicast_xmit_packets")
 
 
 def _fmt_rate(gbps: float) -> str:
@@ -222,6 +232,12 @@ def _build_port(
             t.write(f"{prt}/gid_attrs/types/{idx}", gtype)
         if ndev:
             t.write(f"{prt}/gid_attrs/ndevs/{idx}", ndev)
+    values = port.get("counters") or {}
+    bad = set(values) - set(COUNTERS)
+    if bad:
+        raise ValueError(f"{dev['name']} port {n}: unknown counters {sorted(bad)}; known: {list(COUNTERS)}")
+    for c in COUNTERS:
+        t.write(f"{prt}/counters/{c}", str(int(values.get(c, 0))))
     if dev.get("tc", True):
         t.write(f"{ddir}/tc/{n}/traffic_class", "")
     if configfs == "populated":
@@ -247,6 +263,18 @@ def _build_port(
             state_q.setdefault("pfc", [0] * 8)
             if "pfc_off" in faults:
                 state_q["pfc"] = [0] * 8
+
+
+def bump(root: str | Path, dev: str, port: int, counter: str, by: int) -> int:
+    """Move one PMA counter of a built tree by ``by`` (traffic or errors on the port); the new value."""
+    if counter not in COUNTERS:
+        raise ValueError(f"unknown counter {counter!r}; known: {list(COUNTERS)}")
+    p = Path(root) / "class" / "infiniband" / dev / "ports" / str(port) / "counters" / counter
+    value = int(p.read_text().strip() or 0) + int(by)
+    tmp = p.with_name(f".{counter}.tmp")
+    tmp.write_text(f"{value}\n")
+    os.replace(tmp, p)
+    return value
 
 
 def load(path: str | Path) -> dict[str, Any]:

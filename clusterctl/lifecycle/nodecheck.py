@@ -15,7 +15,9 @@ and this module; the standard library only). Each run:
    - ``proc-mounts`` (when the node should have shared mounts): each of them mounted;
 2. judges them with the registered checks of :mod:`clusterctl.analysis` against the expectations built
    from the inventory's cluster spec (``build(spec)``, as verify does);
-3. writes the captures and ``verdict.json`` to ``<state>/runs/<UTC time>/`` (the last ``keep`` runs kept);
+3. writes the captures and ``verdict.json`` to ``<state>/runs/<UTC time>/`` (the last ``keep`` runs kept),
+   and, with ``textfile_dir`` set, the verdict for node_exporter's textfile collector
+   (``<textfile_dir>/clusterctl.prom``, rendered by :mod:`clusterctl.report.prom` as verify's ``--prom``);
 4. healthy (no ``failed`` finding): exit 0, quiet. Failed: prints the reason, drains the node with
    ``clusterctl: node-check: <check> <subject> evidence=<run folder>: <message>`` unless ``--no-drain``,
    the settings say not to, or the node is already out of service (any drain stays as it is), exit 1.
@@ -58,6 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "nodename": "",
     "tool_dirs": [],  # searched before PATH for nvidia-smi, journalctl, systemctl, scontrol
     "mounts": [],  # mount points the node must have (the spec's storage_mounts, as the checks read them)
+    "textfile_dir": "",  # node_exporter's textfile folder: the verdict as clusterctl.prom there; "": none
 }
 REASON_MAX = 200
 _DMESG_TS = re.compile(r"^\[\s*(\d+\.\d+)\]")
@@ -286,6 +289,24 @@ def _out_of_service(conf: Mapping[str, Any], budget: Budget, node: str) -> str |
     return None
 
 
+def write_textfile(conf: Mapping[str, Any], verdict: Mapping[str, Any]) -> str:
+    """The verdict as node_exporter's textfile ``<textfile_dir>/clusterctl.prom`` (verify's rendering,
+    :mod:`clusterctl.report.prom`), written atomically; "" or why it could not be written (never fatal:
+    the check's verdict stands)."""
+    folder = str(conf.get("textfile_dir") or "")
+    if not folder:
+        return ""
+    from clusterctl.paths import write_atomic
+    from clusterctl.report import prom
+
+    path = Path(folder) / prom.TEXTFILE
+    try:
+        write_atomic(path, prom.render_verdict(verdict))
+    except OSError as exc:
+        return f"textfile not written: {path}: {exc.strerror or exc}"
+    return ""
+
+
 def run(conf: Mapping[str, Any], *, drain: bool | None = None, host: str | None = None) -> tuple[int, str, Path]:
     """One run: (exit status, the line printed, the run's evidence folder)."""
     budget = Budget(float(conf.get("budget") or 45), float(conf.get("tool_timeout") or 15))
@@ -314,9 +335,10 @@ def run(conf: Mapping[str, Any], *, drain: bool | None = None, host: str | None 
         for kind, text in raw.items():
             (run_dir / f"{kind}.txt").write_text(text)
         failed = [f for f in findings if f["severity"] == "critical"]
-        (run_dir / "verdict.json").write_text(json.dumps(
-            {"host": node, "status": "failed" if failed else "healthy", "findings": findings,
-             "not_judged": problems}, indent=1))
+        verdict = {"host": node, "status": "failed" if failed else "healthy", "findings": findings,
+                   "not_judged": problems}
+        (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=1))
+        textfile_error = write_textfile(conf, verdict)
         if cursor:
             tmp = state / "kernel-log.cursor.tmp"
             tmp.write_text(cursor + "\n")
@@ -324,8 +346,12 @@ def run(conf: Mapping[str, Any], *, drain: bool | None = None, host: str | None 
         for old in sorted((state / "runs").iterdir())[:-max(1, int(conf.get("keep") or 20))]:
             shutil.rmtree(old, ignore_errors=True)
         if not failed:
+            if textfile_error:
+                print(textfile_error, file=sys.stderr)
             return 0, "", run_dir
         line = reason(failed[0], run_dir)
+        if textfile_error:
+            line += f"; {textfile_error}"
         if len(failed) > 1:
             line += f" (+{len(failed) - 1} more in verdict.json)"
         do_drain = bool(conf.get("drain", True)) if drain is None else drain

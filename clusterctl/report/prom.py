@@ -1,8 +1,10 @@
 """clusterctl's verdicts in the Prometheus text exposition format (version 0.0.4).
 
 One writer for ``clusterctl analyze/verify --prom FILE`` and for the textfile a node's exporter
-serves. Every metric family is documented in README.md ("Metrics"); the names are listed in
-:data:`FAMILIES` so the dashboards and alert rules can be checked against them.
+serves: the node check (:mod:`clusterctl.lifecycle.nodecheck`, in its bundle) renders its verdict
+with :func:`render_verdict`, which goes through the same :func:`render`. The standard library only
+(the node check's bundle carries this module). Every metric family is documented in README.md
+("Metrics"); the names are listed in :data:`FAMILIES` so the dashboards and alert rules can be checked against them.
 """
 
 from __future__ import annotations
@@ -10,14 +12,12 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from clusterctl.paths import write_atomic
-
-if TYPE_CHECKING:
-    from clusterctl.analysis.engine import Report
 
 #: every status a host can have in a report (engine.HostReport.status)
 STATUSES = ("healthy", "degraded", "failed", "no evidence", "cannot judge", "unreachable")
@@ -41,6 +41,51 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "clusterctl_last_verify_timestamp_seconds": (
         "gauge", "Unix time of the last analysis clusterctl wrote these metrics from"),
 }
+
+#: the file name clusterctl writes in node_exporter's textfile folder (node check and verify alike:
+#: the last verdict about the node wins; two files with the same series would fail the scrape)
+TEXTFILE = "clusterctl.prom"
+
+
+class HostView(Protocol):
+    """What :func:`render` reads of a host (engine.HostReport has it)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def findings(self) -> Sequence[Any]: ...
+    @property
+    def notes(self) -> Sequence[Any]: ...
+    @property
+    def metrics(self) -> Sequence[Any]: ...
+
+
+class ReportView(Protocol):
+    """What :func:`render` reads of a report (engine.Report has it)."""
+
+    @property
+    def hosts(self) -> Mapping[str, HostView]: ...
+
+
+@dataclass(frozen=True)
+class _Finding:
+    check: str
+    severity: str
+    message: str
+
+
+@dataclass
+class _Host:
+    status: str
+    findings: list[_Finding] = field(default_factory=list)
+    notes: list[_Finding] = field(default_factory=list)
+    metrics: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class _Report:
+    hosts: dict[str, _Host]
+
 
 _XID = re.compile(r"^Xid (\d+) .*?: (\d+) time\(s\)")
 
@@ -75,7 +120,7 @@ def xid_counts(findings: Iterable[object]) -> Counter[str]:
     return out
 
 
-def render(report: Report, now: float | None = None, drained: Iterable[str] = ()) -> str:
+def render(report: ReportView, now: float | None = None, drained: Iterable[str] = ()) -> str:
     """The whole textfile for ``report``: HELP and TYPE once per family, samples sorted by host;
     ``drained``: the hosts the run drained (verify --drain)."""
     samples: dict[str, list[tuple[dict[str, str], float]]] = {name: [] for name in FAMILIES}
@@ -99,7 +144,7 @@ def render(report: Report, now: float | None = None, drained: Iterable[str] = ()
             samples["clusterctl_measured"].append((lab, float(m.value)))
             if m.floor is not None:
                 samples["clusterctl_measured_floor"].append((lab, float(m.floor)))
-        for code, n in sorted(xid_counts(r.findings + r.notes).items(), key=lambda kv: int(kv[0])):
+        for code, n in sorted(xid_counts([*r.findings, *r.notes]).items(), key=lambda kv: int(kv[0])):
             samples["clusterctl_xid_events"].append(({"host": host, "code": code}, float(n)))
     for host in sorted(set(drained)):
         samples["clusterctl_node_drained"].append(({"host": host}, 1.0))
@@ -115,6 +160,16 @@ def render(report: Report, now: float | None = None, drained: Iterable[str] = ()
     return "\n".join(lines) + "\n"
 
 
-def write(report: Report, path: Path, now: float | None = None, drained: Iterable[str] = ()) -> None:
+def write(report: ReportView, path: Path, now: float | None = None, drained: Iterable[str] = ()) -> None:
     """Write :func:`render` of ``report`` to ``path`` atomically (mode 0644: node_exporter reads it)."""
     write_atomic(path, render(report, now, drained))
+
+
+def render_verdict(verdict: Mapping[str, Any], now: float | None = None) -> str:
+    """:func:`render` of the node check's ``verdict.json`` (host, status, findings as dicts with check,
+    severity, message): the node's own textfile, the same families and labels as verify's."""
+    findings = [_Finding(str(f.get("check", "")), str(f.get("severity", "")), str(f.get("message", "")))
+                for f in verdict.get("findings") or () if isinstance(f, Mapping)]
+    host = _Host(str(verdict.get("status") or "cannot judge"),
+                 [f for f in findings if f.severity != "info"], [f for f in findings if f.severity == "info"])
+    return render(_Report({str(verdict["host"]): host}), now)

@@ -204,6 +204,7 @@ RULES: dict[str, Rule] = {
     "monitoring_prometheus_retention": "word",
     "monitoring_scrape_interval": "word",
     "monitoring_scrape_groups": ("list", "name"),
+    "monitoring_node_exporter_sysfs": "path?",
     # juicefs: the mount units
     "juicefs_volumes": ("list", JUICEFS_VOLUME),
     "juicefs_mount_options": ("list", "cli_option"),
@@ -225,6 +226,7 @@ RULES: dict[str, Rule] = {
     "node_health_bundle_path": "path",
     "node_health_config_path": "path",
     "node_health_state_dir": "path",
+    "node_health_textfile_dir": "path?",
     "node_health_mounts": ("list", "path"),
     "node_health_prolog_dir": "path",
     "node_health_preflight_partitions": ("list", "slurm_name"),

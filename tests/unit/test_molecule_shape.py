@@ -79,13 +79,19 @@ def test_idempotence_follows_converge_everywhere() -> None:
         assert "converge" in seq and seq[seq.index("converge") + 1] == "idempotence", s
 
 
+#: site.yml's opt-in switch of the monitoring role (roles/monitoring/README.md)
+OFF_BY_DEFAULT = "monitoring_enabled | default(false) | bool"
+
+
 def _site_roles_running(skipped: set[str]) -> set[str]:
     """The roles of playbooks/site.yml that run when ``skipped`` tags are skipped (a role runs unless
-    one of its play's or its own tags is skipped)."""
+    one of its play's or its own tags is skipped); a role behind an inventory switch that is off by
+    default (``monitoring_enabled``, which no scenario sets) does not run."""
     site = yaml.safe_load((labutil.REPO / "playbooks" / "site.yml").read_text())
     running = set()
     for play in site:
-        entries = [(r["role"], r.get("tags", [])) for r in play.get("roles", [])]
+        entries = [(r["role"], r.get("tags", [])) for r in play.get("roles", [])
+                   if r.get("when") != OFF_BY_DEFAULT]
         entries += [(t["ansible.builtin.include_role"]["name"], t.get("tags", [])) for t in play.get("tasks", [])
                     if "ansible.builtin.include_role" in t]
         for role, tags in entries:

@@ -230,3 +230,47 @@ def test_identity_for_the_burn_in_gate(tmp_path: Path, pyz: Path) -> None:
     swapped = {**ident, "gpus": [*ident["gpus"][1:], "GPU-new/123"]}
     assert burnin.fingerprint(swapped) != burnin.fingerprint(ident)
     assert burnin.changes(ident, swapped) == "gpus -1 +1"
+
+
+def _samples(text: str) -> dict[str, str]:
+    """``name{labels}`` -> value of a textfile, the timestamp sample left out."""
+    return {ln.rsplit(" ", 1)[0]: ln.rsplit(" ", 1)[1] for ln in text.splitlines()
+            if ln and not ln.startswith("#") and not ln.startswith("clusterctl_last_verify_timestamp_seconds")}
+
+
+def test_verdict_as_node_exporter_textfile(tmp_path: Path, pyz: Path) -> None:
+    """Issue 26: each run writes its verdict into node_exporter's textfile folder, rendered by
+    clusterctl/report/prom.py (the families and labels of verify's --prom), atomically."""
+    from clusterctl.report import prom
+
+    tf = tmp_path / "textfile"
+    node = Node(tmp_path, pyz, textfile_dir=str(tf))
+    node.run()
+    assert "clusterctl_node_status{host=\"gpu07\",status=\"healthy\"} 1" in (tf / "clusterctl.prom").read_text()
+    with node.kern.open("a") as fh:
+        fh.write(_body("kernel-log/xid79-fallen-off-bus-journal.txt"))
+    rc, out, _ = node.run("--no-drain")
+    assert rc == 1
+    text = (tf / "clusterctl.prom").read_text()
+    assert [p.name for p in tf.iterdir()] == ["clusterctl.prom"]  # no temporary file left
+    got = _samples(text)
+    assert got['clusterctl_node_status{host="gpu07",status="failed"}'] == "1"
+    assert got['clusterctl_node_status{host="gpu07",status="healthy"}'] == "0"
+    assert got['clusterctl_findings{host="gpu07",check="xid",severity="critical"}'] == "1"
+    # the capture's Xid 79 lines: each is one event of code 79
+    events = sum(1 for ln in _body("kernel-log/xid79-fallen-off-bus-journal.txt").splitlines()
+                 if re.search(r"Xid \(PCI:[^)]*\): 79,", ln))
+    assert events and got['clusterctl_xid_events{host="gpu07",code="79"}'] == str(events)
+    # one code path: the same text verify's renderer gives for this verdict
+    assert _samples(prom.render_verdict(node.verdict(out))) == got
+    if shutil.which("promtool"):
+        check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True,
+                               check=False)
+        assert check.returncode == 0, check.stdout + check.stderr
+    # a textfile folder that cannot be written never changes the verdict; the line says why
+    shutil.rmtree(tf)
+    tf.write_text("not a folder")
+    with node.kern.open("a") as fh:
+        fh.write(_body("kernel-log/xid79-fallen-off-bus-journal.txt"))
+    rc, out, _ = node.run("--no-drain")
+    assert rc == 1 and f"textfile not written: {tf}/clusterctl.prom" in out, out

@@ -181,3 +181,57 @@ def test_roce_sim_matches_ibstat_capture(tmp_path: Path) -> None:
         )
 
     assert shape(sim) == shape(real)
+
+
+def _node_exporter_metrics(root: Path) -> str:
+    """node_exporter's infiniband collector over the tree ``root`` (--path.sysfs), one scrape."""
+    import shutil
+    import socket
+    import time
+    import urllib.request
+
+    exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if exe is None:
+        pytest.skip("prometheus-node-exporter missing (apt-get install prometheus-node-exporter)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    proc = subprocess.Popen([exe, f"--path.sysfs={root}", "--collector.disable-defaults", "--collector.infiniband",
+                             f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    return str(r.read().decode())
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("node_exporter did not answer")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_port_counters_laid_like_the_kernel_and_read_by_node_exporter(tmp_path: Path) -> None:
+    """Issue 26: ports/<n>/counters/<name> (ib_core's PMA counters) with the description's values;
+    node_exporter's infiniband collector reads them (port_rcv_data counts 4-octet words, so
+    node_exporter reports 4x bytes) and sees them move."""
+    # node_exporter needs board_id, fw_ver and hca_type of a device (else its collector fails)
+    desc = {"devices": [{"name": "mlx5_0", "board_id": "MT_0000000838", "hca_type": "MT4129", "fw_ver": "28.39.1002",
+                         "ports": [{"port": 1, "counters": {"port_rcv_data": 250, "symbol_error": 3}}]}]}
+    root = simfabric.build(desc, tmp_path / "sys")
+    counters = root / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "counters"
+    assert sorted(p.name for p in counters.iterdir()) == sorted(simfabric.COUNTERS)
+    assert (counters / "port_rcv_data").read_text() == "250\n" and (counters / "link_downed").read_text() == "0\n"
+    with pytest.raises(ValueError, match="unknown counters"):
+        simfabric.build({"devices": [{"name": "x", "ports": [{"counters": {"nope": 1}}]}]}, tmp_path / "bad")
+
+    def sample(text: str, name: str) -> float:
+        line = next(ln for ln in text.splitlines() if ln.startswith(name + "{") and 'device="mlx5_0"' in ln)
+        return float(line.rsplit(" ", 1)[1])
+
+    text = _node_exporter_metrics(root)
+    assert sample(text, "node_infiniband_port_data_received_bytes_total") == 4 * 250
+    assert sample(text, "node_infiniband_symbol_error_total") == 3
+    assert simfabric.bump(root, "mlx5_0", 1, "port_rcv_data", 1000) == 1250
+    assert sample(_node_exporter_metrics(root), "node_infiniband_port_data_received_bytes_total") == 4 * 1250

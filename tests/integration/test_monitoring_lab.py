@@ -1,0 +1,220 @@
+"""roles/monitoring for real in the lab (issue 26): site.yml with ``monitoring_enabled: true`` installs
+Debian's node exporter on every lab node and Prometheus + Alertmanager on lab-ctl; a second run
+changes nothing and check mode changes nothing.
+
+Then, through Prometheus' HTTP API (asked from lab-ctl itself): every node exporter is up; the node
+check on lab-c2, run with a shared mount it lacks (the fault: a mount point the node should have),
+fails, and its verdict, written into node_exporter's textfile folder (clusterctl/report/prom.py's
+rendering), shows as ``clusterctl_node_status{host="lab-c2",status="failed"} 1`` while lab-c1 is
+healthy; the alerts ClusterctlNodeFailed and SharedMountMissing reach a webhook receiver (a tiny HTTP
+server on lab-ctl's loopback recording each POST) through Alertmanager. lab-c1's node exporter reads a
+simulated sysfs tree (tests/simfabric.py, the kernel's layout with the PMA port counters;
+``monitoring_node_exporter_sysfs``): its node_infiniband_* metrics reach Prometheus, and when the
+simulated counters move the rate shows there.
+
+The lab inventory keeps monitoring off (CI time): this test turns it on in a copy, and puts the lab
+back as found (services stopped, the node check's settings re-rendered from inventories/lab).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import simfabric
+import yaml
+from labutil import LAB, cc, sh
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(shutil.which("podman") is None, reason="podman not installed (scripts/setup.sh installs it)"),
+]
+
+WEBHOOK_PORT = 9199
+WEBHOOK_LOG = "/tmp/cc-webhook.jsonl"
+WEBHOOK_PID = "/tmp/cc-webhook.pid"
+MISSING_MOUNT = "/mnt/clusterctl-monlab-missing"
+CHECK = "/usr/local/sbin/clusterctl-node-check"
+CONFIG = "/etc/clusterctl/node-check.json"
+TAGS = "monitoring,health"
+SIM_SYS = "/opt/clusterctl-monlab-sys"
+# one HDR InfiniBand HCA; node_exporter needs board_id, fw_ver and hca_type (invented values)
+SIM_DESC = {"devices": [{"name": "mlx5_0", "hca_type": "MT4123", "fw_ver": "20.31.2354", "board_id": "MT_0000000223",
+                         "ports": [{"port": 1, "rate": 200, "counters": {"port_rcv_data": 1000}}]}]}
+
+# the receiver: appends each POST body as one line; its pid in WEBHOOK_PID (the teardown kills that one)
+RECEIVER = f"""
+import http.server, os
+open({WEBHOOK_PID!r}, "w").write(str(os.getpid()))
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with open({WEBHOOK_LOG!r}, "ab") as f:
+            f.write(body.replace(b"\\n", b" ") + b"\\n")
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", {WEBHOOK_PORT}), H).serve_forever()
+"""
+
+
+def lab_address(host: str) -> str:
+    hosts = yaml.safe_load((LAB / "hosts.yml").read_text())["all"]["children"]
+    for group in hosts.values():
+        if host in (group.get("hosts") or {}):
+            return str(group["hosts"][host]["ansible_host"])
+    raise KeyError(host)
+
+
+def query(expr: str) -> list[dict[str, Any]]:
+    """Prometheus' instant query API on lab-ctl, asked from lab-ctl."""
+    url = f"http://{lab_address('lab-ctl')}:9090/api/v1/query"
+    script = ("import json, sys, urllib.parse, urllib.request; "
+              "print(urllib.request.urlopen(sys.argv[1] + '?' + urllib.parse.urlencode({'query': sys.argv[2]}), "
+              "timeout=10).read().decode())")
+    out = subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "python3", "-c", script, url, expr],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, f"query {expr!r} failed: {out.stderr[-2000:]}"
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "success", doc
+    return list(doc["data"]["result"])
+
+
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(2)
+
+
+def provision(inv: Path, *extra: str) -> dict[str, Any]:
+    res = cc("provision", str(inv), "--tags", TAGS, "--json", *extra)
+    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+    return json.loads(res.stdout[res.stdout.index('{\n  "status"'):])
+
+
+def changed(result: dict[str, Any]) -> dict[str, int]:
+    return {h: s["changed"] for h, s in result["hosts"].items() if s["changed"]}
+
+
+@pytest.fixture(scope="module")
+def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    inv = tmp_path_factory.mktemp("monitoring-lab") / "inv"
+    shutil.copytree(LAB, inv)
+    (inv / "group_vars" / "all" / "monitoring.yml").write_text(yaml.safe_dump({
+        "monitoring_enabled": True,
+        "monitoring_alertmanager": True,
+        "monitoring_alertmanager_webhook_url": f"http://127.0.0.1:{WEBHOOK_PORT}/alerts",
+        "monitoring_scrape_interval": "5s",
+    }))
+    (inv / "host_vars").mkdir(exist_ok=True)
+    (inv / "host_vars" / "lab-c1.yml").write_text(yaml.safe_dump({"monitoring_node_exporter_sysfs": SIM_SYS}))
+    tree = simfabric.build(SIM_DESC, inv.parent / "sys")
+    subprocess.run(["podman", "exec", "clusterctl-lab-lab-c1", "rm", "-rf", SIM_SYS], check=True)
+    subprocess.run(["podman", "cp", str(tree), f"clusterctl-lab-lab-c1:{SIM_SYS}"], check=True)
+    subprocess.run(["podman", "exec", "-i", "clusterctl-lab-lab-ctl", "sh", "-c",
+                    f"rm -f {WEBHOOK_LOG}; cat > /tmp/cc-webhook.py"], input=RECEIVER, text=True, check=True)
+    subprocess.run(["podman", "exec", "-d", "clusterctl-lab-lab-ctl", "python3", "/tmp/cc-webhook.py"], check=True)
+    try:
+        yield inv
+    finally:
+        sh("lab-ctl", f"test -s {WEBHOOK_PID} && kill $(cat {WEBHOOK_PID}); rm -f {WEBHOOK_PID} /tmp/cc-webhook.py")
+        sh("lab-c1", f"rm -rf {SIM_SYS}")
+        for host in ("lab-ctl", "lab-c1", "lab-c2"):
+            sh(host, "for u in prometheus prometheus-alertmanager prometheus-node-exporter; do "
+                     "systemctl disable -q --now $u 2>/dev/null; done; "
+                     "rm -f /var/lib/prometheus/node-exporter/clusterctl.prom /tmp/cc-nc-fault.json")
+        # the node check's settings as inventories/lab renders them (no textfile folder)
+        res = cc("provision", str(LAB), "--tags", "health")
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
+def test_monitoring_role_converges_idempotent_and_check_mode(monitored: Path) -> None:
+    first = provision(monitored)
+    assert changed(first), "the first run with monitoring on changed nothing: was the role skipped?"
+    assert not changed(provision(monitored)), "idempotence: a second run changed something"
+    check = provision(monitored, "--check")
+    assert not changed(check) and not check["failed"], check
+    for host in ("lab-c1", "lab-c2"):
+        conf = json.loads(sh(host, f"cat {CONFIG}"))
+        assert conf["textfile_dir"] == "/var/lib/prometheus/node-exporter", conf
+    # nothing listens on every address: each exporter on its inventory address only
+    listen = sh("lab-c1", "cat /etc/default/prometheus-node-exporter")
+    assert f"--web.listen-address={lab_address('lab-c1')}:9100" in listen, listen
+
+
+def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -> None:
+    # every lab node's exporter is scraped and up
+    want = {f"{lab_address(h)}:9100" for h in ("lab-ctl", "lab-c1", "lab-c2")}
+
+    def all_up() -> bool:
+        up = {r["metric"]["instance"]: r["value"][1] for r in query('up{job="node"}')}
+        return set(up) == want and set(up.values()) == {"1"}
+
+    wait_for(f"up == 1 for {sorted(want)}", all_up)
+
+    # lab-c1 healthy; lab-c2's node check run with a shared mount it lacks: failed (not drained)
+    assert sh("lab-c1", f"{CHECK} --no-drain >/dev/null 2>&1; echo $?").strip() == "0"
+    sh("lab-c2", "python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); "
+                 f"c[\"mounts\"] = [sys.argv[2]]; json.dump(c, open(\"/tmp/cc-nc-fault.json\", \"w\"))' "
+                 f"{CONFIG} {MISSING_MOUNT}")
+    out = sh("lab-c2", f"{CHECK} --config /tmp/cc-nc-fault.json --no-drain; echo rc=$?")
+    assert "rc=1" in out and "node_mount" in out and MISSING_MOUNT in out, out
+    assert "textfile not written" not in out, out
+
+    def status(host: str, value: str) -> list[dict[str, Any]]:
+        return [r for r in query(f'clusterctl_node_status{{host="{host}",status="failed"}}') if r["value"][1] == value]
+
+    wait_for("clusterctl_node_status failed=1 for lab-c2", lambda: status("lab-c2", "1"))
+    wait_for("clusterctl_node_status failed=0 for lab-c1", lambda: status("lab-c1", "0"))
+    findings = query('clusterctl_findings{host="lab-c2",check="node_mount",severity="critical"}')
+    assert [r["value"][1] for r in findings] == ["1"], findings
+
+
+def test_alerts_reach_the_webhook_through_alertmanager(monitored: Path) -> None:
+    """After the test above: lab-c2's failed verdict fires ClusterctlNodeFailed and SharedMountMissing,
+    which Alertmanager delivers to the receiver on lab-ctl's loopback."""
+
+    def delivered() -> set[tuple[str, str]]:
+        got = set()
+        for line in sh("lab-ctl", f"cat {WEBHOOK_LOG} 2>/dev/null").splitlines():
+            for alert in json.loads(line).get("alerts", []):
+                if alert.get("status") == "firing":
+                    got.add((alert["labels"].get("alertname", ""), alert["labels"].get("host", "")))
+        return got
+
+    got = wait_for("ClusterctlNodeFailed and SharedMountMissing for lab-c2 at the webhook",
+                   lambda: {("ClusterctlNodeFailed", "lab-c2"), ("SharedMountMissing", "lab-c2")} <= delivered(),
+                   timeout=120)
+    assert got
+    assert not {a for a in delivered() if a[1] == "lab-c1"}, delivered()
+
+
+def test_simulated_rdma_counters_reach_prometheus(monitored: Path) -> None:
+    c1 = f"{lab_address('lab-c1')}:9100"
+    info = wait_for("node_infiniband_info of lab-c1's simulated HCA",
+                    lambda: query(f'node_infiniband_info{{instance="{c1}"}}'))
+    assert [(r["metric"]["device"], r["metric"]["board_id"]) for r in info] == [("mlx5_0", "MT_0000000223")], info
+    received = f'node_infiniband_port_data_received_bytes_total{{instance="{c1}",device="mlx5_0",port="1"}}'
+    # port_rcv_data counts 4-octet words: node_exporter reports 4x
+    wait_for("the description's port_rcv_data", lambda: [r for r in query(received) if r["value"][1] == "4000"])
+    counter = f"{SIM_SYS}/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data"
+    for _ in range(3):  # traffic on the port: the counter moves between scrapes
+        sh("lab-c1", f"echo $(( $(cat {counter}) + 250000000 )) > {counter}.tmp && mv {counter}.tmp {counter}")
+        time.sleep(6)
+    rate = wait_for("a received-bytes rate on lab-c1's mlx5_0",
+                    lambda: [r for r in query(f"rate({received}[1m])") if float(r["value"][1]) > 0])
+    assert float(rate[0]["value"][1]) > 0, rate
+    # no other instance exports the simulated device (the containers have no RDMA device of their own)
+    assert {r["metric"]["instance"] for r in query("node_infiniband_info")} == {c1}
