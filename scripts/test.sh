@@ -52,6 +52,10 @@ run_pytest() {  # DIR, then pytest arguments
 export CLUSTERCTL_NOX="${CLUSTERCTL_NOX:-1}" CLUSTERCTL_NOX_ENVDIR="$repo/.nox"
 (unset CLUSTERCTL_TOOLS_DIR CLUSTERCTL_SHARED; run_pytest "$clone_root/repo" -m "not lab and not molecule") || fail=1
 if [[ $fast -eq 0 ]]; then
+  # the lab's containers have fixed names: one lab at a time on a machine (other runs wait on this lock)
+  exec 9>/tmp/clusterctl-podman.lock
+  flock 9
   run_pytest "$repo" -m "lab or molecule" || fail=1
+  flock -u 9
 fi
 exit $fail
