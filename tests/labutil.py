@@ -36,6 +36,22 @@ def cc(*args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO, check=False)
 
 
+def summary_rows(out: str) -> dict[str, list[str]]:
+    """The per-host summary table of a provision/reconfigure run: host -> [ok, changed, failed, unreachable,
+    skipped]. Off a terminal (as here) it is one tab-separated line per host; on one, a box-drawn table."""
+    rows: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        if line.startswith("lab-") and "\t" in line:
+            host, *cols = line.split("\t")
+        elif line.startswith("│ lab-"):
+            host, *cols = [c.strip() for c in line.strip().strip("│").split("│")]
+        else:
+            continue
+        if len(cols) == 5 and all(c.strip().isdigit() for c in cols):
+            rows[host.strip()] = [c.strip() for c in cols]
+    return rows
+
+
 def sh(host: str, command: str) -> str:
     out = subprocess.run(["podman", "exec", f"clusterctl-lab-{host}", "sh", "-c", command],
                          capture_output=True, text=True, check=False)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ccparse import registry
-from labutil import MPI_BIN, MPI_NODES, cc, exec_ok, lab_mpi_program, sh
+from labutil import MPI_BIN, MPI_NODES, cc, exec_ok, lab_mpi_program, sh, summary_rows
 from tools import TOOLS, tool_tarball
 
 pytestmark = [
@@ -38,12 +38,6 @@ MARK = "/etc/clusterctl-lab-image"
 
 def _slurmd_started(host: str) -> str:
     return sh(host, "systemctl show -p ExecMainStartTimestampMonotonic --value slurmd").strip()
-
-
-def _rows(out: str) -> dict[str, list[str]]:
-    """provision's summary table: host -> [ok, changed, failed, unreachable, skipped]."""
-    return {r.split("│")[1].strip(): [c.strip() for c in r.split("│")[2:-1]]
-            for r in out.splitlines() if r.startswith("│ lab-")}
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +90,7 @@ def test_built_once_installed_everywhere_restart_only_on_change(containers: dict
     for extra in (["--check"], []):
         res = cc("provision", str(inv), "--tags", "containers", *extra)
         assert res.returncode == 0, res.stdout[-4000:]
-        rows = _rows(res.stdout)
+        rows = summary_rows(res.stdout)
         assert set(rows) == {"lab-ctl", *MPI_NODES} and all(r[1] == "0" for r in rows.values()), res.stdout[-4000:]
     assert {h: _slurmd_started(h) for h in MPI_NODES} == restarted
 

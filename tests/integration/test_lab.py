@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from labutil import CLI, cc, sh
+from labutil import CLI, cc, sh, summary_rows
 
 pytestmark = [
     pytest.mark.lab,
@@ -71,11 +71,10 @@ def test_plan_reports_zero_changes(provisioned: Path) -> None:
 def test_second_provision_changes_nothing(provisioned: Path) -> None:
     res = cc("provision", str(provisioned))
     assert res.returncode == 0
-    table = [ln for ln in res.stdout.splitlines() if ln.startswith("│ lab-")]
-    assert len(table) == 3
-    for row in table:
-        cols = [c.strip() for c in row.strip("│").split("│")]
-        assert cols[2] == "0", f"changed on second run: {row}"
+    table = summary_rows(res.stdout)
+    assert len(table) == 3, res.stdout[-3000:]
+    for host, cols in table.items():
+        assert cols[1] == "0", f"changed on second run: {host} {cols}"
 
 
 def test_killed_host_is_unreachable_then_retry_completes(provisioned: Path) -> None:
@@ -95,8 +94,7 @@ def test_killed_host_is_unreachable_then_retry_completes(provisioned: Path) -> N
         assert killed, out
         assert rc == 4, out[-4000:]
         assert "unreachable lab-c2" in out.replace("  ", " ") or "unreachable lab-c2:" in out, out[-4000:]
-        rows = {r.split("│")[1].strip(): [c.strip() for c in r.split("│")[2:-1]]
-                for r in out.splitlines() if r.startswith("│ lab-")}
+        rows = summary_rows(out)
         assert rows["lab-c1"][2] == "0" and rows["lab-c1"][3] == "0", rows  # c1 finished cleanly
         assert rows["lab-ctl"][2] == "0" and rows["lab-ctl"][3] == "0", rows
         state = Path(os.environ["CLUSTERCTL_STATE_DIR"])
@@ -108,8 +106,7 @@ def test_killed_host_is_unreachable_then_retry_completes(provisioned: Path) -> N
     res = cc("provision", str(provisioned), "--retry")
     assert res.returncode == 0, res.stdout[-4000:]
     assert "retrying 1 host(s): lab-c2" in res.stdout
-    retried = [r for r in res.stdout.splitlines() if r.startswith("│ lab-")]
-    assert [r.split("│")[1].strip() for r in retried] == ["lab-c2"]
+    assert list(summary_rows(res.stdout)) == ["lab-c2"], res.stdout[-3000:]
     out = sh("lab-ctl", "scontrol update NodeName=lab-c2 State=RESUME 2>/dev/null; sleep 1; srun -N2 hostname | sort")
     assert out.split() == ["lab-c1", "lab-c2"]
     res = cc("provision", str(provisioned), "--retry")
