@@ -118,8 +118,9 @@ _PROBE_FAILED = re.compile(r"probe of (?P<pci>" + _PCI + r") failed with error (
 _GPU_FATAL = re.compile(r"NVRM: (?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
                         r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
                         r"|Memory Subsystem Error)", re.IGNORECASE)
-_GPU_FATAL_WHAT = {w.lower(): w for w in ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out",
-                                            "GSP Timeout", "Memory Subsystem Error")}
+_GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
+                    "Memory Subsystem Error")
+_GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
 #: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
 _SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
@@ -128,7 +129,7 @@ _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", 
 def _split(line: str) -> tuple[str | None, str, bool]:
     """(time, message, looks like a log line)."""
     if line[:1] in "kumdsalncf" and (dec := _DECODE.match(line)):
-        time, msg, _ = _split(line[dec.end():])
+        time, msg = _split(line[dec.end():])[:2]
         return time, msg, True
     for rx in _PREFIXES:
         m = rx.match(line)

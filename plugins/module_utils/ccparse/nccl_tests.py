@@ -104,6 +104,8 @@ def _inferred_columns(toks: list[str]) -> list[str] | None:
     if len(toks) == 11 and not redop:
         return ["size", "count", "type", *_HALF_OLD, *_HALF_OLD]
     return None
+
+
 _WRONG_COLS = ("#wrong", "error")
 
 
@@ -116,12 +118,12 @@ def _layout(cols: tuple[str, ...]
     (first column, name -> column, column of the wrong count or None)."""
     n = len(cols)
     starts = [i for i, c in enumerate(cols) if c in _TIME_COLS]
-    head = dict(zip(cols[:starts[0]], range(starts[0]), strict=True)) if starts else {}
+    head = dict(zip(cols[:starts[0]], range(starts[0]))) if starts else {}
     stop2 = cols.index("#iters") if "#iters" in cols else n
     parts = []
     if len(starts) == 2:
         for begin, stop in ((starts[0], starts[1]), (starts[1], stop2)):
-            idx = dict(zip(cols[begin:stop], range(begin, stop), strict=True))
+            idx = dict(zip(cols[begin:stop], range(begin, stop)))
             parts.append((begin, idx, next((idx[c] for c in _WRONG_COLS if c in idx), None)))
     return starts, head, parts, stop2
 

@@ -78,7 +78,7 @@ def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, li
     if len(vals) < len(cols) - (0 if sep else 1):
         raise ParseError(tool, f"expected {len(cols)} columns {' '.join(cols)[:60]}, got {line[:60]!r}", lineno)
     row: dict[str, str] = {}
-    for c, v in zip(cols, vals, strict=False):
+    for c, v in zip(cols, vals):
         row.setdefault(c, v)  # '%all' repeats some names (STATE, PARTITION): the first is the node's
     nodelist = next(row[h] for h in _HOST_COLS if h in row)
     state = row["STATE"]
