@@ -27,7 +27,8 @@ def test_lab_status_lists_running_hosts(lab: Path) -> None:
     assert res.returncode == 0
     for host in ("lab-ctl", "lab-c1", "lab-c2"):
         assert host in res.stdout
-    assert res.stdout.count("running") == 3
+    rows = [ln.split() for ln in res.stdout.splitlines() if ln.startswith("lab-")]  # one line per host
+    assert len(rows) == 3 and all(r[-1] == "running" for r in rows), res.stdout
 
 
 def test_lab_up_is_idempotent(lab: Path) -> None:
