@@ -101,7 +101,8 @@ def wait_for(what: str, cond: Callable[[], Any], timeout: float = 90) -> Any:
 def provision(inv: Path, *extra: str) -> dict[str, Any]:
     res = cc("provision", str(inv), "--tags", TAGS, "--json", *extra)
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
-    return json.loads(res.stdout[res.stdout.index('{\n  "status"'):])
+    doc = next(ln for ln in reversed(res.stdout.splitlines()) if ln.startswith('{"clusterctl"'))
+    return json.loads(doc)["result"]  # the --json envelope
 
 
 def changed(result: dict[str, Any]) -> dict[str, int]:
