@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -331,4 +332,6 @@ def test_steps_get_pmix_ranks(provisioned: Path) -> None:
     assert "pmix" in sh("lab-ctl", "srun --mpi=list 2>&1")
     out = sh("lab-ctl", "srun -N2 sh -c 'echo $(hostname) $PMIX_RANK' | sort")
     assert out.split() == ["lab-c1", "0", "lab-c2", "1"], out
-    assert sh("lab-c1", "readlink /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so").strip() == "libpmix.so.2"
+    # the role's link, or libpmix-dev's own (to the full version) where a test installed Open MPI's headers
+    link = sh("lab-c1", "readlink /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so").strip()
+    assert re.fullmatch(r"libpmix\.so\.2(\.[0-9.]+)?", link), link
