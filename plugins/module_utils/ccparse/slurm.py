@@ -45,6 +45,18 @@ _BASE_STATES = {"allocated", "alloc", "completing", "comp", "down", "drained", "
                 "resv", "unknown", "unk", "blocked", "block"}
 
 
+def _state_and_hosts(state: str, nodelist: str, tool: str, lineno: int) -> tuple[str, list[str], list[str]]:
+    """(base state, state flags, host names) of one sinfo row; ParseError for an unknown state or a
+    NODELIST that is not a hostlist."""
+    base, flags = _split_state(state)
+    if base.lower() not in _BASE_STATES:
+        raise ParseError(tool, f"unknown node state {state!r}", lineno)
+    try:
+        return base, flags, expand_hostlist(nodelist)
+    except ValueError as exc:
+        raise ParseError(tool, str(exc), lineno) from None
+
+
 def _split_state(state: str) -> tuple[str, list[str]]:
     base = state
     flags: list[str] = []
@@ -82,13 +94,7 @@ def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, li
         row.setdefault(c, v)  # '%all' repeats some names (STATE, PARTITION): the first is the node's
     nodelist = next(row[h] for h in _HOST_COLS if h in row)
     state = row["STATE"]
-    base, flags = _split_state(state)
-    if base.lower() not in _BASE_STATES:
-        raise ParseError(tool, f"unknown node state {state!r}", lineno)
-    try:
-        hosts = expand_hostlist(nodelist)
-    except ValueError as exc:
-        raise ParseError(tool, str(exc), lineno) from None
+    base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
     part = row.get("PARTITION", "")
     reason = row.get("REASON", "").strip()
     return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": row.get("AVAIL", "up"),
@@ -141,13 +147,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         part, avail, limit = row["PARTITION"], row["AVAIL"], row["TIMELIMIT"]
         count = need_int(row["NODES"], tool, lineno, "NODES")
         state, nodelist = row["STATE"], row["NODELIST"]
-        base, flags = _split_state(state)
-        if base.lower() not in _BASE_STATES:
-            raise ParseError(tool, f"unknown node state {state!r}", lineno)
-        try:
-            hosts = expand_hostlist(nodelist)
-        except ValueError as exc:
-            raise ParseError(tool, str(exc), lineno) from None
+        base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
         if len(hosts) != count:
             raise ParseError(tool, f"NODES says {count} but NODELIST {nodelist!r} has {len(hosts)}", lineno)
         rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
