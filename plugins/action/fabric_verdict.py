@@ -7,6 +7,7 @@ Documentation: plugins/modules/fabric_verdict.py. The judgement is the Python pa
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -14,16 +15,20 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-#: the same as plugins/modules/fabric_verdict.py's (tests/unit/test_fabric_verdict.py holds them equal)
-ARGUMENT_SPEC = {
-    "evidence_dir": {"type": "path", "required": True},
-    "inventory": {"type": "path"},
-    "spec": {"type": "dict", "default": {}},
-    "report_dir": {"type": "path"},
-    "title": {"type": "str", "default": "clusterctl verify"},
-    "prom": {"type": "path"},
-    "junit": {"type": "path"},
-}
+
+def _documented_spec() -> dict[str, Any]:
+    """The argument spec of plugins/modules/fabric_verdict.py (the documented one), read from that
+    file beside this plugin so that the two cannot drift."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("_clusterctl_fabric_verdict_doc",
+                                                  os.path.join(here, "modules", "fabric_verdict.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.ARGUMENT_SPEC)
+
+
+ARGUMENT_SPEC = _documented_spec()
 
 
 def _import_library() -> Any:
