@@ -22,7 +22,8 @@ def _documented_spec() -> dict[str, Any]:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     spec = importlib.util.spec_from_file_location("_clusterctl_fabric_verdict_doc",
                                                   os.path.join(here, "modules", "fabric_verdict.py"))
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise AnsibleActionFail("fabric_verdict: cannot read modules/fabric_verdict.py beside the action plugin")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return dict(module.ARGUMENT_SPEC)
