@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from ccparse import capture
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,5 +58,13 @@ TOKENS = [*"ab #$%+>~`*/@:[]()", "\t", "\n", "\r", "ibstat", "nvidia-smi", "sudo
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=60).map("".join), st.sampled_from(KINDS))
+@example("\x1b[0m`", "dcb")  # found by CI: a tick behind a colour reset was unquoted only by the second pass
 def test_fast_path_equals_general_path_on_random_text(text: str, kind: str) -> None:
     _same(text, kind)
+
+
+@given(st.lists(st.sampled_from([*TOKENS, "\x1b[0m", "\x1b[1;31m", "\x00", "\r", "[x](http://h/x)"]),
+                max_size=40).map("".join))
+def test_unescaping_twice_changes_nothing(text: str) -> None:
+    once = capture._unescaped(text)
+    assert capture._unescaped(once) == once

@@ -296,16 +296,18 @@ def _inline_tick(text: str) -> str:
 
 
 def _unescaped(text: str) -> str:
-    if "`" in text[:300]:
-        text = _inline_tick(text)
-    if "](http" in text:
-        text = _AUTOLINK.sub(r"\g<t>", text)
+    """Terminal escapes, NULs and carriage returns out first, then Markdown's inline ticks and
+    autolinks: in that order a second call changes nothing (a tick behind an escape is seen)."""
     if "\x00" in text:
         text = text.replace("\x00", "")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "`" in text[:300]:
+        text = _inline_tick(text)
+    if "](http" in text:
+        text = _AUTOLINK.sub(r"\g<t>", text)
     return text
 
 
