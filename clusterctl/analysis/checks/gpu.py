@@ -95,9 +95,16 @@ def board_gpus(names: list[str], found: int) -> int | None:
 _HEALTH_KEYS = ("ecc", "remapped_rows", "retired_pages", "clocks_event_reasons", "reset_required", "fabric_state")
 
 
+#: readings of a GPU's live state: each was read and checked for an error token (gpu_field_error), so a
+#: GPU that shows them answering has been judged (as the plain table's temperature/power/memory row is)
+_READINGS = (("temperature_c", "gpu"), ("power_w", "draw"), ("utilization_pct", "gpu"))
+
+
 def _has_health(g: Mapping[str, Any]) -> bool:
     """A GPU entry carries at least one field a health check reads (not only names and versions)."""
     if g.get("error_fields"):
+        return True
+    if any(isinstance(g.get(part), Mapping) and g[part].get(key) is not None for part, key in _READINGS):
         return True
     ecc = g.get("ecc") or {}
     if any(v is not None for part in ("volatile", "aggregate") for v in (ecc.get(part) or {}).values()):
@@ -402,7 +409,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         if n:
             res.findings.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
-        res.findings += _persistence(host, g, exp)
+        res.findings += _persistence(host, g, exp) + _error_fields(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res

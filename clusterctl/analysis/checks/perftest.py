@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Metric, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Metric, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: the data rates (Gb/s) an RDMA port can have: Ethernet 10-800G, InfiniBand SDR/DDR/QDR/FDR data rates
@@ -93,6 +93,12 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
     res = CheckResult()
     bw = data.get("bw_avg_gbps")
     if bw is None:
+        if data.get("not_run") and not data.get("results"):
+            # the client never reached the server over TCP: no RDMA traffic ran, the link is not measured
+            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.not_run"), host,
+                                        f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
+                                        "out-of-band TCP connection to the server failed: no server listening, "
+                                        "a firewall or a wrong address; no RDMA traffic ran)"))
         return res
     device = data.get("device")
     port = expectations.get("ib_port", DEFAULT_IB_PORT)

@@ -11,7 +11,13 @@ printed under the table (``WARNING: infoROM is corrupted at gpu 0008:00:00.0``):
                "fan_pct": None, "temperature_c": {"gpu": 27.0}, "performance_state": "P0",
                "power_w": {"draw": 72.0, "limit": 700.0}, "memory_used_mib": 1, "memory_total_mib": 81559,
                "utilization_pct": {"gpu": 0.0}, "compute_mode": "Default", "mig_mode": "Disabled",
-               "inforom_corrupted": False, "line": 10}]}
+               "inforom_corrupted": False, "error_fields": [], "line": 10}]}
+
+``error_fields`` lists ``(field, value)`` of the cells that read an error token in place of a value
+(:data:`ERROR_TOKENS`: ``ERR!``, ``Unknown Error``, ...; ``N/A`` is not one), named as
+``--query-gpu`` names them (``fan.speed``, ``power.draw``, ``power.limit``, ...), so the checks judge
+them as they judge ``-q`` and ``--query-gpu``: ``|ERR!   38C  P5  49W / 450W |`` gives
+``[("fan.speed", "ERR!")]``.
 
 A GPU NVML cannot reach (``Unable to determine the device handle for GPU0000:07:00.0: Unknown
 Error``, often nvidia-smi's only output when a GPU fell off the bus) is listed in ``lost_gpus``
@@ -26,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, need_int, parser, strip_source_line, to_float, to_int
 
 TOOL = "nvidia-smi"
 
@@ -38,6 +44,9 @@ _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
 #: could be split between the groups in very many ways (seconds on one long line)
 _ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+([^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
                    r"\s*([^\s|/]+)\s*/\s*([^\s|]+)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+#: the second row's cells in order, named as --query-gpu names them (for ``error_fields``)
+_ROW2_FIELDS = ("fan.speed", "temperature.gpu", "pstate", "power.draw", "power.limit", "memory.used", "memory.total",
+                "utilization.gpu", "compute_mode")
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")
@@ -113,6 +122,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
                        "driver_model": mode if mode in ("WDDM", "TCC", "MCDM") else None,
                        "bus_id": norm_bus_id(r1.group(4)), "display_active": r1.group(5),
                        "ecc_uncorrected_volatile": to_int(r1.group(6)) if r1.group(6).isdigit() else None,
+                       "ecc_error_token": r1.group(6) if r1.group(6) in ERROR_TOKENS else None,
                        "line": lineno}
             continue
         r2 = _ROW2.match(s)
@@ -122,7 +132,12 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
                             "power_w": {"draw": _num(pdraw), "limit": _num(pcap)},
                             "memory_used_mib": _num(mused), "memory_total_mib": _num(mtot),
                             "utilization_pct": {"gpu": _num(util)}, "compute_mode": cmode.strip(),
-                            "mig_mode": None, "inforom_corrupted": False})
+                            "mig_mode": None, "inforom_corrupted": False,
+                            "error_fields": [(n, c.strip()) for n, c in zip(_ROW2_FIELDS, r2.groups())
+                                             if c.strip() in ERROR_TOKENS]})
+            token = pending.pop("ecc_error_token")
+            if token is not None:
+                pending["error_fields"].insert(0, ("ecc.errors.uncorrected.volatile.total", token))
             out["gpus"].append(pending)
             continue
         r3 = _ROW3.match(s)
