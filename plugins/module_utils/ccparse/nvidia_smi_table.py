@@ -42,8 +42,9 @@ _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
 #: cells hold no ``|`` and a value before `` / `` no ``/``: with ``\S+`` a long run of ``/`` or ``|``
 #: could be split between the groups in very many ways (seconds on one long line)
-_ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+([^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
-                   r"\s*([^\s|/]+)\s*/\s*([^\s|]+)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+#: a value before `` / `` may itself be ``N/A`` (power draw of a 2014 GeForce: ``N/A /  N/A``)
+_ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+(N/A|[^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
+                   r"\s*(N/A|[^\s|/]+)\s*/\s*([^\s|]+)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
 #: the second row's cells in order, named as --query-gpu names them (for ``error_fields``)
 _ROW2_FIELDS = ("fan.speed", "temperature.gpu", "pstate", "power.draw", "power.limit", "memory.used", "memory.total",
                 "utilization.gpu", "compute_mode")
