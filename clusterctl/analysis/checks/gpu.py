@@ -400,7 +400,15 @@ def judge_nvidia_smi_query(host: str, data: Mapping[str, Any], exp: Mapping[str,
 def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     gpus = list(data.get("gpus") or [])
-    res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+    if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
+        res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+    for m in data.get("mig_devices") or []:
+        n = m.get("ecc_uncorrected_volatile")
+        if n:
+            res.findings.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"),
+                                        f"{host}/gpu{m.get('gpu')}",
+                                        f"{n} uncorrectable ECC error(s) since the last reset in MIG instance "
+                                        f"GI {m.get('gi')} CI {m.get('ci')} (MIG dev {m.get('mig_dev')})"))
     if data.get("no_devices") and not exp.get("gpus_per_node"):
         res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.none_expected"),
                                     host, "nvidia-smi: no devices found (none expected)"))
