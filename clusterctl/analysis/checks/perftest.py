@@ -99,6 +99,14 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
                                         "out-of-band TCP connection to the server failed: no server listening, "
                                         "a firewall or a wrong address; no RDMA traffic ran)"))
+        elif not data.get("results"):
+            # the banner (and maybe the address exchange) but no result row: a paste cut before the
+            # measurement, or a run that had not finished (severity.yml coverage.nothing_judgeable)
+            errs = [str(e)[:120] for e in data.get("errors") or []]
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}perftest printed no result row"
+                                        + (f" (its messages: {'; '.join(errs[:2])})" if errs else
+                                           " (the capture ends before the measurement)")))
         return res
     device = data.get("device")
     port = expectations.get("ib_port", DEFAULT_IB_PORT)
