@@ -50,7 +50,7 @@ from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.expectations import PORT_RATE_KINDS, ib_line_rate_from_ports
-from clusterctl.analysis.model import CHECKS, CheckResult, Finding, Metric, Severity, host_status
+from clusterctl.analysis.model import CHECKS, NOTHING, CheckResult, Finding, Metric, Severity, host_status
 from clusterctl.analysis.severity import sev as rule_sev
 from clusterctl.parse_capture import MAX_CAPTURE_BYTES
 from clusterctl.paths import NotRegular, read_regular
@@ -122,6 +122,8 @@ class HostReport:
     judged: int = 0
     unreadable: int = 0
     needs: list[str] = field(default_factory=list)
+    #: why captures that were read held nothing judgeable (severity.yml coverage.nothing_judgeable)
+    nothing: list[str] = field(default_factory=list)
     #: why the collection did not reach this host ("" when it did); what it left is still judged
     unreachable: str = ""
 
@@ -136,7 +138,7 @@ class HostReport:
             return s
         if not self.kinds and not self.metrics:
             return NO_EVIDENCE
-        if self.judged == 0 and (self.unreadable or self.needs):
+        if self.judged == 0 and (self.unreadable or self.needs or self.nothing):
             return CANNOT_JUDGE
         return s
 
@@ -144,7 +146,9 @@ class HostReport:
     def cannot_judge_reason(self) -> str:
         if self.needs:
             return "needs " + ", ".join(dict.fromkeys(self.needs))
-        return "no evidence could be read" if self.unreadable else ""
+        if self.unreadable:
+            return "no evidence could be read"
+        return "nothing judgeable read: " + "; ".join(dict.fromkeys(self.nothing)) if self.nothing else ""
 
     def add(self, f: Finding) -> None:
         """Record ``f`` once: two captures of one fact (``-q`` and ``--query-gpu``) give one finding."""
@@ -488,8 +492,10 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
             "bandwidth not judged")])
     needs = [f.message[len(NEEDS):].split(" ", 1)[0].rstrip(":,;") for f in res.findings
              if f.severity == "info" and f.message.startswith(NEEDS)]
-    if needs and not any(f.severity != "info" for f in res.findings):
+    nothing = [f.message[len(NOTHING):] for f in res.findings if f.severity == "info" and f.message.startswith(NOTHING)]
+    if (needs or nothing) and not any(f.severity != "info" for f in res.findings):
         rep.needs += needs
+        rep.nothing += nothing
     else:
         rep.judged += 1
     if isinstance(data, Mapping) and data.get("cut"):

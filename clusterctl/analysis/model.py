@@ -10,6 +10,11 @@ Severity = Literal["critical", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("critical", "warning", "info")
 
 
+#: the message start of an info finding (severity.yml ``coverage.nothing_judgeable``) for a capture that was
+#: read but holds nothing a check judges; the engine then counts that capture as not judged
+NOTHING = "cannot judge: nothing judgeable: "
+
+
 @dataclass(frozen=True)
 class Finding:
     """One judgement about one precise subject.

@@ -32,6 +32,9 @@ IDS = [f"{p}/{r}" for p, r in CASES]
 #: the verdict test also covers round2's files outside its hold-out (three-level, bench_corpus.judge_file)
 VERDICT_CASES = CASES + [("round2", rel) for rel in bench_corpus.corpus_files("round2")
                          if rel not in bench_corpus.load_holdout("round2")]
+#: part seen (CORPUS.md): gathered by an engineer who also changes parsers, so never held out: every file asserted
+SEEN = [("seen", rel) for rel in bench_corpus.corpus_files("seen")]
+VERDICT_CASES += SEEN
 #: round2 rest files judged wrong today: each must still fail (a ratchet; a fix removes its line)
 KNOWN_MISSES = {ln.strip() for ln in (bench_corpus.CORPUS / "round2" / "KNOWN_MISSES.txt").read_text().splitlines()
                 if ln.strip() and not ln.startswith("#")}
@@ -72,6 +75,20 @@ def test_kind_names_of_the_corpus_are_registry_kinds() -> None:
     kinds = set(registry.kinds())
     for part in PARTS:
         assert {Path(rel).parts[0] for rel in bench_corpus.load_expect(part)} <= kinds, part
+
+
+def test_seen_part_is_three_level_with_sources_and_never_held_out() -> None:
+    files = bench_corpus.corpus_files("seen")
+    expect = bench_corpus.load_expect("seen")
+    assert files and sorted(expect) == files, "seen: expect.yml and the capture files differ"
+    assert not (bench_corpus.CORPUS / "seen" / "HOLDOUT.txt").exists()
+    kinds = set(registry.kinds())
+    for rel in files:
+        fields, body = bench_corpus.split_header((bench_corpus.CORPUS / "seen" / rel).read_text(errors="replace"))
+        assert fields.get("source", "").startswith("https://"), f"seen/{rel}: no '# corpus-source: <URL>'"
+        assert body.strip() and rel.split("/", 1)[0] in kinds, rel
+        entry = expect[rel]
+        assert entry["verdict"] in bench_corpus.LEVELS and entry.get("what") and entry.get("note"), rel
 
 
 def test_known_misses_are_round2_rest_files() -> None:

@@ -391,9 +391,17 @@ def test_ib_write_bw_interleaved_server_and_client_are_counted_once() -> None:
 
 
 def test_ib_write_bw_failed_test_names_the_error() -> None:
+    # a test that never ran (the out-of-band TCP connection failed) parses: the message is kept, no rows
     text = " Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection\n"
-    with pytest.raises(ParseError, match="Couldn't connect"):
-        registry.parse("ib_write_bw", text)
+    data = registry.parse("ib_write_bw", text)
+    assert data["not_run"] == "Couldn't connect to 10.0.0.2:18515" and data["results"] == []
+    assert data["errors"] == ["Couldn't connect to 10.0.0.2:18515",
+                              "Unable to open file descriptor for socket connection"]
+
+
+def test_ib_write_bw_other_error_without_a_table_still_raises() -> None:
+    with pytest.raises(ParseError, match="ibv_open_device"):
+        registry.parse("ib_write_bw", "Couldn't open ibv_open_device: error\n")
 
 
 # --- syslog link flaps ----------------------------------------------------------------------------

@@ -95,9 +95,16 @@ def board_gpus(names: list[str], found: int) -> int | None:
 _HEALTH_KEYS = ("ecc", "remapped_rows", "retired_pages", "clocks_event_reasons", "reset_required", "fabric_state")
 
 
+#: readings of a GPU's live state: each was read and checked for an error token (gpu_field_error), so a
+#: GPU that shows them answering has been judged (as the plain table's temperature/power/memory row is)
+_READINGS = (("temperature_c", "gpu"), ("power_w", "draw"), ("utilization_pct", "gpu"))
+
+
 def _has_health(g: Mapping[str, Any]) -> bool:
     """A GPU entry carries at least one field a health check reads (not only names and versions)."""
     if g.get("error_fields"):
+        return True
+    if any(isinstance(g.get(part), Mapping) and g[part].get(key) is not None for part, key in _READINGS):
         return True
     ecc = g.get("ecc") or {}
     if any(v is not None for part in ("volatile", "aggregate") for v in (ecc.get(part) or {}).values()):
@@ -393,7 +400,15 @@ def judge_nvidia_smi_query(host: str, data: Mapping[str, Any], exp: Mapping[str,
 def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     gpus = list(data.get("gpus") or [])
-    res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+    if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
+        res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+    for m in data.get("mig_devices") or []:
+        n = m.get("ecc_uncorrected_volatile")
+        if n:
+            res.findings.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"),
+                                        f"{host}/gpu{m.get('gpu')}",
+                                        f"{n} uncorrectable ECC error(s) since the last reset in MIG instance "
+                                        f"GI {m.get('gi')} CI {m.get('ci')} (MIG dev {m.get('mig_dev')})"))
     if data.get("no_devices") and not exp.get("gpus_per_node"):
         res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.none_expected"),
                                     host, "nvidia-smi: no devices found (none expected)"))
@@ -402,7 +417,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         if n:
             res.findings.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
-        res.findings += _persistence(host, g, exp)
+        res.findings += _persistence(host, g, exp) + _error_fields(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Metric, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Metric, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 CRITICAL_FRACTION = 0.5
@@ -173,6 +173,13 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         res.findings.append(Finding(host, "nccl_failed", rule_sev("nccl_failed.wrong_or_error"), host,
                                     f"nccl-tests {coll} failed (line {failure.get('line')}): "
                                     f"{str(failure.get('text'))[:240]}"))
+        if data.get("nccl"):
+            res.findings += transport_findings(host, data["nccl"], exp, _multi_node(data))
+        return res
+    if not data.get("rows") and not data.get("largest"):
+        # the capture ends after the column header: nothing measured (severity.yml coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nccl-tests {coll}: the capture holds the header but no result row"))
         if data.get("nccl"):
             res.findings += transport_findings(host, data["nccl"], exp, _multi_node(data))
         return res

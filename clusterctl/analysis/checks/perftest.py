@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Metric, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Metric, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: the data rates (Gb/s) an RDMA port can have: Ethernet 10-800G, InfiniBand SDR/DDR/QDR/FDR data rates
@@ -93,6 +93,20 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
     res = CheckResult()
     bw = data.get("bw_avg_gbps")
     if bw is None:
+        if data.get("not_run") and not data.get("results"):
+            # the client never reached the server over TCP: no RDMA traffic ran, the link is not measured
+            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.not_run"), host,
+                                        f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
+                                        "out-of-band TCP connection to the server failed: no server listening, "
+                                        "a firewall or a wrong address; no RDMA traffic ran)"))
+        elif not data.get("results"):
+            # the banner (and maybe the address exchange) but no result row: a paste cut before the
+            # measurement, or a run that had not finished (severity.yml coverage.nothing_judgeable)
+            errs = [str(e)[:120] for e in data.get("errors") or []]
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}perftest printed no result row"
+                                        + (f" (its messages: {'; '.join(errs[:2])})" if errs else
+                                           " (the capture ends before the measurement)")))
         return res
     device = data.get("device")
     port = expectations.get("ib_port", DEFAULT_IB_PORT)

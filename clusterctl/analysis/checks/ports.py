@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Severity, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: None = no fixed rate: compare each port with its siblings of the same HCA model and link layer.
@@ -137,6 +137,13 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
         if dev_active:
             active_devices += 1
 
+    if devices and not data.get("errors") and not any(d.get("ports") for d in devices):
+        # a device list with no port section (a paste cut inside the capabilities): no state, rate or
+        # link layer was read, so nothing here says healthy (severity.yml coverage.nothing_judgeable)
+        cut = " (the capture is cut)" if data.get("truncated") or data.get("cut") else ""
+        add("coverage", rule_sev("coverage.nothing_judgeable"), host,
+            f"{NOTHING}{len(devices)} device(s) ({', '.join(str(d.get('name')) for d in devices[:4])}) listed "
+            f"without a port section{cut}: no port state, rate or link layer read")
     if want_devices is not None and active_devices < int(want_devices):
         what = f" {want_ll}" if want_ll else ""
         add("ib_hca_count", rule_sev("ib_hca_count.below"), host,

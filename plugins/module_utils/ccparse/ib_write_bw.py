@@ -14,7 +14,13 @@ Output::
      "results": [{"bytes": 8388608, "iterations": 20000, "bw_peak_gbps": 201.8 | None,
                   "bw_avg_gbps": 201.8, "msg_rate_mpps": 0.003007, "line": 19, "reports": 2}],
      "max_size_bytes": 8388608, "bw_avg_gbps": 201.8, "bw_peak_gbps": 201.8 | None,
-     "errors": ["Couldn't connect to 10.0.0.2:18515", ...]}
+     "errors": ["Couldn't connect to 10.0.0.2:18515", ...],
+     "not_run": "Couldn't connect to 10.0.0.2:18515" | None}
+
+``not_run`` is perftest's own message when the test never ran: the out-of-band TCP connection between
+client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to init the socket
+connection``, ``Failed to exchange data between server and clients``). Such a log, with or without its
+banner, parses (no result rows); a log with neither a banner, a table nor such a message raises.
 
 ``results`` has one row per message size (the first report seen; ``reports`` counts how many
 sides printed it). The headline ``bw_avg_gbps`` is the average at the largest message size.
@@ -36,6 +42,11 @@ _COLS = re.compile(r"#?[A-Za-z_]\w{0,30}(?: [A-Za-z_]\w{0,30})?\[[^\]]{1,16}\]"
                    r"|#?[A-Za-z_]\w{0,30}")
 _BANNER_KV = re.compile(r"([A-Za-z][A-Za-z0-9_.* ]{0,40}?)\s*:\s*(\S{1,64})")
 _NUM = re.compile(r"^-?\d{1,18}(?:\.\d{1,12})?$")
+#: perftest's messages for a test that never ran because client and server could not talk over TCP
+#: (perftest_communication.c: the out-of-band exchange before any RDMA traffic)
+_NOT_RUN = re.compile(r"Couldn'?t connect to \S+|Unable to init the socket connection|"
+                      r"Unable to open file descriptor for socket connection|"
+                      r"Failed to exchange data between server and clients", re.IGNORECASE)
 _ERROR = re.compile(r"(couldn'?t|failed|error|unable|conflicting|not supported)", re.IGNORECASE)
 
 
@@ -67,7 +78,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"test": None, "device": None, "link_type": None, "transport": None,
                            "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
                            "mode": "iterations", "results": [], "max_size_bytes": None,
-                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": []}
+                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
@@ -130,8 +141,13 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 out[field] = value
         if _ERROR.search(line) and not line.startswith(("Waiting", "* Waiting")):
             out["errors"].append(line)
+            if out["not_run"] is None and _NOT_RUN.search(line):
+                out["not_run"] = line
     out["truncated"] = truncated
     if cols is None and not seen:
+        if out["not_run"] is not None:
+            out["truncated"] = False
+            return out
         if out["errors"]:
             raise ParseError(TOOL, f"no result table; the test reported: {out['errors'][0][:100]}", lineno)
         raise ParseError(TOOL, "no perftest banner or '#bytes ... BW average[...]' result header found",

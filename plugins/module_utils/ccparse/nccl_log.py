@@ -1,7 +1,8 @@
 """Parser for ``NCCL_DEBUG=INFO`` logs: which NCCL ran, over which transport, with or without GDR.
 
 Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines and the aws-ofi-nccl plugin
-tests' ``WARN: Function: f Line: n: NET/OFI ...`` lines (other lines are ignored, so
+tests' ``WARN: Function: f Line: n: NET/OFI ...`` lines, and NCCL's net transport error quoted alone
+(``NET/IBP:Got completion from peer ... with status=12 ...``, a warning) (other lines are ignored, so
 a log with application output or nccl-tests tables interleaved parses)::
 
     {"version": "2.28.9", "cuda": "13.0", "network": "Socket"|"IB"|None,
@@ -36,7 +37,10 @@ _LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
                    r"(?:(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
                    r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$"
                    # the aws-ofi-nccl plugin's own tests: 'WARN: Function: main Line: 66: NET/OFI ...'
-                   r"|^(?P<lvl2>INFO|WARN|TRACE): Function: \w+ Line: \d+: (?P<msg2>NET/OFI .*)$")
+                   r"|^(?P<lvl2>INFO|WARN|TRACE): Function: \w+ Line: \d+: (?P<msg2>NET/OFI .*)$"
+                   # NCCL's net transport error quoted alone, without prefix or level (a WARN):
+                   # 'NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 ...'
+                   r"|^(?P<msg3>NET/\w+\s*:\s*Got completion from peer .*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
 _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
@@ -63,8 +67,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         out["lines"] += 1
         if m.group("host") and m.group("host") not in hosts:
             hosts.append(m.group("host"))
-        msg = (m.group("msg") or m.group("msg2")).strip()
-        if (m.group("lvl") or m.group("lvl2")) == "WARN":
+        msg = (m.group("msg") or m.group("msg2") or m.group("msg3")).strip()
+        if (m.group("lvl") or m.group("lvl2")) == "WARN" or m.group("msg3"):
             out["warnings"].append(msg)
             continue
         v = _VERSION.search(msg)

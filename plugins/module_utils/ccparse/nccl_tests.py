@@ -25,7 +25,8 @@ A run that failed is a result: an nccl-tests failure line (``Test NCCL failure``
 failure``, ``Test failure``, ``NCCL WARN Cuda failure``) or a launcher failure instead of a result
 table (``There are not enough slots available``, ``mpirun noticed that process rank ...``) gives
 ``failure: {"line": 11, "text": ...}`` (the first such line) with whatever rows came before; the
-check reports it as critical. Input without a result table raises :class:`ParseError`. What an
+check reports it as critical. Input without a result header raises :class:`ParseError`; a header with
+no row after it (a paste cut there) parses with ``rows: []`` and the cut recorded. What an
 operator's paste leaves out is recorded in ``cut`` (a list of sentences, empty for a whole run) and
 the rows there are judged: a table cut before nccl-tests' trailer (``# Avg bus bandwidth``), rows
 pasted without their header line (the layout is inferred from the row: 13 fields current, 12 old
@@ -277,6 +278,15 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         first = next((s.strip() for s in text.splitlines() if s.strip() and not s.startswith("# source")), "")
         raise ParseError(TOOL, f"no nccl-tests result header ('#  size  count  type ...'); starts {first[:60]!r}",
                          last or None)
+    if not out["rows"]:
+        # the header and no row, no failure line: a paste cut after the header (or a run that had not
+        # printed a row yet): read, but nothing measured to judge
+        out["cut"].append(f"the capture ends at line {last} after the column header: no result row")
+        out["n_ranks"] = len(out["devices"]) or None
+        out["hosts"] = sorted({d["host"] for d in out["devices"]})
+        if nccl_lines:
+            out["nccl"] = summarize(nccl_lines)
+        return out
     _summary(out, TOOL, last or None)
     if not trailer:
         # a table cut before its trailer (a pasted excerpt, a run still going): judge the rows there are

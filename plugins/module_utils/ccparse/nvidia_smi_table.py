@@ -11,12 +11,20 @@ printed under the table (``WARNING: infoROM is corrupted at gpu 0008:00:00.0``):
                "fan_pct": None, "temperature_c": {"gpu": 27.0}, "performance_state": "P0",
                "power_w": {"draw": 72.0, "limit": 700.0}, "memory_used_mib": 1, "memory_total_mib": 81559,
                "utilization_pct": {"gpu": 0.0}, "compute_mode": "Default", "mig_mode": "Disabled",
-               "inforom_corrupted": False, "line": 10}]}
+               "inforom_corrupted": False, "error_fields": [], "line": 10}]}
+
+``error_fields`` lists ``(field, value)`` of the cells that read an error token in place of a value
+(:data:`ERROR_TOKENS`: ``ERR!``, ``Unknown Error``, ...; ``N/A`` is not one), named as
+``--query-gpu`` names them (``fan.speed``, ``power.draw``, ``power.limit``, ...), so the checks judge
+them as they judge ``-q`` and ``--query-gpu``: ``|ERR!   38C  P5  49W / 450W |`` gives
+``[("fan.speed", "ERR!")]``.
 
 A GPU NVML cannot reach (``Unable to determine the device handle for GPU0000:07:00.0: Unknown
 Error``, often nvidia-smi's only output when a GPU fell off the bus) is listed in ``lost_gpus``
 (``[{"bus_id": "00000000:07:00.0", "error": "Unknown Error"}]``), not raised.
-``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
+The ``MIG devices:`` box gives ``mig_devices`` (``{"gpu", "gi", "ci", "mig_dev", "memory_used_mib",
+"memory_total_mib", "sm", "ecc_uncorrected_volatile"}`` per instance); pasted alone (no GPU rows) it is
+an ``excerpt``. ``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
 is wrong); the driver-not-loaded message raises :class:`ParseError` quoting it. Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
 """
@@ -26,18 +34,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, need_int, parser, strip_source_line, to_float, to_int
 
 TOOL = "nvidia-smi"
 
 _BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)\s+CUDA (?:UMD )?Version:\s*(\S+)")
 _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
-                   r"\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+"
+                   r"\s*([0-9A-Fa-f]{4,8}:(?:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)?)\s+"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
 #: cells hold no ``|`` and a value before `` / `` no ``/``: with ``\S+`` a long run of ``/`` or ``|``
 #: could be split between the groups in very many ways (seconds on one long line)
-_ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+([^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
-                   r"\s*([^\s|/]+)\s*/\s*([^\s|]+)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+#: a value before `` / `` may itself be ``N/A`` (power draw of a 2014 GeForce: ``N/A /  N/A``); the memory
+#: cell is a bare ``N/A`` for a GPU in MIG mode (its memory is per instance, in the MIG devices box)
+_ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+(N/A|[^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
+                   r"\s*(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+#: the second row's cells in order, named as --query-gpu names them (for ``error_fields``)
+_ROW2_FIELDS = ("fan.speed", "temperature.gpu", "pstate", "power.draw", "power.limit", "memory.used", "memory.total",
+                "utilization.gpu", "compute_mode")
+#: a row of the "MIG devices:" box: GPU, GI, CI, MIG dev | used / total memory | SM count, volatile
+#: uncorrectable ECC of the instance (``N/A`` when ECC is off) | shared engines
+_MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|"
+                      r"\s*(\d+|N/A)\s+(\d+|N/A)\s*\|")
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")
@@ -62,8 +79,8 @@ def norm_bus_id(bus: str) -> str:
     return f"{n:08X}:{rest.upper()}" if n is not None else bus.upper()
 
 
-def _num(v: str) -> float | None:
-    m = re.match(r"^(-?\d+(?:\.\d+)?)", v)
+def _num(v: str | None) -> float | None:
+    m = re.match(r"^(-?\d+(?:\.\d+)?)", v) if v is not None else None
     return to_float(m.group(1)) if m else None
 
 
@@ -71,7 +88,7 @@ def _num(v: str) -> float | None:
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     out: dict[str, Any] = {"driver_version": None, "cuda_version": None, "smi_version": None, "no_devices": False,
-                           "warnings": [], "inforom_corrupted": [], "lost_gpus": [], "gpus": []}
+                           "warnings": [], "inforom_corrupted": [], "lost_gpus": [], "gpus": [], "mig_devices": []}
     pending: dict[str, Any] | None = None
     in_processes = False
     seen_table = False
@@ -113,7 +130,15 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
                        "driver_model": mode if mode in ("WDDM", "TCC", "MCDM") else None,
                        "bus_id": norm_bus_id(r1.group(4)), "display_active": r1.group(5),
                        "ecc_uncorrected_volatile": to_int(r1.group(6)) if r1.group(6).isdigit() else None,
+                       "ecc_error_token": r1.group(6) if r1.group(6) in ERROR_TOKENS else None,
                        "line": lineno}
+            continue
+        mig = _MIG_ROW.match(s)
+        if mig is not None and (pending is None or "fan_pct" in pending):
+            gpu, gi, ci, dev, used, total, sm, unc = mig.groups()
+            out["mig_devices"].append({"gpu": int(gpu), "gi": int(gi), "ci": int(ci), "mig_dev": int(dev),
+                                       "memory_used_mib": int(used), "memory_total_mib": int(total),
+                                       "sm": to_int(sm), "ecc_uncorrected_volatile": to_int(unc), "line": lineno})
             continue
         r2 = _ROW2.match(s)
         if r2 and pending is not None and "fan_pct" not in pending:
@@ -122,7 +147,12 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
                             "power_w": {"draw": _num(pdraw), "limit": _num(pcap)},
                             "memory_used_mib": _num(mused), "memory_total_mib": _num(mtot),
                             "utilization_pct": {"gpu": _num(util)}, "compute_mode": cmode.strip(),
-                            "mig_mode": None, "inforom_corrupted": False})
+                            "mig_mode": None, "inforom_corrupted": False,
+                            "error_fields": [(n, c.strip()) for n, c in zip(_ROW2_FIELDS, r2.groups())
+                                             if c is not None and c.strip() in ERROR_TOKENS]})
+            token = pending.pop("ecc_error_token")
+            if token is not None:
+                pending["error_fields"].insert(0, ("ecc.errors.uncorrected.volatile.total", token))
             out["gpus"].append(pending)
             continue
         r3 = _ROW3.match(s)
@@ -131,7 +161,9 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         if pending is not None and "fan_pct" not in pending:
             raise ParseError(TOOL, f"GPU {pending['index']}: second table row not understood: {s[:100]!r}", lineno)
-    if (out["no_devices"] or out["lost_gpus"]) and not out["gpus"]:
+    if (out["no_devices"] or out["lost_gpus"] or out["mig_devices"]) and not out["gpus"]:
+        # a MIG devices box pasted without the GPU table above it: an excerpt, the GPU count is not stated
+        out["excerpt"] = bool(out["mig_devices"]) and not out["lost_gpus"]
         return out
     if not seen_table and not out["gpus"]:
         raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
