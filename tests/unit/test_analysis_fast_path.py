@@ -144,3 +144,26 @@ def test_looks_like_xml_on_every_capture() -> None:
     for path in sorted((REPO / "tests").rglob("*.txt")):
         text = path.read_bytes().decode("utf-8", errors="replace")
         assert looks_like_xml(text) == _looks_like_xml_whole(text), path
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=False)
+                    | st.text(max_size=8) | st.just("12345678901234567890123"),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+                    max_leaves=12))
+def test_envelope_decoder_is_jsons(value: Any) -> None:
+    """orjson (where installed) reads an envelope file exactly as json.loads does, or is not used."""
+    import json
+
+    raw = json.dumps(value).encode()
+    assert engine._loads_envelope(raw) == json.loads(raw)
+    assert repr(engine._loads_envelope(raw)) == repr(json.loads(raw))  # 1 and 1.0 told apart
+
+
+def test_envelope_decoder_edge_texts() -> None:
+    import json
+
+    for raw in (b'{"a":1,"a":2}', b'\xef\xbb\xbf{"a":1}', b'{"a":NaN}', b'{"a":1e400}', b'{"a":-Infinity}',
+                b'{"a":12345678901234567890123}', b'[-123456789012345678901]', b'{"a":"\\ud800"}',
+                b'[1.0,-0.0,1E5,0.1,18446744073709551615,-9223372036854775808]', b' {"a":1}\n'):
+        assert repr(engine._loads_envelope(raw)) == repr(json.loads(raw)), raw
