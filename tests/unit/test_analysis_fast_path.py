@@ -167,3 +167,21 @@ def test_envelope_decoder_edge_texts() -> None:
                 b'{"a":12345678901234567890123}', b'[-123456789012345678901]', b'{"a":"\\ud800"}',
                 b'[1.0,-0.0,1E5,0.1,18446744073709551615,-9223372036854775808]', b' {"a":1}\n'):
         assert repr(engine._loads_envelope(raw)) == repr(json.loads(raw)), raw
+
+
+def test_a_regular_file_is_read_in_one_read(tmp_path: Path, monkeypatch: Any) -> None:
+    """What fstat said and no byte more is the end: one os.read, not a second one to see EOF."""
+    from clusterctl import paths
+
+    f = tmp_path / "ibstat.txt"
+    f.write_bytes(b"x" * 70_000)
+    calls: list[int] = []
+    real_read = os.read
+
+    def counting(fd: int, n: int) -> bytes:
+        calls.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(paths.os, "read", counting)
+    assert paths.read_regular(f, 1 << 20) == b"x" * 70_000
+    assert calls == [70_001]
