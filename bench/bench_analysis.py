@@ -409,14 +409,20 @@ def ratio_table(rows: list[dict[str, Any]]) -> str:
 
 
 def frozen_tree(ref: str, dest: Path) -> Path:
-    """``clusterctl``, ``plugins`` and ``bench`` of commit ``ref`` (``git archive``) under ``dest``."""
+    """``clusterctl``, ``plugins`` and ``bench`` of commit ``ref`` (``git archive``) under ``dest``; ``ref``
+    a folder holding those three (a machine without the repository's history: extract them beside it
+    first with ``git archive COMMIT clusterctl plugins bench | tar -x -C DIR``): copied from there."""
     import tarfile
     from io import BytesIO
 
-    data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", ref, "clusterctl", "plugins", "bench"],
-                          check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    if Path(ref).is_dir():
+        for part in ("clusterctl", "plugins", "bench"):
+            shutil.copytree(Path(ref) / part, dest / part, symlinks=True)
+    else:
+        data = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", ref, "clusterctl", "plugins",
+                               "bench"], check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=BytesIO(data)) as tar:
+            tar.extractall(dest, filter="data")
     # the frozen bench reads today's fixtures (the same captures: its BASE names them)
     (dest / "tests").mkdir(exist_ok=True)
     (dest / "tests" / "fixtures").symlink_to(FIXTURES)
@@ -458,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="copy each generated evidence folder here")
     ap.add_argument("--json", type=Path, help="write the raw results here")
     ap.add_argument("--ref", action="append", default=[], metavar="NAME=COMMIT",
-                    help="also time the code of this commit, frozen, beside today's (repeatable)")
+                    help="also time the code of this commit (or of a folder holding its clusterctl, plugins and "
+                         "bench), frozen, beside today's (repeatable)")
     a = ap.parse_args(argv)
     if a.one:
         print(json.dumps(run_one(a.one, a.jobs, a.keep)))

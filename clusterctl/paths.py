@@ -79,6 +79,8 @@ def read_regular(path: Path | str, limit: int, *, what: str = "the file", nofoll
                 break
             parts.append(chunk)
             total += len(chunk)
+            if 0 < st.st_size == total and len(chunk) < want:
+                break  # all that fstat said and no byte more: its end (a /proc file says 0: read on)
             # up to what fstat said, then one byte tells the end from growth (os.read allocates what
             # it is asked for); past it (a growing file, a /proc file of size 0), 1 MiB steps
             want = st.st_size - total + 1 if total <= st.st_size else min(limit + 1 - total, 1 << 20)

@@ -325,12 +325,21 @@ def _gpu_fields(index: int, g: Node, line: int) -> dict[str, Any]:
 def looks_like_xml(text: str) -> bool:
     """True when the first non-blank character after a provenance line and any preamble of
     warning lines opens markup (``<?xml``, ``<!DOCTYPE``, ``<nvidia_smi_log>``)."""
-    for raw in strip_source_line(text).splitlines():
-        s = raw.strip()
-        if not s or s.startswith(("WARNING:", "Unable to determine", "Unable to detect")):
-            continue
-        return s.startswith("<")
-    return False
+    body = strip_source_line(text)
+    # the lines of a growing head of the text, not of all of it (a text report is 1,300 lines and
+    # its first line decides): every line of a head but its last is a whole line of the text
+    size = 4096
+    while True:
+        lines = body[:size].splitlines()
+        whole = size >= len(body)
+        for raw in lines if whole else lines[:-1]:
+            s = raw.strip()
+            if not s or s.startswith(("WARNING:", "Unable to determine", "Unable to detect")):
+                continue
+            return s.startswith("<")
+        if whole:
+            return False
+        size *= 8
 
 
 @parser("nvidia-smi-q-xml")

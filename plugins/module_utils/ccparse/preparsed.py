@@ -107,6 +107,21 @@ def raw_hash(text: str) -> str:
     return hashlib.sha256(text.rstrip().encode("utf-8", "replace")).hexdigest()
 
 
+_ASCII_SPACE = b" \t\n\r\x0b\x0c"
+
+
+def raw_hash_bytes(data: bytes) -> str | None:
+    """:func:`raw_hash` of ``data.decode("utf-8")`` without decoding and encoding it again, or None
+    when that is not certain to be the same (the caller then hashes the text): ``data`` must be
+    valid UTF-8 (the caller decoded it strictly) and, with ASCII white space stripped from its end,
+    end in an ASCII character that is no white space (``str.rstrip`` strips more: U+001C-U+001F,
+    U+0085, U+00A0, ...)."""
+    body = data.rstrip(_ASCII_SPACE)
+    if body and (body[-1] >= 0x80 or 0x1C <= body[-1] <= 0x1F):
+        return None
+    return hashlib.sha256(body).hexdigest()
+
+
 def base_kind(key: str) -> str:
     """``mlnx_qos#eth2`` / ``ib_write_bw#mlx5_0@node2`` -> the KIND (``mlnx_qos``, ``ib_write_bw``)."""
     return key.partition("@")[0].partition("#")[0]
@@ -144,10 +159,11 @@ def parse_results(results: dict[str, Any], kind: str | None = None) -> dict[str,
     return out
 
 
-def load(doc: Any, kind: str, text: str) -> Any:
-    """The data of envelope ``doc`` when it is valid for ``text`` as ``kind`` here, else :data:`MISSING`."""
+def load(doc: Any, kind: str, text: str, digest: str | None = None) -> Any:
+    """The data of envelope ``doc`` when it is valid for ``text`` as ``kind`` here, else :data:`MISSING`.
+    ``digest``: :func:`raw_hash` of ``text`` when the caller has it (:func:`raw_hash_bytes`)."""
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("kind") != kind or "data" not in doc:
         return MISSING
-    if doc.get("parser_version") != parser_version(kind) or doc.get("raw_sha256") != raw_hash(text):
+    if doc.get("parser_version") != parser_version(kind) or doc.get("raw_sha256") != (digest or raw_hash(text)):
         return MISSING
     return doc["data"]
