@@ -278,8 +278,14 @@ def _summarise(event: dict[str, Any], result: RunResult) -> None:
         result.unreachable_hosts.setdefault(host, f"{task}: {str(msg).strip()[:400]}")
     elif kind == "runner_on_skipped":
         stats.skipped += 1
-    if kind == "runner_on_ok" and res.get("diff"):
-        result.diffs.setdefault(host, []).append((task, _diff_text(res["diff"])))
+    if kind == "runner_on_ok":
+        # a loop task's diffs are its changed items' (res.results[i].diff), not the task's (issue 28:
+        # the plan of the NCCL files, one loop task, showed the change without its diff)
+        items = [r for r in res.get("results") or [] if isinstance(r, dict) and r.get("changed")]
+        diffs = [res["diff"]] if res.get("diff") else [r["diff"] for r in items if r.get("diff")]
+        text = "\n".join(t for t in map(_diff_text, diffs) if t)
+        if text:
+            result.diffs.setdefault(host, []).append((task, text))
 
 
 def _diff_text(diff: Any) -> str:

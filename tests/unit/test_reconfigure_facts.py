@@ -88,3 +88,33 @@ def test_fabric_play_fact_gathering_is_not_filtered_by_a_component_tag() -> None
             continue
         play_tags = set(play.get("tags", []))
         assert not play_tags or selected <= play_tags, (play["name"], selected, play_tags)
+
+
+def test_plan_of_a_component_right_after_provision_shows_no_diff(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `reconfigure --component nccl` runs first (and `plan --tags nccl`): site.yml with the component's
+    tag in check mode with diffs. Right after what provision writes, and with no fact cache, it plans
+    nothing (the tagged run that gathered no facts showed NCCL_SOCKET_IFNAME removed)."""
+    monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
+    out = tmp_path / "out"
+    out.mkdir()
+    inv = _inventory(tmp_path, out)
+    pb = tmp_path / "full.yml"
+    pb.write_text(FULL_PLAY)
+    res = run_playbook(str(pb), inv, label="provision-nccl")
+    assert res.rc == 0 and not res.problem_hosts, res.failed_hosts
+    conf = (out / "nccl.conf").read_text()
+    if "NCCL_SOCKET_IFNAME=" not in conf:
+        pytest.skip("this machine has no default IPv4 route: nothing for NCCL_SOCKET_IFNAME to come from")
+    shutil.rmtree(state_dir(inv) / "facts", ignore_errors=True)
+    plan = run_playbook("site.yml", inv, tags="nccl", check=True, diff=True, label="plan-nccl")
+    assert plan.rc == 0 and not plan.problem_hosts, plan.failed_hosts
+    assert not plan.changes, plan.diffs
+    # and a real change shows in the plan with its diff (the NCCL files are one loop task)
+    hosts = inv / "hosts.yml"
+    line = "fabric: ethernet\n"
+    hosts.write_text(hosts.read_text().replace(line, line + " " * 10 + "nccl_socket_ifname: lo\n"))
+    plan = run_playbook("site.yml", inv, tags="nccl", check=True, diff=True, label="plan-nccl")
+    assert plan.rc == 0 and plan.changes == {"n1": ["Write the NCCL configuration and login environment"]}
+    (_task, text), = plan.diffs["n1"]
+    assert "+NCCL_SOCKET_IFNAME=lo" in text.splitlines() and (out / "nccl.conf").read_text() == conf, text

@@ -49,6 +49,18 @@ def test_diff_text_unified(tmp_path: Path) -> None:
     assert "-A=1" in r.diffs["a"][0][1] and "+A=2" in r.diffs["a"][0][1]
 
 
+def test_diff_of_a_loop_task_is_its_changed_items(tmp_path: Path) -> None:
+    """A loop task's result carries the diffs of its items (issue 28: the NCCL files' change had none)."""
+    r = RunResult(rc=0, status="successful", artifacts_dir=tmp_path)
+    _summarise(ev("runner_on_ok", "a", task="files", changed=True, results=[
+        {"item": "x", "changed": True, "diff": {"before": "A=1\n", "after": "A=2\n", "after_header": "/etc/x"}},
+        {"item": "y", "changed": False, "diff": {"before": "B=1\n", "after": "B=1\n"}},
+        {"item": "z", "changed": True, "diff": [{"before": "C=1\n", "after": "C=3\n", "after_header": "/etc/z"}]},
+    ]), r)
+    (task, text), = r.diffs["a"]
+    assert task == "files" and {"+A=2", "+C=3", "-C=1"} <= set(text.splitlines()) and "B=1" not in text
+
+
 def test_retry_state_partial_runs_settle_only_their_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path))
     inv = tmp_path / "inv"
