@@ -11,7 +11,9 @@ keeps an acceptance record per node and identity (``acceptance.json`` in the sta
   ``clusterctl: burn-in: <what changed>`` (never a node someone else drained: it is left, and gated
   once it is back);
 - a node drained for burn-in is verified (the full checks of :data:`Verifier`); when they pass its
-  identity is accepted and it is resumed; when they fail it stays drained with the evidence.
+  identity is accepted and it is resumed; when they fail it stays drained with the evidence. That holds
+  for a node whose identity is already accepted too (drained ``clusterctl: burn-in`` by hand, or back to
+  an accepted kernel while in burn-in): it is verified, never left drained for ever.
 """
 
 from __future__ import annotations
@@ -78,11 +80,16 @@ def decide(views: Iterable[NodeView], identities: Mapping[str, Mapping[str, Any]
     out = []
     for name in sorted(identities):
         ident = identities[name]
-        if name not in by_name or accepted(acceptance, name, ident):
+        if name not in by_name:
             continue
         v = by_name[name]
+        held = v.out_of_service and v.reason.startswith(BURN_IN_PREFIX)
+        if accepted(acceptance, name, ident):
+            if held:  # e.g. back to an accepted kernel while in burn-in: verified, not left drained for ever
+                out.append(Action(BURN_IN_VERIFY, name, why="an accepted identity, drained for burn-in"))
+            continue
         what = changes(last_accepted(acceptance, name), ident)
-        if v.out_of_service and v.reason.startswith(BURN_IN_PREFIX):
+        if held:
             out.append(Action(BURN_IN_VERIFY, name, why=what))
         elif v.out_of_service:
             continue  # drained or down for another reason: left as it is, gated once back in service

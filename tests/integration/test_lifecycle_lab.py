@@ -18,6 +18,7 @@ a second Xid within the window -> quarantined. lab-c2 is never touched and its j
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ import jinja2
 import pytest
 import yaml
 from conftest import read_fixture
-from labutil import cc, sh
+from labutil import BURNIN_LAB_SKIP, cc, sh
 
 pytestmark = pytest.mark.lab
 
@@ -205,3 +206,85 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         # slurm.conf (partitions, RebootProgram), the pre-flight Prolog and the node check's settings as the
         # lab's own inventory has them
         cc("provision", str(provisioned), "--tags", "slurm", timeout=900)
+
+
+@pytest.mark.skipif(not os.environ.get("CLUSTERCTL_LAB_BURNIN"), reason=BURNIN_LAB_SKIP)
+def test_degraded_roce_port_drains_and_returns(provisioned: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A degraded simulated RoCE tree as the fault: lab-c1 carries the lab's two-HCA RoCE tree
+    (tests/fixtures/simfabric/lab-roce-healthy.yml laid out by tests/simfabric.py as the kernel does under
+    /sys/class/infiniband), its node check pointed at it the production way (node_health_sysfs_root, rendered
+    into /etc/clusterctl/node-check.json by the node_health role; one `provision --tags slurm` with the lab's
+    reboot stand-in as RebootProgram, one back). mlx5_1 port 1 goes DOWN/Disabled -> slurmd's own health check
+    run drains lab-c1 ``clusterctl: node-check: ib_port_state ...`` -> the loop reboots it through Slurm
+    (ib_port_state.down: remedy reboot) -> its verify fails while the port is down -> the port back ACTIVE: two
+    passing verifies, then resumed."""
+    from labutil import NODE_SIM_ROOT, NODE_SIM_VARS, put_node_roce_tree
+
+    node = "lab-c1"
+    inv = tmp_path / "roce"
+    shutil.copytree(provisioned, inv)
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    compute = hosts["all"]["children"]["slurm_compute"]["hosts"]
+    compute[node] = {**(compute[node] or {}), **NODE_SIM_VARS}
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    (inv / "group_vars" / "all" / "lifecycle.yml").write_text(yaml.safe_dump({
+        "node_health_kernel_log": SIM_LOG, "slurm_common_reboot_program": REBOOT}))
+    monkeypatch.setenv("CLUSTERCTL_STATE_DIR", str(tmp_path / "state"))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO / "roles" / "nvidia_gpu" / "templates"))
+    reboot = env.get_template("reboot_program.sh.j2").render(ansible_managed="clusterctl lab test",
+                                                             nvidia_gpu_reboot_mode="restart_slurmd")
+    loop = ("--once", "--share", "0.5", "--reverify", "node", "--no-burn-in")
+
+    def remediate() -> str:
+        res = cc("remediate", str(inv), *loop, timeout=600)
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-3000:]
+        return " ".join(res.stdout.split())
+
+    try:
+        _wait(f"{node} in service", lambda: _node(node)["State"] == "IDLE", 120)
+        put_node_roce_tree(node, tmp_path)  # before the check reads it: a healthy tree
+        for h in ("lab-c1", "lab-c2"):
+            sh(h, f": > {SIM_LOG}; cat > {REBOOT} <<'EOF'\n{reboot}EOF\nchmod 0755 {REBOOT}")
+        res = cc("provision", str(inv), "--tags", "slurm", timeout=900)
+        assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+        conf = json.loads(sh(node, "cat /etc/clusterctl/node-check.json"))
+        assert conf["sysfs_root"] == f"{NODE_SIM_ROOT}/sys" and conf["rdma_devices"] == 2, conf
+        assert conf["spec"]["ib_rate_gbps"] == 400, conf
+        assert sh(node, f"{CHECK} --no-drain; echo $?").strip() == "0"  # the healthy tree: nothing to say
+
+        # the fault: a port down, as the kernel shows it; slurmd's own health check run (at its start) drains
+        port = put_node_roce_tree(node, tmp_path, "port_down")
+        assert sh(node, f"cat {port}/state {port}/phys_state").split() == ["1:", "DOWN", "3:", "Disabled"]
+        sh(node, "systemctl restart slurmd")
+        _wait("the node check's drain", lambda: _node(node)["Reason"].startswith(
+            f"clusterctl: node-check: ib_port_state {node}/mlx5_1/1 evidence="))
+        evidence = _node(node)["Reason"].split("evidence=", 1)[1].split(":", 1)[0]
+        seen = json.loads(sh(node, f"cat {evidence}/sysfs-ib.txt"))  # what the check read, in the run folder
+        ports = {d["name"]: d["ports"][0]["state"] for d in seen["devices"]}
+        assert ports == {"mlx5_0": "ACTIVE", "mlx5_1": "DOWN"}, ports
+
+        boot = _node(node)["BootTime"]
+        out = remediate()
+        assert f"{node}: reboot done" in out, out
+        _wait(f"{node}'s reboot", lambda: _node(node)["BootTime"] != boot
+              and "REBOOT" not in _node(node)["State"] and "DOWN" in _node(node)["State"])
+        out = remediate()  # the port is still down: it stays out of service
+        assert f"{node}: verify failed" in out and "ib_port_state" in out, out
+        assert "DOWN" in _node(node)["State"] or "DRAIN" in _node(node)["State"]
+
+        put_node_roce_tree(node, tmp_path)  # the port back ACTIVE
+        out = remediate()
+        assert f"{node}: verify passed" in out and "resume" not in out, out  # one pass is not enough
+        out = remediate()
+        assert f"{node}: verify passed" in out and f"{node}: resume done" in out, out
+        _wait(f"{node} in service", lambda: _node(node)["State"] == "IDLE", 60)
+        assert sh("lab-ctl", f"srun -N1 -w {node} -t 1 hostname").strip() == node
+    finally:
+        # slurm.conf (RebootProgram) and the node check's settings as the lab's own inventory has them, then no tree
+        cc("provision", str(provisioned), "--tags", "slurm", timeout=900)
+        for h in ("lab-c1", "lab-c2"):
+            sh(h, f"rm -f {SIM_LOG} {REBOOT}")
+        sh(node, f"rm -rf {NODE_SIM_ROOT}")
+        if _node(node)["Reason"].startswith("clusterctl:") or "DOWN" in _node(node)["State"]:
+            sh("lab-ctl", f"scontrol update NodeName={node} State=RESUME")

@@ -201,6 +201,43 @@ def test_burn_in_gate(tmp_path: Path) -> None:
     assert ctl.nodes["c4"] == ("IDLE+DRAIN", "clusterctl: burn-in: new node")
 
 
+def test_burn_in_of_an_accepted_identity_is_verified_not_left_drained(tmp_path: Path) -> None:
+    """A node drained ``clusterctl: burn-in`` whose identity is (again) an accepted one - back to the accepted
+    kernel while in burn-in, or drained for burn-in by hand - is verified and resumed when it passes; before,
+    the gate skipped accepted identities and the node stayed drained for ever."""
+    from clusterctl.lifecycle import burnin
+
+    a = {"gpus": ["GPU-a/1"], "nics": ["0x1"], "kernel": "6.1.0-28", "driver": "550.90.07"}
+    ctl = Controller({"c1": ("IDLE", ""), "c2": ("IDLE", "")})
+    store = Store(tmp_path / "s")
+    idents = {"c1": dict(a), "c2": dict(a, nics=["0x2"])}
+    verdicts: dict[str, bool] = {}
+
+    def loop() -> flow.RunReport:
+        return flow.remediate(ctl, store, Config(share=0.5), verify=lambda n: (verdicts.get(n, True), f"ev {n}"),
+                              reset=lambda n: (True, ""), identify=lambda: {k: dict(v) for k, v in idents.items()})
+
+    loop()  # adopts both
+    idents["c1"]["kernel"] = "6.1.0-30"
+    loop()
+    assert ctl.nodes["c1"][1] == "clusterctl: burn-in: kernel 6.1.0-28 -> 6.1.0-30"
+    verdicts["c1"] = False
+    assert [(s.action.kind, s.outcome) for s in loop().steps] == [("burn_in_verify", "failed")]
+    idents["c1"]["kernel"] = "6.1.0-28"  # rolled back to the accepted kernel while in burn-in
+    verdicts["c1"] = True
+    steps = [(s.action.node, s.action.kind, s.outcome) for s in loop().steps]
+    assert steps == [("c1", "burn_in_verify", "passed"), ("c1", "resume", "done")], steps
+    assert ctl.nodes["c1"] == ("IDLE", "")
+    # drained for burn-in by hand (an accepted identity): verified; it stays drained while it fails
+    ctl.nodes["c2"] = ("IDLE+DRAIN", "clusterctl: burn-in: after a cable swap")
+    verdicts["c2"] = False
+    assert [(s.action.node, s.action.kind, s.outcome) for s in loop().steps] == [("c2", "burn_in_verify", "failed")]
+    assert ctl.nodes["c2"][1].startswith("clusterctl: burn-in")
+    verdicts["c2"] = True
+    assert [(s.action.kind, s.outcome) for s in loop().steps] == [("burn_in_verify", "passed"), ("resume", "done")]
+    assert burnin.accepted(store.load_acceptance(), "c2", idents["c2"]) and loop().steps == []
+
+
 def test_burn_in_full_checks_with_a_known_good_idle_partner(tmp_path: Path) -> None:
     """The burn-in gate's full checks get a known-good partner for the node's pair tests: in service, idle,
     in a partition of the node; never a busy node (a pair test would disturb its job) nor a drained one.

@@ -26,7 +26,7 @@ PLAY = """---
 """
 
 
-def run(tmp: Path, *extra: str) -> tuple[int, str]:
+def run(tmp: Path, *extra: str, host_vars: dict | None = None) -> tuple[int, str]:
     inv = tmp / "hosts.yml"
     inv.write_text(
         "all:\n  hosts:\n    n1:\n      ansible_connection: local\n"
@@ -34,7 +34,8 @@ def run(tmp: Path, *extra: str) -> tuple[int, str]:
         f"      node_health_config_path: {tmp}/etc/clusterctl/node-check.json\n"
         f"      node_health_program_path: {tmp}/sbin/clusterctl-node-check\n"
         f"      node_health_bundle_path: {tmp}/lib/clusterctl/node-check.pyz\n"
-        f"      node_health_state_dir: {tmp}/state\n")
+        f"      node_health_state_dir: {tmp}/state\n"
+        + "".join(f"      {k}: {json.dumps(v)}\n" for k, v in (host_vars or {}).items()))
     (tmp / "play.yml").write_text(PLAY)
     (tmp / "sbin").mkdir(exist_ok=True)
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), **collection.ansible_env(),
@@ -77,3 +78,48 @@ def test_steady_state_skips_and_drift_is_rewritten(tmp_path: Path) -> None:
     changed, _ = run(tmp_path)
     assert changed == 3 and conf.is_file() and prog.stat().st_mode & 0o777 == 0o755
     assert pyz.read_bytes() == bundle.build()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the role writes root-owned files")
+def test_the_role_points_the_check_at_a_simulated_roce_tree(tmp_path: Path) -> None:
+    """node_health_sysfs_root (the lab's RoCE fault, tests/integration/test_lifecycle_lab.py) reaches the check
+    through the role's settings file: the installed program judges the lab's two-HCA RoCE tree
+    (tests/fixtures/simfabric/lab-roce-healthy.yml, laid out as the kernel does) healthy, and with mlx5_1 port 1
+    down drains the node naming ib_port_state, a reason whose remedy is a reboot."""
+    import copy
+    import shutil
+
+    import simfabric
+
+    from clusterctl.lifecycle import core
+
+    desc = simfabric.load(REPO / "tests" / "fixtures" / "simfabric" / "lab-roce-healthy.yml")
+    sysfs = tmp_path / "sim" / "sys"
+    simfabric.build(desc, sysfs)
+    (tmp_path / "bin").mkdir()
+    scontrol = tmp_path / "bin" / "scontrol"
+    scontrol.write_text(f'#!/bin/sh\ncase "$1" in show) echo "NodeName=$3 State=IDLE";; '
+                        f'*) echo "$@" >> {tmp_path}/scontrol.log;; esac\n')
+    scontrol.chmod(0o755)
+    (tmp_path / "kern.log").touch()
+    run(tmp_path, host_vars={
+        "node_health_sysfs_root": str(sysfs), "node_health_rdma_devices": 2, "node_health_rate_gbps": 400,
+        "node_health_kernel_log": str(tmp_path / "kern.log"), "node_health_tool_dirs": [str(tmp_path / "bin")]})
+    settings = json.loads((tmp_path / "etc" / "clusterctl" / "node-check.json").read_text())
+    assert settings["sysfs_root"] == str(sysfs) and settings["rdma_devices"] == 2
+    prog = [str(tmp_path / "sbin" / "clusterctl-node-check")]
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+    ok = subprocess.run(prog, capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    bad = copy.deepcopy(desc)
+    bad["devices"][1]["ports"][0]["faults"] = ["port_down"]
+    shutil.rmtree(sysfs)
+    simfabric.build(bad, sysfs)
+    assert (sysfs / "class" / "infiniband" / "mlx5_1" / "ports" / "1" / "state").read_text().strip() == "1: DOWN"
+    failed = subprocess.run(prog, capture_output=True, text=True, env=env, check=False, timeout=120)
+    node = os.uname().nodename.split(".")[0]
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert failed.stdout.startswith(f"clusterctl: node-check: ib_port_state {node}/mlx5_1/1 evidence="), failed.stdout
+    drain = (tmp_path / "scontrol.log").read_text()
+    assert drain.startswith(f"update NodeName={node} State=DRAIN Reason=clusterctl: node-check: ib_port_state ")
+    assert core.remedy_of(drain.split("Reason=", 1)[1])[0] == "reboot"
