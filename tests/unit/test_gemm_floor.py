@@ -187,3 +187,88 @@ def test_real_capture() -> None:
         assert data["complete"] and data["gpus"], cap
         res = gemm.judge_gemm("h200", data, expectations.build({}))
         assert {f.severity for f in res.findings} == {"info"}, [f.message for f in res.findings]
+
+
+# --- verify.yml --level full (what the burn-in gate's full level runs), plain ansible-playbook here ------------
+
+
+def _verify_full(tmp_path: Path, program: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    import os
+
+    import yaml
+
+    from clusterctl import collection
+
+    inv = tmp_path / "inv"
+    (inv / "group_vars" / "all").mkdir(parents=True, exist_ok=True)
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    (inv / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {
+        "slurm_controller": {"hosts": {"ctl01": local}}, "slurm_compute": {"hosts": {"gpu01": local}}}}}))
+    (inv / "group_vars" / "all" / "cluster.yml").write_text(yaml.safe_dump({
+        "cluster_name": "floor", "fabric": "ethernet", "gpus_per_node": 0}))
+    (inv / "group_vars" / "all" / "verify.yml").write_text(yaml.safe_dump({
+        "clusterctl_verify_kinds": [], "clusterctl_verify_sysfs_root": str(tmp_path / "nosys"),
+        "clusterctl_verify_nccl_tests_binary": str(tmp_path / "no-nccl-tests"),
+        "clusterctl_verify_gemm_program": str(program)}))
+    evidence = tmp_path / f"evidence{len(list(tmp_path.glob('evidence*')))}"
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), **collection.ansible_env(),
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_CACHE_PLUGIN="memory",
+               PATH=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    exe = Path(sys.executable).parent / "ansible-playbook"
+    res = subprocess.run([str(exe), "-i", str(inv), str(REPO / "playbooks" / "verify.yml"),
+                          "-e", "clusterctl_verify_level=full", "-e", f"clusterctl_evidence_dir={evidence}", *extra],
+                         capture_output=True, text=True, timeout=300, env=env, check=False)
+    return res, evidence / "gpu01"
+
+
+def test_verify_full_runs_the_compute_floor_and_fails_a_slow_gpu(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "out.txt"
+    out.write_text(run_text([702.0, 698.5, 350.2, 700.3]))
+    program = _program(tmp_path, f"#!/bin/sh\ncat {out}\n")
+    res, host = _verify_full(tmp_path, program)
+    log = res.stdout + res.stderr
+    assert res.returncode == 2, log[-3000:]  # the verdict task fails the node
+    assert (host / "gemm.txt").read_text() == out.read_text()
+    assert json.loads((host / "_collect.json").read_text())["gemm"]["status"] == "ok"
+    flat = " ".join(log.split())
+    assert "subject: gpu01/gpu2" in flat and "350.2 TFLOP/s" in flat and "below the compute floor 477" in flat
+    # turned off: not run (this node then has no evidence at all, which fails it on its own)
+    res, host = _verify_full(tmp_path, program, "-e", "clusterctl_verify_gemm=false")
+    assert "gemm" not in json.loads((host / "_collect.json").read_text())
+    assert not (host / "gemm.txt").exists() and "check: gemm" not in res.stdout
+
+
+def test_gpu_tools_installs_the_program_once_with_its_interpreter(tmp_path: Path) -> None:
+    """roles/gpu_tools/tasks/gemm.yml on this machine (local connection), twice: installed with the shebang
+    gpu_tools_gemm_python names, then changed=0; the installed program runs (here: no PyTorch, exit 3)."""
+    import os
+    import re
+
+    import yaml
+
+    from clusterctl import collection
+
+    dest = tmp_path / "bin" / "clusterctl-gemm"
+    dest.parent.mkdir()
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "gemm", "ansible.builtin.include_role": {"name": "clusterctl.hpc.gpu_tools", "tasks_from": "gemm"},
+         "vars": {"gpu_tools_gemm_path": str(dest), "gpu_tools_gemm_python": sys.executable}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), **collection.ansible_env(),
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
+    exe = Path(sys.executable).parent / "ansible-playbook"
+    changed = []
+    for _ in range(2):
+        r = subprocess.run([str(exe), "-i", "localhost,", "-c", "local", "-e",
+                            f"ansible_python_interpreter={sys.executable}", str(play)],
+                           capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        changed.append(int(re.search(r"changed=(\d+)", r.stdout).group(1)))  # type: ignore[union-attr]
+    assert changed == [1, 0]
+    assert dest.read_text().splitlines()[0] == f"#!{sys.executable}" and os.access(dest, os.X_OK)
+    assert PROGRAM.read_text().rstrip("\n") in dest.read_text()
+    run = subprocess.run([str(dest), "--seconds", "1"], capture_output=True, text=True, check=False)
+    assert run.returncode in (0, 1, 3, 4) and registry.parse("gemm", run.stdout)["version"] == 1
