@@ -63,8 +63,8 @@ options:
     choices: [nccl-tests, ib_write_bw, gemm]
   gemm_program:
     description:
-      - Path of clusterctl-gemm (installed by the gpu_tools role). Missing is C(tool_missing); its exit 3 (no
-        PyTorch with CUDA) C(tool_missing), exit 4 (no GPU) C(device_absent); exit 0 or 1 (a GPU failed, its
+      - Path of clusterctl-gemm (installed by the gpu_tools role). Missing is C(tool_missing); its exit 3 (neither
+        PyTorch with CUDA nor the CUDA runtime and cuBLAS libraries) C(tool_missing), exit 4 (no GPU) C(device_absent); exit 0 or 1 (a GPU failed, its
         line says why) with its closing line C(ok).
     type: path
     default: /usr/local/bin/clusterctl-gemm

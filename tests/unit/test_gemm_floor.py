@@ -301,3 +301,29 @@ def test_the_program_end_to_end_on_a_cuda_stand_in() -> None:
     none = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True,
                           env={**env, "FAKE_GPUS": ""}, check=False)
     assert none.returncode == 4 and registry.parse("gemm", none.stdout)["status"] == "device_absent"
+
+
+def test_cublas_backend_reads_the_real_cuda_runtime_and_sees_no_gpu() -> None:
+    """The ctypes backend against the real CUDA runtime library where one is installed (this machine: CUDA 13's
+    libcudart, no driver, no GPU, no cuBLAS): its runtime calls (version, device count, error string) work and
+    give "device absent" (the driver is too old for the runtime, or no device); cuBLAS' own calls need a GPU
+    (bench/device/gemm_floor.sh runs them: --backend cublas)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("clusterctl_gemm", PROGRAM)
+    assert spec is not None and spec.loader is not None
+    prog = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prog)
+    try:
+        prog._load(["libcudart.so", "libcudart.so.13", "libcudart.so.12"], "libcudart")
+    except prog.NoBackend:
+        pytest.skip("no CUDA runtime library here")
+    real = prog._load
+    # libcublas is only looked up here, its symbols used once a GPU is there: the runtime stands in for it
+    prog._load = lambda names, what: real(["libcudart.so", "libcudart.so.13", "libcudart.so.12"], what)
+    try:
+        be = prog.Cublas("bf16", 8192)
+    except prog.NoDevice as exc:
+        assert "no CUDA device visible (cudaGetDeviceCount" in str(exc)
+    else:
+        pytest.skip(f"a GPU is visible here ({be.count}): nothing absent to show")
