@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
 """clusterctl-gemm: dense GEMM throughput of every GPU of a node, all GPUs loaded at once (issue 25, the
 burn-in gate's compute floor). Installed by the gpu_tools role; run by ``verify --level full``
 (clusterctl.hpc.fabric_evidence, active test ``gemm``); parsed by ccparse.gemm (KIND ``gemm``), judged by
-clusterctl/analysis/checks/gemm.py. It only loads the GPUs: nothing is written anywhere.
+clusterctl/analysis/checks/gemm.py. It only loads the GPUs: nothing is written anywhere. No shebang here: the
+role writes one naming gpu_tools_gemm_python; run it as ``python3 clusterctl_gemm.py`` from a checkout.
 
 Backends (``--backend auto`` takes the first that loads): ``torch``, PyTorch's ``torch.matmul`` on CUDA (it
 calls cuBLAS) in the interpreter that runs this file (the role writes its shebang from
@@ -59,7 +59,7 @@ def one_line(text: object, limit: int = 300) -> str:
 
 
 def args_of(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="clusterctl-gemm", description=(__doc__ or "").split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="clusterctl-gemm", description=(__doc__ or "").split("\n\n", maxsplit=1)[0])
     p.add_argument("--backend", choices=("auto", "torch", "cublas"), default="auto")
     p.add_argument("--dtype", choices=DTYPES, default="bf16")
     p.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
@@ -134,7 +134,7 @@ class Torch:
             start, end = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
             x, y, out = self.mats[i]
             start.record()
-            for _ in range(iters):
+            for _rep in range(iters):
                 t.matmul(x, y, out=out)
             end.record()
             self.events[i] = (start, end)
@@ -207,7 +207,7 @@ class Cublas:
         table = bytes(0x38 | (b & 0x87) for b in range(256))
         tile = os.urandom(1 << 20).translate(table)
         ptrs = []
-        for _ in range(3):
+        for _rep in range(3):
             p = ctypes.c_void_p()
             self._check(rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(nbytes)), "cudaMalloc")
             ptrs.append(p)
@@ -228,7 +228,7 @@ class Cublas:
         self._check(self.rt.cudaSetDevice(i), "cudaSetDevice")
         a, b, c = st["ptrs"]
         self._check(self.rt.cudaEventRecord(st["events"][0], None), "cudaEventRecord")
-        for _ in range(iters):
+        for _rep in range(iters):
             rc = self.blas.cublasGemmEx(st["handle"], 0, 0, s, s, s, ctypes.byref(self.alpha), a, self.dtype, s,
                                         b, self.dtype, s, ctypes.byref(self.beta), c, self.dtype, s,
                                         self.compute, -1)
