@@ -327,3 +327,15 @@ def test_cublas_backend_reads_the_real_cuda_runtime_and_sees_no_gpu() -> None:
         assert "no CUDA device visible (cudaGetDeviceCount" in str(exc)
     else:
         pytest.skip(f"a GPU is visible here ({be.count}): nothing absent to show")
+
+
+def test_a_whole_node_slow_against_its_peers_is_a_cross_node_straggler(tmp_path: Path) -> None:
+    """Every GPU of gpu05 at 500 TFLOP/s: above the 477 floor and equal to its node's median, so only the
+    cross-node analysis sees it (metric gemm_tflops per GPU index, 29 % below the other nodes)."""
+    for h in range(1, 6):
+        (tmp_path / f"gpu0{h}").mkdir()
+        (tmp_path / f"gpu0{h}" / "gemm.txt").write_text(run_text([500.0] * 4 if h == 5 else [700.0 + h] * 4))
+    rep = engine.analyze_dir(tmp_path, {}, jobs=1)
+    assert {s.host for s in rep.stragglers} == {"gpu05"}
+    assert {s.subject for s in rep.stragglers} == {"gpu0", "gpu1", "gpu2", "gpu3"}
+    assert rep.hosts["gpu05"].status == "degraded" and rep.hosts["gpu01"].status == "healthy"
