@@ -65,7 +65,7 @@ def args_of(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
     p.add_argument("--iters", type=int, default=20, help="matmuls per GPU per timed round")
     p.add_argument("--seconds", type=float, default=10.0, help="time spent in timed rounds (after a warm-up round)")
-    p.add_argument("--max-rounds", type=int, default=200)
+    p.add_argument("--max-rounds", type=int, default=1000)
     a = p.parse_args(argv)
     if not 256 <= a.size <= 32768 or not 1 <= a.iters <= 10000 or not 0 < a.seconds <= 600 or a.max_rounds < 1:
         p.error("--size 256-32768, --iters 1-10000, --seconds (0, 600], --max-rounds >= 1")
