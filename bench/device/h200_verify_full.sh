@@ -28,6 +28,9 @@ tar xzf "$B/nccl-tests-2.19.6.tar.gz" -C /tmp
   NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90") > "$R/nccl-tests-build.txt" 2>&1
 echo "nccl-tests build exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$R/nccl-tests-build.txt"
 mkdir -p /opt/nccl-tests && cp -r /tmp/nccl-tests-2.19.6/build /opt/nccl-tests/
+# the compute floor (issue 25): clusterctl-gemm where the gpu_tools role installs it, its shebang this python3
+{ echo "#!$(command -v python3)"; cat "$SRC/roles/gpu_tools/files/clusterctl_gemm.py"; } > /usr/local/bin/clusterctl-gemm \
+  && chmod 755 /usr/local/bin/clusterctl-gemm
 cd "$SRC" || exit 1
 export CLUSTERCTL_STATE_DIR=/tmp/state/clusterctl
 python3 -m clusterctl.cli verify bench/device/h200-inventory --level full > "$R/verify.txt" 2>&1

@@ -65,7 +65,7 @@ PARSED_FILE = "_parsed.json"
 #: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
 RDMA_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "sysfs-ib", "show_gids", "mlnx_qos"})
 GPU_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink",
-                       "dcgmi-diag"})
+                       "dcgmi-diag", "gemm"})
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 #: status of a host folder that held nothing to judge (not "healthy": nothing was seen)
 NO_EVIDENCE = "no evidence"
@@ -92,6 +92,9 @@ FULL_LEVEL_GPU_TOOLS = {
                   "libnccl2 and libnccl-dev, or libnccl and libnccl-devel on RHEL, and the CUDA toolkit "
                   "cuda-toolkit-<ver>) into /opt/nccl-tests/build, or point clusterctl_verify_nccl_tests_binary at "
                   "its all_reduce_perf",
+    "gemm": "install clusterctl-gemm (the gpu_tools role, gpu_tools_gemm) with an interpreter that imports PyTorch "
+            "built with CUDA (gpu_tools_gemm_python), or point clusterctl_verify_gemm_program at it: the burn-in "
+            "gate's compute floor",
 }
 
 

@@ -220,6 +220,9 @@ SPEC: dict[str, Validator] = {
         Problem(f, k, v, "must be a one-line string")],
     "gpu_persistence_required": _bool,
     "nccl_busbw_floor_GBps": _positive_number,
+    "gemm_floor_tflops": _positive_number,
+    "gemm_floor_fraction": lambda f, k, v: [] if isinstance(v, (int, float)) and not isinstance(v, bool)
+    and 0 < v <= 1 else [Problem(f, k, v, "must be a number in (0, 1]")],
     "nccl_overrides": _nccl_overrides,
     "slurm_partitions": _then_tokens(_partitions),
     "slurm_topology": _topology,

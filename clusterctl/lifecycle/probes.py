@@ -5,7 +5,8 @@
   quick ``clusterctl verify`` of that node; the evidence is the check's output or the report;
 - :func:`burn_in_verifier`: the burn-in gate's checks: the node check, then at ``full`` a
   ``clusterctl verify --level full`` of the node with a known-good partner (DCGM diagnostics where
-  dcgmi is installed, nccl-tests within the node, the ib_write_bw and nccl-tests pair rounds);
+  dcgmi is installed, nccl-tests within the node, the compute floor: clusterctl-gemm per GPU
+  against its model's floor and its node's median (checks/gemm.py), the ib_write_bw and nccl-tests pair rounds);
 - :func:`gpu_resetter`: ``nvidia-smi --gpu-reset`` on an idle, drained node;
 - :func:`identifier`: every node's hardware identity for the burn-in gate.
 """

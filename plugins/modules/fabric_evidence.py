@@ -23,7 +23,8 @@ description:
     memory (C(skipped) when no slurmd runs).
     Judgement happens on the controller (C(clusterctl analyze)); this module only collects.
   - C(dcgmi diag) runs only when I(dcgmi_level) is set. The active tests (C(nccl-tests)
-    all_reduce_perf within the node, C(ib_write_bw) loopback on one device) run only when listed in
+    all_reduce_perf within the node, C(ib_write_bw) loopback on one device, C(gemm) the
+    dense GEMM throughput of every GPU at once with clusterctl-gemm, the burn-in gate's compute floor) run only when listed in
     I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
     are reported with status C(skipped).
   - KIND C(nvidia-smi-q) is captured as C(nvidia-smi -q -x) XML (the same report, read by the
@@ -59,7 +60,19 @@ options:
     type: list
     elements: str
     default: []
-    choices: [nccl-tests, ib_write_bw]
+    choices: [nccl-tests, ib_write_bw, gemm]
+  gemm_program:
+    description:
+      - Path of clusterctl-gemm (installed by the gpu_tools role). Missing is C(tool_missing); its exit 3 (neither
+        PyTorch with CUDA nor the CUDA runtime and cuBLAS libraries) C(tool_missing), exit 4 (no GPU) C(device_absent); exit 0 or 1 (a GPU failed, its
+        line says why) with its closing line C(ok).
+    type: path
+    default: /usr/local/bin/clusterctl-gemm
+  gemm_args:
+    description: Arguments of clusterctl-gemm (C(--dtype), C(--size), C(--iters), C(--seconds)).
+    type: list
+    elements: str
+    default: []
   nccl_tests_binary:
     description: Path of nccl-tests' C(all_reduce_perf).
     type: path
@@ -115,7 +128,7 @@ EXAMPLES = r"""
 - name: Full verification on idle nodes
   clusterctl.hpc.fabric_evidence:
     dcgmi_level: 2
-    active: [nccl-tests, ib_write_bw]
+    active: [nccl-tests, ib_write_bw, gemm]
 """
 
 RETURN = r"""
@@ -179,10 +192,14 @@ from ansible_collections.clusterctl.hpc.plugins.module_utils.ccparse.preparsed i
 PASSIVE = ["ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo",
            "nvidia-smi-nvlink", "kernel-log", "proc-limits"]
 RDMA_KINDS = ("ibstat", "ibstatus", "sysfs-ib", "mlnx_qos", "ib_write_bw")
-GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag", "nccl-tests")
+GPU_KINDS = ("nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-topo", "nvidia-smi-nvlink", "dcgmi-diag", "nccl-tests",
+             "gemm")
 QUERY_FIELDS = ("index,pci.bus_id,name,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                 "pcie.link.width.max,temperature.gpu,power.draw,clocks_throttle_reasons.active,ecc.errors."
                 "uncorrected.volatile.total")
+# clusterctl-gemm's exit status with no PyTorch/CUDA backend and with no GPU
+GEMM_NO_BACKEND = 3
+GEMM_NO_GPU = 4
 # nvidia-smi's exit status when no GPU is present ("No devices were found")
 NVSMI_NO_DEVICES = 6
 
@@ -401,6 +418,28 @@ class Collector:
             self.nccl_tests()
         if "ib_write_bw" in tests:
             self.ib_write_bw()
+        if "gemm" in tests:
+            self.gemm()
+
+    def gemm(self):
+        """clusterctl-gemm: its exit status says tool missing (3) / no GPU (4); 1 is a GPU that failed, which
+        its output names: evidence, judged like a measurement."""
+        program = self.p["gemm_program"]
+        if not os.access(program, os.X_OK):
+            self.put("gemm", "tool_missing", stderr=f"{program} not found or not executable")
+            return
+        cmd = [program, *self.p["gemm_args"]]
+        rc, out, err = self.module.run_command(cmd, environ_update=ENV)
+        if rc == GEMM_NO_BACKEND:
+            status = "tool_missing"
+        elif rc == GEMM_NO_GPU:
+            status = "device_absent"
+        elif rc in (0, 1) and "# done " in out:
+            status = "ok"
+        else:
+            status = "error"
+        why = " ".join(line for line in out.splitlines() if line.startswith("status\t")).replace("\t", " ")
+        self.put("gemm", status, rc, out, "; ".join(x for x in (why, err.strip()) if x), cmd)
 
     def nccl_tests(self):
         binary = self.p["nccl_tests_binary"]
@@ -440,7 +479,10 @@ def main():
             "kinds": {"type": "list", "elements": "str", "default": PASSIVE, "choices": PASSIVE},
             "qos_interfaces": {"type": "list", "elements": "str", "default": []},
             "dcgmi_level": {"type": "int", "default": 0, "choices": [0, 1, 2, 3, 4]},
-            "active": {"type": "list", "elements": "str", "default": [], "choices": ["nccl-tests", "ib_write_bw"]},
+            "active": {"type": "list", "elements": "str", "default": [],
+                       "choices": ["nccl-tests", "ib_write_bw", "gemm"]},
+            "gemm_program": {"type": "path", "default": "/usr/local/bin/clusterctl-gemm"},
+            "gemm_args": {"type": "list", "elements": "str", "default": []},
             "nccl_tests_binary": {"type": "path", "default": "/opt/nccl-tests/build/all_reduce_perf"},
             "nccl_tests_args": {"type": "list", "elements": "str", "default": ["-b", "8M", "-e", "8G", "-f", "2"]},
             "ib_write_bw_device": {"type": "str", "default": ""},

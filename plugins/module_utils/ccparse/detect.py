@@ -16,6 +16,7 @@ SNIFF_CHARS = 65536
 
 _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.MULTILINE)) for k, p in (
     ("nvidia-smi-q-xml", r"<nvidia_smi_log>"),
+    ("gemm", r"^#\s*clusterctl-gemm \d|^gemm\tindex=\d"),
     ("nvidia-smi-q", r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
                      r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|"
                      r"Retired Pages)\s*$|"
