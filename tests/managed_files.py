@@ -81,6 +81,7 @@ MANAGED: dict[str, dict[str, tuple[str, ...]]] = {
     "gpu_tools": {
         "Copy the checked tarball to the node": (),
         "Point the nccl-tests link at the unpacked tree": (),
+        "Install clusterctl-gemm (the compute floor test of verify --level full)": (),
     },
     "nvidia_gpu": {
         "Install Slurm's RebootProgram": (),
