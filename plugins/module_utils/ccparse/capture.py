@@ -53,6 +53,7 @@ KIND_COMMANDS: dict[str, frozenset[str]] = {
     "dcgmi-diag": frozenset({"dcgmi"}),
     "sinfo": frozenset({"sinfo"}),
     "scontrol-node": frozenset({"scontrol"}),
+    "sdiag": frozenset({"sdiag"}),
     "proc-limits": frozenset({"cat", "prlimit"}),
     "syslog-linkflap": frozenset({"dmesg", "journalctl", "grep", "cat", "tail"}),
 }
