@@ -205,6 +205,7 @@ RULES: dict[str, Rule] = {
     "monitoring_scrape_interval": "word",
     "monitoring_scrape_groups": ("list", "name"),
     "monitoring_node_exporter_sysfs": "path?",
+    "monitoring_slurm_textfile_interval": "word",
     # juicefs: the mount units
     "juicefs_volumes": ("list", JUICEFS_VOLUME),
     "juicefs_mount_options": ("list", "cli_option"),

@@ -43,6 +43,10 @@ MISSING_MOUNT = "/mnt/clusterctl-monlab-missing"
 CHECK = "/usr/local/sbin/clusterctl-node-check"
 CONFIG = "/etc/clusterctl/node-check.json"
 TAGS = "monitoring,health"
+DRAIN_REASON = "clusterctl: monlab reason-class test"
+# undoes the drain of test_slurm_textfile_reaches_prometheus (only that drain: the reason is ours)
+RESUME_C1 = ("scontrol show node lab-c1 | grep -q 'Reason=clusterctl: monlab' && "
+             "scontrol update NodeName=lab-c1 State=RESUME; true")
 SIM_SYS = "/opt/clusterctl-monlab-sys"
 # one HDR InfiniBand HCA; node_exporter needs board_id, fw_ver and hca_type (invented values)
 SIM_DESC = {"devices": [{"name": "mlx5_0", "hca_type": "MT4123", "fw_ver": "20.31.2354", "board_id": "MT_0000000223",
@@ -118,6 +122,7 @@ def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> It
         "monitoring_alertmanager": True,
         "monitoring_alertmanager_webhook_url": f"http://127.0.0.1:{WEBHOOK_PORT}/alerts",
         "monitoring_scrape_interval": "5s",
+        "monitoring_slurm_textfile_interval": "5s",
     }))
     (inv / "host_vars").mkdir(exist_ok=True)
     (inv / "host_vars" / "lab-c1.yml").write_text(yaml.safe_dump({"monitoring_node_exporter_sysfs": SIM_SYS}))
@@ -132,6 +137,8 @@ def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     finally:
         sh("lab-ctl", f"test -s {WEBHOOK_PID} && kill $(cat {WEBHOOK_PID}); rm -f {WEBHOOK_PID} /tmp/cc-webhook.py")
         sh("lab-c1", f"rm -rf {SIM_SYS}")
+        sh("lab-ctl", "systemctl disable -q --now clusterctl-slurm-textfile.timer 2>/dev/null; "
+                      f"rm -f /var/lib/prometheus/node-exporter/clusterctl-slurm.prom; {RESUME_C1}")
         for host in ("lab-ctl", "lab-c1", "lab-c2"):
             sh(host, "for u in prometheus prometheus-alertmanager prometheus-node-exporter; do "
                      "systemctl disable -q --now $u 2>/dev/null; done; "
@@ -219,3 +226,37 @@ def test_simulated_rdma_counters_reach_prometheus(monitored: Path) -> None:
     assert float(rate[0]["value"][1]) > 0, rate
     # no other instance exports the simulated device (the containers have no RDMA device of their own)
     assert {r["metric"]["instance"] for r in query("node_infiniband_info")} == {c1}
+
+
+def test_slurm_textfile_reaches_prometheus(monitored: Path) -> None:
+    """The controller's Slurm textfile (clusterctl.report.slurm_textfile, run by the role's timer every 5 s
+    here): the real slurmctld's sdiag parses, its metrics and the node states reach Prometheus, and a drain
+    with a clusterctl reason is counted in its class within a few runs."""
+    from ccparse import registry
+
+    real = sh("lab-ctl", "sdiag")
+    data = registry.parse("sdiag", real)
+    assert not data["excerpt"] and data["time"] and "running" in data["jobs"], real[:2000]
+    def read_ok(tool: str) -> list[dict[str, Any]]:
+        return [r for r in query(f'clusterctl_slurm_tool_status{{tool="{tool}",status="ok"}}') if r["value"][1] == "1"]
+
+    wait_for("sdiag and sinfo read by the Slurm textfile", lambda: read_ok("sdiag") and read_ok("sinfo"))
+    nodes = set(sh("lab-ctl", "sinfo -h -N -o %N").split())
+    assert nodes, "sinfo shows no node"
+    wait_for(f"sum(clusterctl_slurm_nodes) == {len(nodes)}",
+             lambda: [r for r in query("sum(clusterctl_slurm_nodes)") if float(r["value"][1]) == len(nodes)])
+    cycles = query('clusterctl_slurm_scheduler_cycle_seconds{scheduler="main",cycle="max"}')
+    assert cycles and float(cycles[0]["value"][1]) >= 0, cycles
+    assert query('clusterctl_slurm_jobs{state="running"}'), "no jobs gauge"
+
+    def drained(cls: str, value: str) -> list[dict[str, Any]]:
+        return [r for r in query(f'clusterctl_slurm_nodes_drained{{reason_class="{cls}"}}') if r["value"][1] == value]
+
+    wait_for("no clusterctl drain before the test", lambda: drained("clusterctl", "0"))
+    sh("lab-ctl", f"scontrol update NodeName=lab-c1 State=DRAIN Reason='{DRAIN_REASON}'")
+    try:
+        wait_for("lab-c1's drain counted as clusterctl", lambda: drained("clusterctl", "1"))
+        assert drained("admin", "0"), query("clusterctl_slurm_nodes_drained")
+    finally:
+        sh("lab-ctl", RESUME_C1)
+    wait_for("the drain gone from the textfile", lambda: drained("clusterctl", "0"))

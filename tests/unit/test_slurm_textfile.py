@@ -266,3 +266,28 @@ def test_program_tells_missing_failing_and_hung_tools_apart(tmp_path: Path) -> N
 def test_program_refuses_a_bad_timeout(tmp_path: Path) -> None:
     r, out = _run_bundle(tmp_path, tmp_path, "--timeout", "0")
     assert r.returncode == 2 and "--timeout=0" in r.stderr and not out.exists()
+
+
+def test_every_family_is_documented_in_the_role_readme() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "roles" / "monitoring" / "README.md").read_text()
+    missing = [name for name in slurm_textfile.FAMILIES if f"| `{name}` |" not in readme]
+    assert missing == []
+
+
+def test_the_role_units_run_this_module_bounded_in_time() -> None:
+    import yaml
+    from test_monitoring_role import ROLE, render
+
+    internals = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
+    assert internals["__monitoring_slurm_textfile"] == slurm_textfile.TEXTFILE
+    fixed = {"__monitoring_slurm_bundle": internals["__monitoring_slurm_bundle"],
+             "__monitoring_slurm_textfile": internals["__monitoring_slurm_textfile"],
+             "__monitoring_python": "/usr/bin/python3"}
+    service = render("clusterctl-slurm-textfile.service.j2", **fixed, monitoring_slurm_textfile_timeout=7)
+    exec_start = next(ln for ln in service.splitlines() if ln.startswith("ExecStart="))
+    assert exec_start == ("ExecStart=/usr/bin/python3 -s -m clusterctl.report.slurm_textfile --out "
+                          "/var/lib/prometheus/node-exporter/clusterctl-slurm.prom --timeout 7")
+    assert f"Environment=PYTHONPATH={internals['__monitoring_slurm_bundle']}" in service
+    assert "TimeoutStartSec=44" in service.splitlines()  # two tools at 7 s each, and the start-up
+    timer = render("clusterctl-slurm-textfile.timer.j2", **fixed, monitoring_slurm_textfile_interval="5min")
+    assert "OnUnitActiveSec=5min" in timer.splitlines()
