@@ -44,6 +44,10 @@ CHECK = "/usr/local/sbin/clusterctl-node-check"
 CONFIG = "/etc/clusterctl/node-check.json"
 TAGS = "monitoring,health"
 DRAIN_REASON = "clusterctl: monlab reason-class test"
+# TLS and basic auth (test_tls_and_basic_auth_scrapes): a self-signed certificate for every lab address
+TLS_DIR = "/etc/ssl/clusterctl-monlab"
+TLS_USER = "prometheus"
+TLS_PASSWORD = "monlab-Scrape-pw-1"
 # undoes the drain of test_slurm_textfile_reaches_prometheus (only that drain: the reason is ours)
 RESUME_C1 = ("scontrol show node lab-c1 | grep -q 'Reason=clusterctl: monlab' && "
              "scontrol update NodeName=lab-c1 State=RESUME; true")
@@ -77,14 +81,20 @@ def lab_address(host: str) -> str:
     raise KeyError(host)
 
 
-def query(expr: str) -> list[dict[str, Any]]:
-    """Prometheus' instant query API on lab-ctl, asked from lab-ctl."""
-    url = f"http://{lab_address('lab-ctl')}:9090/api/v1/query"
-    script = ("import json, sys, urllib.parse, urllib.request; "
-              "print(urllib.request.urlopen(sys.argv[1] + '?' + urllib.parse.urlencode({'query': sys.argv[2]}), "
-              "timeout=10).read().decode())")
-    out = subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "python3", "-c", script, url, expr],
-                         capture_output=True, text=True, check=False)
+def query(expr: str, tls: bool = False) -> list[dict[str, Any]]:
+    """Prometheus' instant query API on lab-ctl, asked from lab-ctl; ``tls``: over https (the test CA) with
+    basic auth as TLS_USER (its password on stdin: never on a command line)."""
+    url = f"{'https' if tls else 'http'}://{lab_address('lab-ctl')}:9090/api/v1/query"
+    script = ("import base64, json, ssl, sys, urllib.parse, urllib.request; "
+              "req = urllib.request.Request(sys.argv[1] + '?' + urllib.parse.urlencode({'query': sys.argv[2]})); "
+              "pw = sys.stdin.read(); "
+              "pw and req.add_header('Authorization', 'Basic ' + base64.b64encode((sys.argv[3] + ':' + pw).encode())"
+              ".decode()); "
+              "ctx = ssl.create_default_context(cafile=sys.argv[4]) if sys.argv[4] else None; "
+              "print(urllib.request.urlopen(req, timeout=10, context=ctx).read().decode())")
+    out = subprocess.run(["podman", "exec", "-i", "clusterctl-lab-lab-ctl", "python3", "-c", script, url, expr,
+                          TLS_USER, f"{TLS_DIR}/monitoring.crt" if tls else ""],
+                         input=TLS_PASSWORD if tls else "", capture_output=True, text=True, check=False)
     assert out.returncode == 0, f"query {expr!r} failed: {out.stderr[-2000:]}"
     doc = json.loads(out.stdout)
     assert doc["status"] == "success", doc
@@ -137,6 +147,8 @@ def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     finally:
         sh("lab-ctl", f"test -s {WEBHOOK_PID} && kill $(cat {WEBHOOK_PID}); rm -f {WEBHOOK_PID} /tmp/cc-webhook.py")
         sh("lab-c1", f"rm -rf {SIM_SYS}")
+        for host in ("lab-ctl", "lab-c1", "lab-c2"):
+            sh(host, f"rm -rf {TLS_DIR} /etc/prometheus/clusterctl-web.yml /etc/prometheus/clusterctl-scrape-password")
         sh("lab-ctl", "systemctl disable -q --now clusterctl-slurm-textfile.timer 2>/dev/null; "
                       f"rm -f /var/lib/prometheus/node-exporter/clusterctl-slurm.prom; {RESUME_C1}")
         for host in ("lab-ctl", "lab-c1", "lab-c2"):
@@ -260,3 +272,63 @@ def test_slurm_textfile_reaches_prometheus(monitored: Path) -> None:
     finally:
         sh("lab-ctl", RESUME_C1)
     wait_for("the drain gone from the textfile", lambda: drained("clusterctl", "0"))
+
+
+def test_tls_and_basic_auth_scrapes(monitored: Path, tmp_path: Path) -> None:
+    """Last (it turns TLS on for the rest of the module): with monitoring_tls_* and a basic-auth user the
+    exporters, Prometheus and Alertmanager serve https behind basic auth, Prometheus still scrapes every
+    node (up == 1, asked over https with the user), a request without the password is refused, and no
+    password is in any file the role wrote but Prometheus' password_file."""
+    hosts = ("lab-ctl", "lab-c1", "lab-c2")
+    san = ",".join(f"IP:{lab_address(h)}" for h in hosts)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-subj", "/CN=clusterctl-monlab", "-addext", f"subjectAltName={san}", "-days", "2",
+                    "-keyout", str(tmp_path / "monitoring.key"), "-out", str(tmp_path / "monitoring.crt")],
+                   check=True, capture_output=True, timeout=60)
+    for h in hosts:
+        sh(h, f"mkdir -p {TLS_DIR}")
+        for f in ("monitoring.crt", "monitoring.key"):
+            subprocess.run(["podman", "cp", str(tmp_path / f), f"clusterctl-lab-{h}:{TLS_DIR}/{f}"], check=True)
+        sh(h, f"chown root:prometheus {TLS_DIR}/* && chmod 0640 {TLS_DIR}/*")
+    # the password vaulted, as clusterctl validate requires of a secret
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    (tmp_path / "vault-pass").write_text("monlab-vault\n")
+    vault = ["--vault-password-file", str(tmp_path / "vault-pass")]
+    payload = VaultLib([("default", VaultSecret(b"monlab-vault"))]).encrypt(TLS_PASSWORD).decode()
+    extra = monitored / "group_vars" / "all" / "monitoring-tls.yml"
+    extra.write_text(yaml.safe_dump({
+        "monitoring_tls_cert_file": f"{TLS_DIR}/monitoring.crt", "monitoring_tls_key_file": f"{TLS_DIR}/monitoring.key",
+        "monitoring_tls_ca_file": f"{TLS_DIR}/monitoring.crt", "monitoring_scrape_user": TLS_USER})
+        + f"monitoring_basic_auth_users:\n  - name: {TLS_USER}\n    password: !vault |\n"
+        + "".join(f"      {line}\n" for line in payload.splitlines()))
+    try:
+        res = provision(monitored, *vault)
+        assert not res["failed"], res
+        want = {f"{lab_address(h)}:9100" for h in hosts}
+
+        def all_up() -> bool:
+            up = {r["metric"]["instance"]: r["value"][1] for r in query('up{job="node"}', tls=True)}
+            return set(up) == want and set(up.values()) == {"1"}
+
+        wait_for(f"up == 1 over https with basic auth for {sorted(want)}", all_up)
+        # an exporter refuses a scrape without the password
+        c1 = lab_address("lab-c1")
+        probe = ("import ssl, sys, urllib.error, urllib.request\n"
+                 "ctx = ssl.create_default_context(cafile=sys.argv[2])\n"
+                 "try:\n    urllib.request.urlopen(sys.argv[1], context=ctx)\n    print(200)\n"
+                 "except urllib.error.HTTPError as exc:\n    print(exc.code)\n")
+        no_pw = subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "python3", "-c", probe,
+                                f"https://{c1}:9100/metrics", f"{TLS_DIR}/monitoring.crt"],
+                               capture_output=True, text=True, check=False).stdout
+        assert "401" in no_pw, no_pw
+        for h in hosts:
+            web = sh(h, "cat /etc/prometheus/clusterctl-web.yml")
+            assert "$2b$10$" in web and TLS_PASSWORD not in web, (h, web)
+            assert TLS_PASSWORD not in sh(h, "cat /etc/default/prometheus* /etc/prometheus/prometheus.yml 2>/dev/null; "
+                                             "ps -eo args")
+        assert sh("lab-ctl", "stat -c '%U:%G %a' /etc/prometheus/clusterctl-scrape-password").strip() \
+            == "root:prometheus 640"
+        assert not changed(provision(monitored, *vault)), "idempotence with TLS and basic auth: a second run changed"
+    finally:
+        extra.unlink()
