@@ -274,6 +274,22 @@ def test_slurm_textfile_reaches_prometheus(monitored: Path) -> None:
     wait_for("the drain gone from the textfile", lambda: drained("clusterctl", "0"))
 
 
+def test_verify_prom_writes_each_node_textfile(monitored: Path, tmp_path: Path) -> None:
+    """``verify --prom`` writes the whole report locally and lab-c1's own part into its textfile folder
+    (monitoring_enabled in the inventory): Prometheus shows a verify time for lab-c1 newer than the run's start."""
+    t0 = time.time()
+    res = cc("verify", str(monitored), "--hosts", "lab-c1", "--prom", str(tmp_path / "all.prom"))
+    assert "textfile clusterctl.prom written on 1 of 1 hosts" in res.stdout + res.stderr, \
+        res.stdout[-3000:] + res.stderr[-2000:]
+    assert 'host="lab-c1"' in (tmp_path / "all.prom").read_text()
+    on_node = sh("lab-c1", "cat /var/lib/prometheus/node-exporter/clusterctl.prom")
+    assert 'clusterctl_node_status{host="lab-c1"' in on_node, on_node
+    c1 = lab_address("lab-c1")
+    wait_for("lab-c1's verify time in Prometheus",
+             lambda: [r for r in query(f'clusterctl_last_verify_timestamp_seconds{{instance="{c1}:9100"}}')
+                      if float(r["value"][1]) >= t0 - 1])
+
+
 def test_tls_and_basic_auth_scrapes(monitored: Path, tmp_path: Path) -> None:
     """Last (it turns TLS on for the rest of the module): with monitoring_tls_* and a basic-auth user the
     exporters, Prometheus and Alertmanager serve https behind basic auth, Prometheus still scrapes every
