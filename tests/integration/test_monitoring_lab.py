@@ -248,7 +248,7 @@ def test_slurm_textfile_reaches_prometheus(monitored: Path) -> None:
 
     real = sh("lab-ctl", "sdiag")
     data = registry.parse("sdiag", real)
-    assert not data["excerpt"] and data["time"] and "running" in data["jobs"], real[:2000]
+    assert not data["excerpt"] and "running" in data["jobs"] and data["main"], real[:2000]
     def read_ok(tool: str) -> list[dict[str, Any]]:
         return [r for r in query(f'clusterctl_slurm_tool_status{{tool="{tool}",status="ok"}}') if r["value"][1] == "1"]
 
@@ -261,17 +261,21 @@ def test_slurm_textfile_reaches_prometheus(monitored: Path) -> None:
     assert cycles and float(cycles[0]["value"][1]) >= 0, cycles
     assert query('clusterctl_slurm_jobs{state="running"}'), "no jobs gauge"
 
-    def drained(cls: str, value: str) -> list[dict[str, Any]]:
-        return [r for r in query(f'clusterctl_slurm_nodes_drained{{reason_class="{cls}"}}') if r["value"][1] == value]
+    def drained(cls: str) -> int | None:
+        got = query(f'clusterctl_slurm_nodes_drained{{reason_class="{cls}"}}')
+        return int(float(got[0]["value"][1])) if got else None
 
-    wait_for("no clusterctl drain before the test", lambda: drained("clusterctl", "0"))
+    wait_for("the drained-node counts", lambda: drained("clusterctl") is not None)
+    before = drained("clusterctl") or 0
+    admin = drained("admin")
+    assert "Reason=" not in sh("lab-ctl", "scontrol show node lab-c1 | grep -o 'Reason=[^ ]*'"), "lab-c1 is drained"
     sh("lab-ctl", f"scontrol update NodeName=lab-c1 State=DRAIN Reason='{DRAIN_REASON}'")
     try:
-        wait_for("lab-c1's drain counted as clusterctl", lambda: drained("clusterctl", "1"))
-        assert drained("admin", "0"), query("clusterctl_slurm_nodes_drained")
+        wait_for("lab-c1's drain counted as clusterctl", lambda: drained("clusterctl") == before + 1)
+        assert drained("admin") == admin, query("clusterctl_slurm_nodes_drained")
     finally:
         sh("lab-ctl", RESUME_C1)
-    wait_for("the drain gone from the textfile", lambda: drained("clusterctl", "0"))
+    wait_for("the drain gone from the textfile", lambda: drained("clusterctl") == before)
 
 
 def test_verify_prom_writes_each_node_textfile(monitored: Path, tmp_path: Path) -> None:
