@@ -12,6 +12,10 @@ simulated sysfs tree (tests/simfabric.py, the kernel's layout with the PMA port 
 ``monitoring_node_exporter_sysfs``): its node_infiniband_* metrics reach Prometheus, and when the
 simulated counters move the rate shows there.
 
+Then (issue 26, branch mon): the controller's Slurm textfile (the real slurmctld's sdiag parsed, node
+states, a ``clusterctl:`` drain counted in its reason class), ``verify --prom`` writing lab-c1's own part
+into its textfile folder, and last TLS + basic auth on (about 100 s of CI for these three).
+
 The lab inventory keeps monitoring off (CI time): this test turns it on in a copy, and puts the lab
 back as found (services stopped, the node check's settings re-rendered from inventories/lab).
 """

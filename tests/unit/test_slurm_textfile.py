@@ -291,3 +291,28 @@ def test_the_role_units_run_this_module_bounded_in_time() -> None:
     assert "TimeoutStartSec=44" in service.splitlines()  # two tools at 7 s each, and the start-up
     timer = render("clusterctl-slurm-textfile.timer.j2", **fixed, monitoring_slurm_textfile_interval="5min")
     assert "OnUnitActiveSec=5min" in timer.splitlines()
+
+
+def test_slurm_22_05_capture_of_the_lab() -> None:
+    text = read_fixture("sdiag/lab-slurmctld-22.05.8-idle-after-monitoring-test.txt")
+    d = registry.parse("sdiag", text)
+    stamp = re.search(r"(?m)^sdiag output at .*\((\d+)\)$", text)
+    since = re.search(r"(?m)^Data since .*\((\d+)\)$", text)
+    assert stamp and since and d["time"] == int(stamp.group(1)) and d["since"] == int(since.group(1))
+    assert d["jobs"]["pending"] == value(text, "Jobs pending") and d["jobs"]["running"] == value(text, "Jobs running")
+    assert d["server"]["dbd_agent_queue_size"] == value(text, "DBD Agent queue size")
+    assert d["backfill"]["last_cycle_when"] is None  # 'N/A': no backfill cycle yet
+    assert d["rpc_pending"] == [] and "rpc_pending" in d["sections"]  # 'No pending RPCs'
+    s = samples(slurm_textfile.render({"sdiag": ("ok", d), "sinfo": ("missing", None)}, now=1))
+    assert s['clusterctl_slurm_jobs{state="running"}'] == value(text, "Jobs running")
+    assert s["clusterctl_slurm_rpcs_pending"] == 0
+    assert s["clusterctl_slurm_stats_reset_timestamp_seconds"] == int(since.group(1))
+    main = block(text, "Main schedule statistics (microseconds):")
+    assert s['clusterctl_slurm_scheduler_cycle_seconds{scheduler="main",cycle="max"}'] == pytest.approx(
+        value(main, "Max cycle") / 1e6)
+    # no backfill cycle ran: sdiag prints no mean, none is written
+    assert 'clusterctl_slurm_scheduler_cycle_seconds{scheduler="backfill",cycle="mean"}' not in s
+    assert s['clusterctl_slurm_scheduler_cycle_seconds{scheduler="backfill",cycle="last"}'] == 0
+    rpcs = block(text, "Remote Procedure Call statistics by message type")
+    n = len(re.findall(r"(?m)^\t[A-Z_]+\s+\(\s*\d+\) count:", rpcs))
+    assert len([k for k in s if k.startswith("clusterctl_slurm_rpcs{")]) == n == 7
