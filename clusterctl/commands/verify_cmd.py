@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -108,10 +108,27 @@ def _verify(inventory: Path, p: VerifyPlan, drain: bool, as_json: bool, prom: Pa
             console.print(f"drained {d['name']}: {d['reason']}", markup=False)
     result_line(summary_line(v.report))
     write_exports(v.report, prom, junit, drained=[d["name"] for d in v.drained])
+    if prom is not None:
+        _prom_on_nodes(p, v.report, col.evidence, [d["name"] for d in v.drained])
     if as_json:
         emit_json({"report": v.report.to_dict(), "collection": result_dict(col.run), "evidence": str(col.evidence),
                    "report_json": str(v.report_json), "drained": v.drained}, exit_code=v.exit_code)
     raise typer.Exit(v.exit_code)
+
+
+def _prom_on_nodes(p: VerifyPlan, report: Any, evidence: Path, drained: list[str]) -> None:
+    """``--prom``: each verified host with monitoring on gets its own part in its textfile folder too."""
+    from clusterctl.report import node_textfiles
+
+    folders = node_textfiles.targets(report.hosts, p.inv.host_vars)
+    if not folders:
+        return
+    node_textfiles.write_local(report, folders, evidence / "prom", drained=drained)
+    failed = node_textfiles.push(p.inventory, folders, evidence / "prom")
+    for host, why in sorted(failed.items()):
+        console.print(f"textfile not written on {host}: {why}", markup=False)
+    console.print(f"textfile {node_textfiles.prom.TEXTFILE} written on {len(folders) - len(failed)} of "
+                  f"{len(folders)} hosts", markup=False)
 
 
 @app.command("resume", epilog=examples(RESUME_EXAMPLES))

@@ -70,13 +70,31 @@ class Problem:
             return "<vaulted>"
         if secret_looking(self.key) or self.value == "<redacted>" or _KEY_MATERIAL.search(repr(self.value)):
             return "<redacted>"
-        return _cut(repr(self.value), 200)
+        return _cut(repr(_mask_secrets(self.value)), 200)
 
     def __str__(self) -> str:
         # Key and message are cut as the value is: a 100,000-character key (or a message quoting a
         # long expression) must not turn one problem into a screenful.
         return (f"{_printable(self.file)}: {_cut(_printable(self.key), 200)}: {_cut(self.message, 400)} "
                 f"(value: {self.shown_value()})")
+
+
+def _mask_secrets(value: Any, depth: int = 0) -> Any:
+    """``value`` with the value of every secret-looking key inside replaced by ``<redacted>`` (a problem
+    about a whole list, ``[{name: x, pasword: ...}]``, must not show the password of a misspelt key); a
+    reference (``vault_data_metaurl``, ``{{ vault_x }}``) is not a secret and stays."""
+    if depth > 20:
+        return "<redacted>"
+    if isinstance(value, dict):
+        return {k: ("<redacted>" if secret_looking(str(k)) and not _reference(v) else _mask_secrets(v, depth + 1))
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_mask_secrets(v, depth + 1) for v in value]
+    return value
+
+
+def _reference(v: Any) -> bool:
+    return isinstance(v, str) and (v.startswith("vault_") or v.strip().startswith("{{")) and " " not in v.strip("{} ")
 
 
 def _cut(text: str, limit: int) -> str:

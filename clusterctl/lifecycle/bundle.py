@@ -25,6 +25,7 @@ MODULES = ("__init__.py", "analysis/__init__.py", "analysis/model.py", "analysis
            "analysis/checks/gpu.py", "analysis/checks/kernel_log.py", "analysis/checks/linkflap.py",
            "analysis/checks/ports.py", "analysis/checks/roce.py", "analysis/checks/node_state.py",
            "lifecycle/__init__.py", "lifecycle/nodecheck.py", "report/__init__.py", "report/prom.py",
+           "report/slurm_textfile.py",
            "paths.py", "collection.py", "errors.py")
 #: data files shipped as JSON renderings of their YAML
 TABLES = ("analysis/severity.yml", "analysis/checks/xid_catalog.yml")

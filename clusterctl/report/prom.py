@@ -152,11 +152,21 @@ def render(report: ReportView, now: float | None = None, drained: Iterable[str] 
         samples["clusterctl_hosts"].append(({"status": s}, float(counts[s])))
     samples["clusterctl_last_verify_timestamp_seconds"].append(({}, float(time.time() if now is None else now)))
 
+    return render_families(FAMILIES, samples)
+
+
+Samples = Mapping[str, Sequence[tuple[Mapping[str, str], float]]]
+
+
+def render_families(families: Mapping[str, tuple[str, str]], samples: Samples) -> str:
+    """The exposition text of ``families`` (name -> (type, help)), in their order: HELP and TYPE once
+    per family, then its samples (labels, value) as given. Every textfile clusterctl writes goes
+    through here (this module's :func:`render`, the Slurm textfile of :mod:`clusterctl.report.slurm_textfile`)."""
     lines: list[str] = []
-    for name, (typ, help_) in FAMILIES.items():
+    for name, (typ, help_) in families.items():
         lines.append(f"# HELP {name} {_escape(help_)}")
         lines.append(f"# TYPE {name} {typ}")
-        lines.extend(f"{name}{_labels(lab)} {_number(v)}" for lab, v in samples[name])
+        lines.extend(f"{name}{_labels(lab)} {_number(v)}" for lab, v in samples.get(name, ()))
     return "\n".join(lines) + "\n"
 
 

@@ -205,6 +205,12 @@ RULES: dict[str, Rule] = {
     "monitoring_scrape_interval": "word",
     "monitoring_scrape_groups": ("list", "name"),
     "monitoring_node_exporter_sysfs": "path?",
+    "monitoring_slurm_textfile_interval": "word",
+    "monitoring_tls_cert_file": "path?",
+    "monitoring_tls_key_file": "path?",
+    "monitoring_tls_ca_file": "path?",
+    "monitoring_scrape_user": "name?",
+    "monitoring_basic_auth_users": ("list", ("keys", {"name": "name"})),
     # juicefs: the mount units
     "juicefs_volumes": ("list", JUICEFS_VOLUME),
     "juicefs_mount_options": ("list", "cli_option"),

@@ -12,6 +12,10 @@ simulated sysfs tree (tests/simfabric.py, the kernel's layout with the PMA port 
 ``monitoring_node_exporter_sysfs``): its node_infiniband_* metrics reach Prometheus, and when the
 simulated counters move the rate shows there.
 
+Then (issue 26, branch mon): the controller's Slurm textfile (the real slurmctld's sdiag parsed, node
+states, a ``clusterctl:`` drain counted in its reason class), ``verify --prom`` writing lab-c1's own part
+into its textfile folder, and last TLS + basic auth on (about 100 s of CI for these three).
+
 The lab inventory keeps monitoring off (CI time): this test turns it on in a copy, and puts the lab
 back as found (services stopped, the node check's settings re-rendered from inventories/lab).
 """
@@ -43,6 +47,14 @@ MISSING_MOUNT = "/mnt/clusterctl-monlab-missing"
 CHECK = "/usr/local/sbin/clusterctl-node-check"
 CONFIG = "/etc/clusterctl/node-check.json"
 TAGS = "monitoring,health"
+DRAIN_REASON = "clusterctl: monlab reason-class test"
+# TLS and basic auth (test_tls_and_basic_auth_scrapes): a self-signed certificate for every lab address
+TLS_DIR = "/etc/ssl/clusterctl-monlab"
+TLS_USER = "prometheus"
+TLS_PASSWORD = "monlab-Scrape-pw-1"
+# undoes the drain of test_slurm_textfile_reaches_prometheus (only that drain: the reason is ours)
+RESUME_C1 = ("scontrol show node lab-c1 | grep -q 'Reason=clusterctl: monlab' && "
+             "scontrol update NodeName=lab-c1 State=RESUME; true")
 SIM_SYS = "/opt/clusterctl-monlab-sys"
 # one HDR InfiniBand HCA; node_exporter needs board_id, fw_ver and hca_type (invented values)
 SIM_DESC = {"devices": [{"name": "mlx5_0", "hca_type": "MT4123", "fw_ver": "20.31.2354", "board_id": "MT_0000000223",
@@ -73,14 +85,20 @@ def lab_address(host: str) -> str:
     raise KeyError(host)
 
 
-def query(expr: str) -> list[dict[str, Any]]:
-    """Prometheus' instant query API on lab-ctl, asked from lab-ctl."""
-    url = f"http://{lab_address('lab-ctl')}:9090/api/v1/query"
-    script = ("import json, sys, urllib.parse, urllib.request; "
-              "print(urllib.request.urlopen(sys.argv[1] + '?' + urllib.parse.urlencode({'query': sys.argv[2]}), "
-              "timeout=10).read().decode())")
-    out = subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "python3", "-c", script, url, expr],
-                         capture_output=True, text=True, check=False)
+def query(expr: str, tls: bool = False) -> list[dict[str, Any]]:
+    """Prometheus' instant query API on lab-ctl, asked from lab-ctl; ``tls``: over https (the test CA) with
+    basic auth as TLS_USER (its password on stdin: never on a command line)."""
+    url = f"{'https' if tls else 'http'}://{lab_address('lab-ctl')}:9090/api/v1/query"
+    script = ("import base64, json, ssl, sys, urllib.parse, urllib.request; "
+              "req = urllib.request.Request(sys.argv[1] + '?' + urllib.parse.urlencode({'query': sys.argv[2]})); "
+              "pw = sys.stdin.read(); "
+              "pw and req.add_header('Authorization', 'Basic ' + base64.b64encode((sys.argv[3] + ':' + pw).encode())"
+              ".decode()); "
+              "ctx = ssl.create_default_context(cafile=sys.argv[4]) if sys.argv[4] else None; "
+              "print(urllib.request.urlopen(req, timeout=10, context=ctx).read().decode())")
+    out = subprocess.run(["podman", "exec", "-i", "clusterctl-lab-lab-ctl", "python3", "-c", script, url, expr,
+                          TLS_USER, f"{TLS_DIR}/monitoring.crt" if tls else ""],
+                         input=TLS_PASSWORD if tls else "", capture_output=True, text=True, check=False)
     assert out.returncode == 0, f"query {expr!r} failed: {out.stderr[-2000:]}"
     doc = json.loads(out.stdout)
     assert doc["status"] == "success", doc
@@ -118,6 +136,7 @@ def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> It
         "monitoring_alertmanager": True,
         "monitoring_alertmanager_webhook_url": f"http://127.0.0.1:{WEBHOOK_PORT}/alerts",
         "monitoring_scrape_interval": "5s",
+        "monitoring_slurm_textfile_interval": "5s",
     }))
     (inv / "host_vars").mkdir(exist_ok=True)
     (inv / "host_vars" / "lab-c1.yml").write_text(yaml.safe_dump({"monitoring_node_exporter_sysfs": SIM_SYS}))
@@ -132,6 +151,10 @@ def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     finally:
         sh("lab-ctl", f"test -s {WEBHOOK_PID} && kill $(cat {WEBHOOK_PID}); rm -f {WEBHOOK_PID} /tmp/cc-webhook.py")
         sh("lab-c1", f"rm -rf {SIM_SYS}")
+        for host in ("lab-ctl", "lab-c1", "lab-c2"):
+            sh(host, f"rm -rf {TLS_DIR} /etc/prometheus/clusterctl-web.yml /etc/prometheus/clusterctl-scrape-password")
+        sh("lab-ctl", "systemctl disable -q --now clusterctl-slurm-textfile.timer 2>/dev/null; "
+                      f"rm -f /var/lib/prometheus/node-exporter/clusterctl-slurm.prom; {RESUME_C1}")
         for host in ("lab-ctl", "lab-c1", "lab-c2"):
             sh(host, "for u in prometheus prometheus-alertmanager prometheus-node-exporter; do "
                      "systemctl disable -q --now $u 2>/dev/null; done; "
@@ -219,3 +242,117 @@ def test_simulated_rdma_counters_reach_prometheus(monitored: Path) -> None:
     assert float(rate[0]["value"][1]) > 0, rate
     # no other instance exports the simulated device (the containers have no RDMA device of their own)
     assert {r["metric"]["instance"] for r in query("node_infiniband_info")} == {c1}
+
+
+def test_slurm_textfile_reaches_prometheus(monitored: Path) -> None:
+    """The controller's Slurm textfile (clusterctl.report.slurm_textfile, run by the role's timer every 5 s
+    here): the real slurmctld's sdiag parses, its metrics and the node states reach Prometheus, and a drain
+    with a clusterctl reason is counted in its class within a few runs."""
+    from ccparse import registry
+
+    real = sh("lab-ctl", "sdiag")
+    data = registry.parse("sdiag", real)
+    assert not data["excerpt"] and "running" in data["jobs"] and data["main"], real[:2000]
+    def read_ok(tool: str) -> list[dict[str, Any]]:
+        return [r for r in query(f'clusterctl_slurm_tool_status{{tool="{tool}",status="ok"}}') if r["value"][1] == "1"]
+
+    wait_for("sdiag and sinfo read by the Slurm textfile", lambda: read_ok("sdiag") and read_ok("sinfo"))
+    nodes = set(sh("lab-ctl", "sinfo -h -N -o %N").split())
+    assert nodes, "sinfo shows no node"
+    wait_for(f"sum(clusterctl_slurm_nodes) == {len(nodes)}",
+             lambda: [r for r in query("sum(clusterctl_slurm_nodes)") if float(r["value"][1]) == len(nodes)])
+    cycles = query('clusterctl_slurm_scheduler_cycle_seconds{scheduler="main",cycle="max"}')
+    assert cycles and float(cycles[0]["value"][1]) >= 0, cycles
+    assert query('clusterctl_slurm_jobs{state="running"}'), "no jobs gauge"
+
+    def drained(cls: str) -> int | None:
+        got = query(f'clusterctl_slurm_nodes_drained{{reason_class="{cls}"}}')
+        return int(float(got[0]["value"][1])) if got else None
+
+    wait_for("the drained-node counts", lambda: drained("clusterctl") is not None)
+    before = drained("clusterctl") or 0
+    admin = drained("admin")
+    assert "Reason=" not in sh("lab-ctl", "scontrol show node lab-c1 | grep -o 'Reason=[^ ]*'"), "lab-c1 is drained"
+    sh("lab-ctl", f"scontrol update NodeName=lab-c1 State=DRAIN Reason='{DRAIN_REASON}'")
+    try:
+        wait_for("lab-c1's drain counted as clusterctl", lambda: drained("clusterctl") == before + 1)
+        assert drained("admin") == admin, query("clusterctl_slurm_nodes_drained")
+    finally:
+        sh("lab-ctl", RESUME_C1)
+    wait_for("the drain gone from the textfile", lambda: drained("clusterctl") == before)
+
+
+def test_verify_prom_writes_each_node_textfile(monitored: Path, tmp_path: Path) -> None:
+    """``verify --prom`` writes the whole report locally and lab-c1's own part into its textfile folder
+    (monitoring_enabled in the inventory): Prometheus shows a verify time for lab-c1 newer than the run's start."""
+    t0 = time.time()
+    res = cc("verify", str(monitored), "--hosts", "lab-c1", "--prom", str(tmp_path / "all.prom"))
+    assert "textfile clusterctl.prom written on 1 of 1 hosts" in res.stdout + res.stderr, \
+        res.stdout[-3000:] + res.stderr[-2000:]
+    assert 'host="lab-c1"' in (tmp_path / "all.prom").read_text()
+    on_node = sh("lab-c1", "cat /var/lib/prometheus/node-exporter/clusterctl.prom")
+    assert 'clusterctl_node_status{host="lab-c1"' in on_node, on_node
+    c1 = lab_address("lab-c1")
+    wait_for("lab-c1's verify time in Prometheus",
+             lambda: [r for r in query(f'clusterctl_last_verify_timestamp_seconds{{instance="{c1}:9100"}}')
+                      if float(r["value"][1]) >= t0 - 1])
+
+
+def test_tls_and_basic_auth_scrapes(monitored: Path, tmp_path: Path) -> None:
+    """Last (it turns TLS on for the rest of the module): with monitoring_tls_* and a basic-auth user the
+    exporters, Prometheus and Alertmanager serve https behind basic auth, Prometheus still scrapes every
+    node (up == 1, asked over https with the user), a request without the password is refused, and no
+    password is in any file the role wrote but Prometheus' password_file."""
+    hosts = ("lab-ctl", "lab-c1", "lab-c2")
+    san = ",".join(f"IP:{lab_address(h)}" for h in hosts)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-subj", "/CN=clusterctl-monlab", "-addext", f"subjectAltName={san}", "-days", "2",
+                    "-keyout", str(tmp_path / "monitoring.key"), "-out", str(tmp_path / "monitoring.crt")],
+                   check=True, capture_output=True, timeout=60)
+    for h in hosts:
+        sh(h, f"mkdir -p {TLS_DIR}")
+        for f in ("monitoring.crt", "monitoring.key"):
+            subprocess.run(["podman", "cp", str(tmp_path / f), f"clusterctl-lab-{h}:{TLS_DIR}/{f}"], check=True)
+        sh(h, f"chown root:prometheus {TLS_DIR}/* && chmod 0640 {TLS_DIR}/*")
+    # the password vaulted, as clusterctl validate requires of a secret
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    (tmp_path / "vault-pass").write_text("monlab-vault\n")
+    vault = ["--vault-password-file", str(tmp_path / "vault-pass")]
+    payload = VaultLib([("default", VaultSecret(b"monlab-vault"))]).encrypt(TLS_PASSWORD).decode()
+    extra = monitored / "group_vars" / "all" / "monitoring-tls.yml"
+    extra.write_text(yaml.safe_dump({
+        "monitoring_tls_cert_file": f"{TLS_DIR}/monitoring.crt", "monitoring_tls_key_file": f"{TLS_DIR}/monitoring.key",
+        "monitoring_tls_ca_file": f"{TLS_DIR}/monitoring.crt", "monitoring_scrape_user": TLS_USER})
+        + f"monitoring_basic_auth_users:\n  - name: {TLS_USER}\n    password: !vault |\n"
+        + "".join(f"      {line}\n" for line in payload.splitlines()))
+    try:
+        res = provision(monitored, *vault)
+        assert not res["failed"], res
+        want = {f"{lab_address(h)}:9100" for h in hosts}
+
+        def all_up() -> bool:
+            up = {r["metric"]["instance"]: r["value"][1] for r in query('up{job="node"}', tls=True)}
+            return set(up) == want and set(up.values()) == {"1"}
+
+        wait_for(f"up == 1 over https with basic auth for {sorted(want)}", all_up)
+        # an exporter refuses a scrape without the password
+        c1 = lab_address("lab-c1")
+        probe = ("import ssl, sys, urllib.error, urllib.request\n"
+                 "ctx = ssl.create_default_context(cafile=sys.argv[2])\n"
+                 "try:\n    urllib.request.urlopen(sys.argv[1], context=ctx)\n    print(200)\n"
+                 "except urllib.error.HTTPError as exc:\n    print(exc.code)\n")
+        no_pw = subprocess.run(["podman", "exec", "clusterctl-lab-lab-ctl", "python3", "-c", probe,
+                                f"https://{c1}:9100/metrics", f"{TLS_DIR}/monitoring.crt"],
+                               capture_output=True, text=True, check=False).stdout
+        assert "401" in no_pw, no_pw
+        for h in hosts:
+            web = sh(h, "cat /etc/prometheus/clusterctl-web.yml")
+            assert "$2b$10$" in web and TLS_PASSWORD not in web, (h, web)
+            assert TLS_PASSWORD not in sh(h, "cat /etc/default/prometheus* /etc/prometheus/prometheus.yml 2>/dev/null; "
+                                             "ps -eo args")
+        assert sh("lab-ctl", "stat -c '%U:%G %a' /etc/prometheus/clusterctl-scrape-password").strip() \
+            == "root:prometheus 640"
+        assert not changed(provision(monitored, *vault)), "idempotence with TLS and basic auth: a second run changed"
+    finally:
+        extra.unlink()

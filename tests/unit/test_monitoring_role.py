@@ -15,10 +15,14 @@ import pytest
 import yaml
 
 from plugins.filter.tokens import problems
+from plugins.filter.web_users import web_users
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "monitoring"
 PROMTOOL = shutil.which("promtool")
+#: the internals of vars/main.yml the templates read, rendered from the role's expressions
+INTERNALS = ("__monitoring_web_managed", "__monitoring_web_config", "__monitoring_https",
+             "__monitoring_scrape_password_file")
 
 
 def _unique(seq: list[Any]) -> list[Any]:
@@ -29,17 +33,28 @@ def _flatten(seq: list[Any]) -> list[Any]:
     return [x for s in seq for x in (s if isinstance(s, list) else [s])]
 
 
+def _bool(v: Any) -> bool:
+    """Ansible's bool filter: the strings an expression renders to ('False') are booleans too."""
+    return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
+
+
 def render(name: str, **over: Any) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(ROLE / "templates"), trim_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.filters.update(extract=lambda k, d: d[k] if k in d else jinja2.Undefined(name=k), flatten=_flatten,
-                       unique=_unique, bool=bool)
+                       unique=_unique, bool=_bool)
     groups = {"slurm_controller": ["ctl01"], "slurm_compute": ["gpu02", "gpu01"], "storage": ["nfs01"]}
     hostvars = {"ctl01": {"ansible_host": "10.0.0.1"}, "gpu01": {"ansible_host": "10.0.1.1"},
                 "gpu02": {"ansible_host": "10.0.1.2", "monitoring_node_exporter_listen_address": "192.168.5.2",
                           "monitoring_node_exporter_port": 9200}}
+    env.filters["clusterctl.hpc.web_users"] = web_users
     values = {**yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), "ansible_managed": "managed",
-              "groups": groups, "hostvars": hostvars, "__monitoring_address": "10.0.0.1", **over}
+              "groups": groups, "hostvars": hostvars, "__monitoring_address": "10.0.0.1",
+              "inventory_hostname": "ctl01", **over}
+    internals = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
+    for key in INTERNALS:  # vars/main.yml's own expressions, in their order
+        if key not in over:
+            values[key] = env.from_string(str(internals[key])).render(**values).strip()
     return env.get_template(name).render(**values)
 
 

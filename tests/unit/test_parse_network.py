@@ -13,7 +13,7 @@ from conftest import FIXTURES, LOCAL_FIXTURES, read_fixture
 MB_TO_GBPS = 1048576 * 8 / 1e9  # perftest MB/sec is 2^20 bytes/s
 
 MY_KINDS = ["ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids", "mlnx_qos", "ip-link",
-            "ib_write_bw", "syslog-linkflap", "sinfo", "scontrol-node"]
+            "ib_write_bw", "syslog-linkflap", "sinfo", "scontrol-node", "sdiag"]
 #: KIND -> fixture folder name (shared and local)
 FOLDER = {"syslog-linkflap": "syslog", "scontrol-node": "scontrol-node"}
 
@@ -95,7 +95,7 @@ def test_other_tools_output_is_rejected() -> None:
     ibstat = read_fixture("ibstat/a100-all-active.txt")
     sinfo = read_fixture("sinfo/default-with-down-star.txt")
     for kind in ("ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids", "ip-link", "sinfo",
-                 "scontrol-node", "ib_write_bw", "mlnx_qos", "syslog-linkflap"):
+                 "scontrol-node", "ib_write_bw", "mlnx_qos", "syslog-linkflap", "sdiag"):
         with pytest.raises(ParseError):
             registry.parse(kind, ibstat)
     with pytest.raises(ParseError):

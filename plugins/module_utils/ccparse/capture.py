@@ -69,6 +69,8 @@ _KNOWN = frozenset().union(*KIND_COMMANDS.values()) | frozenset({
     "lsmod", "echo", "sh", "bash", "export", "systemctl", "ping", "rping", "ib_write_lat", "ib_read_lat",
     "ib_send_lat", "all_reduce_perf", "all_gather_perf", "sleep", "which", "ibdev2lid", "iblinkinfo",
     "sminfo", "ibswitches", "ibhosts", "uname", "hostname", "dcbtool", "tc", "nvidia-bug-report.sh",
+    # not in KIND_COMMANDS: sdiag's own first line starts with its name ('sdiag output at ...')
+    "sdiag",
 })
 #: wrappers skipped to find the command word
 _WRAPPERS = frozenset({"sudo", "time", "nice", "nohup", "watch", "env", "command", "exec", "stdbuf"})

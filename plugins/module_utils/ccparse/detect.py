@@ -34,6 +34,8 @@ _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, r
     ("show_gids", r"^DEV\s+PORT\s+INDEX\s+GID"),
     ("mlnx_qos", r"^(?:DCBX mode:|Priority trust state:|PFC configuration:)"),
     ("lspci", r"^\s*Lnk(?:Cap|Sta):\s"),
+    ("sdiag", r"^sdiag output at |^Main schedule statistics \(microseconds\):|"
+              r"^Remote Procedure Call statistics by message type"),
     ("scontrol-node", r"^\s*NodeName=\S+"),
     ("sinfo", r"^PARTITION\s+AVAIL\s"),
     ("proc-limits", r"^Max locked memory\s"),
