@@ -115,6 +115,10 @@ MANAGED: dict[str, dict[str, tuple[str, ...]]] = {
         "Set the Prometheus arguments": (),
         "Set the Alertmanager arguments (its address only; no cluster listener)": (),
         "Write the Alertmanager configuration": (),
+        "Write the web config (TLS, basic-auth hashes)": (),
+        "Write the scrape password (Prometheus' password_file for monitoring_scrape_user)": (),
+        "Install the bundle": (),
+        "Install the Slurm textfile service and timer": (),
     },
 }
 
