@@ -194,6 +194,26 @@ def test_real_capture() -> None:
             assert f"index={g['index']}\t" in text and f"tflops={g['tflops']:.1f}" in text
 
 
+
+def test_h200_captures_read_as_printed() -> None:
+    """Values read off the H200 captures (tests/fixtures/gemm, line 1 names the run): idle bf16 run 1
+    662.7 TFLOP/s (best 729.0, worst 564.1, 301 rounds), the cuBLAS backend 692.5, and 316.6 while a
+    second process ran its own matmuls on the GPU - below the 477 TFLOP/s floor, the idle runs above it."""
+    from conftest import read_fixture
+
+    idle = registry.parse("gemm", read_fixture("gemm/h200-bf16-1.txt"))
+    (gpu,) = idle["gpus"]
+    assert (gpu["index"], gpu["uuid"], gpu["dtype"]) == (0, "GPU-b737794c-af37-f8e0-d5cb-a3f2fb129f3c", "bf16")
+    assert (gpu["tflops"], gpu["best"], gpu["worst"], gpu["rounds"]) == (662.7, 729.0, 564.1, 301)
+    cublas = registry.parse("gemm", read_fixture("gemm/h200-bf16-cublas.txt"))
+    assert cublas["gpus"][0]["tflops"] == 692.5
+    shared = registry.parse("gemm", read_fixture("gemm/h200-bf16-contended.txt"))
+    assert shared["gpus"][0]["tflops"] == 316.6
+    spec = expectations.build({})
+    assert {f.severity for f in gemm.judge_gemm("h200", idle, spec).findings} == {"info"}
+    below = gemm.judge_gemm("h200", shared, spec).findings
+    assert [f.severity for f in below] == ["critical"] and "below the compute floor 477" in below[0].message
+
 # --- verify.yml --level full (what the burn-in gate's full level runs), plain ansible-playbook here ------------
 
 
