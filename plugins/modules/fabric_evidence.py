@@ -24,8 +24,8 @@ description:
     Judgement happens on the controller (C(clusterctl analyze)); this module only collects.
   - C(dcgmi diag) runs only when I(dcgmi_level) is set. The active tests (C(nccl-tests)
     all_reduce_perf within the node, C(ib_write_bw) loopback on one device, C(gemm) the
-    dense GEMM throughput of every GPU at once with clusterctl-gemm, the burn-in gate's compute floor) run only when listed in
-    I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
+    dense GEMM throughput of every GPU at once with clusterctl-gemm, the burn-in gate's compute
+    floor) run only when listed in I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
     are reported with status C(skipped).
   - KIND C(nvidia-smi-q) is captured as C(nvidia-smi -q -x) XML (the same report, read by the
     controller with the standard library's XML parser) and, where that fails or prints no XML
@@ -63,9 +63,10 @@ options:
     choices: [nccl-tests, ib_write_bw, gemm]
   gemm_program:
     description:
-      - Path of clusterctl-gemm (installed by the gpu_tools role). Missing is C(tool_missing); its exit 3 (neither
-        PyTorch with CUDA nor the CUDA runtime and cuBLAS libraries) C(tool_missing), exit 4 (no GPU) C(device_absent); exit 0 or 1 (a GPU failed, its
-        line says why) with its closing line C(ok).
+      - Path of clusterctl-gemm (installed by the gpu_tools role). Missing is C(tool_missing); its
+        exit 3 (neither PyTorch with CUDA nor the CUDA runtime and cuBLAS libraries) C(tool_missing),
+        exit 4 (no GPU) C(device_absent); exit 0 or 1 (a GPU failed, its line says why) with its
+        closing line C(ok).
     type: path
     default: /usr/local/bin/clusterctl-gemm
   gemm_args:
