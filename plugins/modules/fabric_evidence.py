@@ -25,8 +25,8 @@ description:
   - C(dcgmi diag) runs only when I(dcgmi_level) is set. The active tests (C(nccl-tests)
     all_reduce_perf within the node, C(ib_write_bw) loopback on one device, C(gemm) the
     dense GEMM throughput of every GPU at once with clusterctl-gemm, the burn-in gate's compute
-    floor) run only when listed in I(active) and only when the node runs no Slurm job (no C(slurmstepd) process); otherwise they
-    are reported with status C(skipped).
+    floor) run only when listed in I(active) and only when the node runs no Slurm job (no
+    C(slurmstepd) process); otherwise they are reported with status C(skipped).
   - KIND C(nvidia-smi-q) is captured as C(nvidia-smi -q -x) XML (the same report, read by the
     controller with the standard library's XML parser) and, where that fails or prints no XML
     (older drivers, a stand-in nvidia-smi), as the C(nvidia-smi -q) text; both parse to one shape.
