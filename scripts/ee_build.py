@@ -241,9 +241,10 @@ def build(collections_from: Path | None = None, force: bool = False, log: Path |
         definition = derive_definition(work, base, deps)
         _run([str(BIN / "ansible-builder"), "build", "-f", str(definition), "-c", str(work / "context"), "-t", name,
               "--container-runtime", "podman", "-v", "2"], cwd=work, log=log, env=env)
-    for other in _podman("images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE).stdout.split():
-        if other != name and other.startswith(f"{IMAGE}:local-"):
-            _podman("rmi", other)  # the previous build of changed inputs
+    for repo, keep in ((IMAGE, name), (BASE, base)):  # the previous builds of changed inputs
+        for other in _podman("images", "--format", "{{.Repository}}:{{.Tag}}", repo).stdout.split():
+            if other != keep and other.startswith(f"{repo}:"):
+                _podman("rmi", other)
     print(f"built {name} in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return name
 
