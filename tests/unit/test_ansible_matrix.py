@@ -51,3 +51,20 @@ def test_the_ansible_core_matrix_passes() -> None:
     r = subprocess.run([nox, "-r", "-f", str(REPO / "noxfile.py"), "--envdir", envdir], cwd=REPO,
                        capture_output=True, text=True, timeout=1200, check=False)
     assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+
+
+def test_the_matrix_reaches_the_lines_that_need_python_3_12() -> None:
+    """ansible-core 2.20+ require Python >= 3.12 (this venv is 3.11): session smoke312 runs them on a 3.12
+    interpreter that python312() finds (this machine image's pyenv 3.12.1; python3.12 on PATH elsewhere)."""
+    sys.path.insert(0, str(REPO))
+    try:
+        import noxfile
+    finally:
+        sys.path.remove(str(REPO))
+    assert {"2.20", "2.21"} <= set(noxfile.CORES_312) <= set(noxfile.CORES)
+    py = noxfile.python312()
+    if py == "3.12":
+        pytest.skip("no Python 3.12 on this machine (python3.12 on PATH or a pyenv 3.12): smoke312 cannot run")
+    r = subprocess.run([py, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True,
+                       check=True)
+    assert r.stdout.strip() == "(3, 12)", r.stdout
