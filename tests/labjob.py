@@ -1,5 +1,6 @@
-"""The lab's elastic training job (issue 24, 5(b)): a CPU build of torch on the two JuiceFS clients, a
-normal user, ``clusterctl job --submit``, one node's worker killed mid-run, and the job log read back.
+"""The lab's elastic training job (issue 24, 5(b)): a CPU build of torch on the two JuiceFS clients (in a
+venv on each node, or in a squashfs image pyxis starts: :func:`torch_image`), a normal user,
+``clusterctl job --submit``, one node's worker killed mid-run, and the job log read back.
 
 torch comes from wheels, never from a container registry: ``$CLUSTERCTL_TORCH_WHEELS`` (a folder of
 wheels), else the cache ``~/.cache/clusterctl/wheels/torch-cpu-cp311``, else ``pip download`` of
@@ -12,8 +13,10 @@ several GB more. Installed with ``pip --no-index`` into a local venv (:data:`VEN
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -141,3 +144,181 @@ def check_log(log: str, steps: int) -> dict[str, int]:
     assert done == [(0, steps - 1), (1, steps - 1)], f"the job did not finish both ranks: {done}"
     killed = [first[r][0] for r in (0, 1) if f"(pid: {first[r][0]})" in log]
     return {"resumed_from": s, "killed_pid": killed[0] if killed else -1}
+
+
+# --- the same job in a squashfs image (pyxis --container-image), built once per input hash ---
+
+#: where built images are kept on the test machine, one file per input hash (like the wheel cache)
+IMAGE_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "clusterctl" / "images"
+#: a file of the image naming it and its input hash: read through a worker's /proc/PID/root
+IMAGE_MARK = "/etc/clusterctl-lab-image"
+#: the training script's copy in the image (the job runs the copy clusterctl job stages on the shared mount)
+IMAGE_TRAIN = "/opt/clusterctl/elastic_train.py"
+#: the host programs the job's worker command, Slurm's TaskProlog (sh, sed) and torchrun need in the image
+IMAGE_TOOLS = ("bash", "dash", "env", "sed", "grep", "sort", "tr", "cat", "head", "hostname")
+
+# Run as root on a lab compute node (Debian 12, the lab image: its CPython 3.11 is the image's).
+# The root file system is laid out in enroot's data folder as container {name}: the python binary
+# and its standard library, torch and its dependencies installed from the wheels with pip --target
+# into /usr/local/lib/python3.X/dist-packages (on Debian's sys.path), a torchrun launcher, the
+# training script, the tools above, the shared libraries all of these load (ldd) with an
+# ld.so.cache; then `enroot export` writes the squashfs (zstd instead of enroot's uncompressed -noD).
+_BUILD = r"""set -eu
+export ENROOT_DATA_PATH=/var/tmp/clusterctl-image-data
+export ENROOT_SQUASH_OPTIONS="-comp zstd -Xcompression-level 3 -exit-on-error"
+W={wheels}; NAME={name}; OUT={out}; V=/var/tmp/clusterctl-image-venv
+R=$ENROOT_DATA_PATH/$NAME
+rm -rf "$R" "$V"; mkdir -p "$R"; cd "$R"
+mkdir -p usr/bin usr/lib usr/lib64 usr/sbin usr/local/bin etc tmp proc sys dev run root home var/tmp opt/clusterctl
+for d in bin lib lib64 sbin; do ln -s usr/$d $d; done
+chmod 1777 tmp var/tmp
+PY=$(readlink -f /usr/bin/python3); PV=$(basename "$PY")
+cp -a --parents /usr/lib/$PV "$R"/
+[ -d /etc/$PV ] && cp -a --parents /etc/$PV "$R"/
+cp "$PY" "$R$PY"; ln -s "$PV" usr/bin/python3
+python3 -m venv "$V"
+"$V/bin/pip" install -q --no-index --find-links "$W" --target "$R/usr/local/lib/$PV/dist-packages" '{torch}'
+rm -rf "$R/usr/local/lib/$PV/dist-packages/bin"
+printf '#!/usr/bin/python3\nimport sys\nfrom torch.distributed.run import main\nsys.exit(main())\n' \
+  > usr/local/bin/torchrun
+chmod 0755 usr/local/bin/torchrun
+cp "$W/{train}" "$R{image_train}"
+for t in {tools}; do p=$(command -v $t); cp "$p" "$R$p"; done
+ln -sf dash usr/bin/sh
+for t in {tools}; do command -v $t; done > "$V/elf"
+{{ cat "$V/elf"; echo "$PY"
+   find "$R/usr/lib/$PV/lib-dynload" "$R/usr/local/lib/$PV/dist-packages" -name '*.so*' -type f; }} \
+  | while read -r f; do ldd "$f" 2>/dev/null | awk '/=> \// {{print $3}} /^\t\// {{print $1}}' || true; done \
+  | sort -u | while read -r lib; do
+      case "$lib" in "$R"/*) continue ;; esac
+      mkdir -p "$R$(dirname "$lib")"; cp -L "$lib" "$R$lib"
+    done
+cp -a --parents /etc/ld.so.conf /etc/ld.so.conf.d /etc/nsswitch.conf "$R"/
+mkdir -p var/cache/ldconfig; ldconfig -r "$R"
+grep -E '^(root|nobody):' /etc/passwd > etc/passwd; grep -E '^(root|nogroup):' /etc/group > etc/group
+echo "clusterctl-lab-torch-image {key}" > "$R{mark}"
+cd /; rm -f "$OUT"; enroot export -o "$OUT" "$NAME" > "$V/export.log" 2>&1 || {{ tail -n 20 "$V/export.log"; exit 1; }}
+chmod 0644 "$OUT"; rm -rf "$R" "$V" "$W"
+"""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def image_key(wheels: Path, base_image: str) -> str:
+    """The image's input hash: the build script, the torch requirement, each wheel (name and sha256),
+    the training script and the id of the lab image whose Python the image carries."""
+    h = hashlib.sha256()
+    for part in (_BUILD, TORCH, " ".join(IMAGE_TOOLS), IMAGE_TRAIN, base_image, TRAIN.read_text()):
+        h.update(part.encode() + b"\0")
+    for whl in sorted(wheels.glob("*.whl")):
+        h.update(f"{whl.name} {_sha256(whl)}\0".encode())
+    return h.hexdigest()[:20]
+
+
+def torch_image(nodes: list[str], wheels: Path) -> tuple[str, str, float]:
+    """The squashfs image with Python, torch (CPU, from ``wheels``) and the training script at the
+    same path on each of ``nodes``: taken from :data:`IMAGE_CACHE` when an image of the same input
+    hash is there, else built on ``nodes[0]`` with enroot and kept there. Returns (the path on the
+    nodes, the input hash, seconds spent building: 0.0 when cached)."""
+    base = podman("inspect", "--format", "{{.Image}}", PREFIX + nodes[0]).strip()
+    key = image_key(wheels, base)
+    name = f"clusterctl-torch-{key}.sqsh"
+    on_nodes = f"/var/tmp/{name}"
+    cached = IMAGE_CACHE / name
+    built = 0.0
+    if not cached.is_file():
+        t0 = time.monotonic()
+        node = PREFIX + nodes[0]
+        stage = "/var/tmp/clusterctl-image-wheels"
+        podman("exec", node, "sh", "-c", f"rm -rf {stage} && mkdir -p {stage}")
+        for f in [*sorted(wheels.glob("*.whl")), TRAIN]:
+            podman("cp", str(f), f"{node}:{stage}/{f.name}")
+        script = _BUILD.format(wheels=stage, name=f"clusterctl-torch-{key}", out=on_nodes, torch=TORCH,
+                               train=TRAIN.name, image_train=IMAGE_TRAIN, tools=" ".join(IMAGE_TOOLS), key=key,
+                               mark=IMAGE_MARK)
+        podman("exec", node, "bash", "-c", script, timeout=900)
+        IMAGE_CACHE.mkdir(parents=True, exist_ok=True)
+        part = IMAGE_CACHE / f".{name}.part"
+        podman("cp", f"{node}:{on_nodes}", str(part))
+        for old in IMAGE_CACHE.glob("clusterctl-torch-*.sqsh"):  # one image kept: the newest inputs
+            old.unlink()
+        os.replace(part, cached)
+        built = time.monotonic() - t0
+    size = cached.stat().st_size
+    for node in nodes:
+        have = subprocess.run(["podman", "exec", PREFIX + node, "stat", "-c", "%s", on_nodes],
+                              capture_output=True, text=True, check=False).stdout.strip()
+        if have != str(size):
+            podman("cp", str(cached), f"{PREFIX}{node}:{on_nodes}")
+            podman("exec", PREFIX + node, "chmod", "0644", on_nodes)
+    return on_nodes, key, built
+
+
+# --- the job itself, on the host's venv or in the image: submitted, one worker killed, read back ---
+
+
+def job_inventory(lab_slurm_cases: Path, dest: Path) -> tuple[Path, list[str], dict]:
+    """A copy of the cases' lab inventory for ``clusterctl job`` (the JuiceFS mount of the cases and
+    :data:`USER`; lab-c3, once the scale-out case made it a Slurm node, in slurm_compute so that the
+    job excludes it: it mounts no JuiceFS). Returns (the inventory, the JuiceFS clients, the cases' vars)."""
+    import yaml
+
+    inv = dest
+    shutil.copytree(lab_slurm_cases.parent / "lab", inv)
+    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
+    groups = hosts["all"]["children"]
+    known = sh("lab-ctl", "sinfo -h -N -o %N").split()
+    pending = groups.get("slurm_pending", {}).get("hosts") or {}
+    if pending and all(h in known for h in pending):  # the scale-out case added lab-c3: a node without JuiceFS
+        groups["slurm_compute"]["hosts"].update(groups.pop("slurm_pending")["hosts"])
+    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
+    case_vars = yaml.safe_load((lab_slurm_cases / "group_vars" / "all" / "slurm_cases.yml").read_text())
+    (inv / "group_vars" / "all" / "job.yml").write_text(yaml.safe_dump(
+        {"storage_mounts": case_vars["storage_mounts"], "clusterctl_job_user": USER}, sort_keys=False))
+    return inv, sorted(groups["storage_clients"]["hosts"]), case_vars
+
+
+def run_killed_job(inv: Path, clients: list[str], options: list[str], steps: int,
+                   on_victim: Callable[[str, str], None] | None = None) -> tuple[dict, str, int]:
+    """``clusterctl job ... --submit --json`` of :data:`TRAIN` on 2 nodes with 2 restarts; rank 1's
+    worker killed (SIGKILL, on its own node) once it printed step 5 (``on_victim(host, pid)`` first);
+    waits for the job's end. Returns (the --json result, the job log, the killed pid) after asserting
+    sacct's COMPLETED."""
+    import json
+
+    from labutil import cc
+
+    res = cc("job", str(inv), str(TRAIN), "--nodes", "2", "--gpus-per-node", "1", "--max-restarts", "2",
+             *options, "--submit", "--json", "--", "--steps", str(steps), "--step-seconds", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    job = json.loads(res.stdout)["result"]  # the --json envelope
+
+    def read_log() -> str:
+        return sh(clients[0], f"cat {job['log']} 2>/dev/null")
+
+    def victim() -> str:
+        log = read_log()
+        m = [x for x in START.findall(log) if x[0] == "1" and x[4] == "-1"]
+        if m and "\nstep 5 rank 1 restart 0 " in log:
+            return f"{m[0][3]} {m[0][2]}"
+        if job_state(job["job_id"]) not in ("", "PENDING", "RUNNING", "COMPLETING"):  # ended before step 5
+            pytest.fail(f"job {job['job_id']} {job_state(job['job_id'])} before rank 1's step 5:\n{log[-5000:]}")
+        return ""
+
+    host, pid = wait_for("rank 1 at step 5", victim, 300).split()
+    if on_victim is not None:
+        on_victim(host, pid)
+    killed = [h for h in ([host] if host in clients else clients)  # the worker's own node (pids are per node)
+              if sh(h, f"grep -q elastic_train /proc/{pid}/cmdline && kill -9 {pid} && echo killed").strip()]
+    assert len(killed) == 1, f"rank 1's worker {pid} on {host}: killed on {killed}"
+    state = wait_for("the job to end", lambda: (st := job_state(job["job_id"])) not in
+                     ("", "PENDING", "RUNNING", "COMPLETING") and st, 400)
+    text = read_log()
+    assert state == "COMPLETED", f"job {job['job_id']} {state}:\n{text[-5000:]}"
+    return job, text, int(pid)

@@ -6,6 +6,10 @@ import functools
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LAB = REPO / "inventories" / "lab"
@@ -306,3 +310,29 @@ def put_node_roce_tree(host: str, tmp: Path, port_fault: str = "") -> str:
 #: cases' converge failed on apt: no python3-venv; the RoCE test then shared a fixture and waited on lab-c1,
 #: busy with a job of test_lifecycle_loop whose gated jobs timed out)
 BURNIN_LAB_SKIP = "not yet run green in the lab (tests/labutil.py BURNIN_LAB_SKIP); set CLUSTERCTL_LAB_BURNIN=1"
+
+
+# --- enroot + pyxis (role containers) on the lab: the variables every lab test that needs them sets ---
+
+
+def containers_vars(cache: Path) -> dict[str, object]:
+    """The role containers' inventory variables for the lab: enroot and pyxis from the source tarballs of
+    tests/tools.py (the calling test skips without them), the built packages kept in ``cache`` (one per
+    session: a second test's provision installs from there instead of building again)."""
+    from tools import TOOLS, tool_tarball
+
+    enroot, pyxis = tool_tarball("enroot"), tool_tarball("pyxis")
+    return {
+        "containers_enroot_src": f"file://{enroot}",
+        "containers_enroot_checksum": f"sha256:{TOOLS['enroot'].sha256}",
+        "containers_pyxis_src": str(pyxis),
+        "containers_pyxis_checksum": f"sha256:{TOOLS['pyxis'].sha256}",
+        "containers_package_cache": str(cache),
+        # lab nodes are podman containers on a cgroup v1 (hybrid) host: the job cgroup it mounts is absent
+        "containers_cgroups_hook": False,
+    }
+
+
+def containers_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's package cache of the role containers (under pytest's base temporary folder)."""
+    return tmp_path_factory.getbasetemp() / "containers-packages"

@@ -21,8 +21,17 @@ from pathlib import Path
 import pytest
 import yaml
 from ccparse import registry
-from labutil import MPI_BIN, MPI_NODES, cc, exec_ok, lab_mpi_program, sh, summary_rows
-from tools import TOOLS, tool_tarball
+from labutil import (
+    MPI_BIN,
+    MPI_NODES,
+    cc,
+    containers_cache,
+    containers_vars,
+    exec_ok,
+    lab_mpi_program,
+    sh,
+    summary_rows,
+)
 
 pytestmark = [
     pytest.mark.lab,
@@ -43,20 +52,12 @@ def _slurmd_started(host: str) -> str:
 @pytest.fixture(scope="module")
 def containers(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     """The provisioned lab plus the role containers (enroot + pyxis from the source tarballs)."""
-    enroot, pyxis = tool_tarball("enroot"), tool_tarball("pyxis")
     tmp = tmp_path_factory.mktemp("containers")
     inv = tmp / "inv"
     shutil.copytree(provisioned, inv)
-    cache = tmp / "packages"
-    (inv / "group_vars" / "all" / "containers.yml").write_text(yaml.safe_dump({
-        "containers_enroot_src": f"file://{enroot}",
-        "containers_enroot_checksum": f"sha256:{TOOLS['enroot'].sha256}",
-        "containers_pyxis_src": str(pyxis),
-        "containers_pyxis_checksum": f"sha256:{TOOLS['pyxis'].sha256}",
-        "containers_package_cache": str(cache),
-        # lab nodes are podman containers on a cgroup v1 (hybrid) host: the job cgroup it mounts is absent
-        "containers_cgroups_hook": False,
-    }))
+    # the session's cache: the elastic job in an image (test_slurm_cases) installs from it, no second build
+    cache = containers_cache(tmp_path_factory)
+    (inv / "group_vars" / "all" / "containers.yml").write_text(yaml.safe_dump(containers_vars(cache)))
     before = {h: _slurmd_started(h) for h in MPI_NODES}
     res = cc("provision", str(inv), "--tags", "containers")
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]

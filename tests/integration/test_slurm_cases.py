@@ -129,66 +129,101 @@ def test_burn_in_gate_holds_the_scaled_out_node_until_it_passes(lab_slurm_cases:
             sh("lab-ctl", f"scontrol update NodeName={new} State=RESUME")
 
 
+def _nccl_mark() -> str:
+    """The test NCCL environment's mark (molecule/slurm's cc_slurm_nccl_conf, /etc/nccl.conf on the nodes)."""
+    import yaml
+
+    return yaml.safe_load((REPO / "molecule" / "slurm" / "molecule.yml").read_text())[
+        "provisioner"]["inventory"]["group_vars"]["all"]["cc_slurm_nccl_conf"]["NCCL_CC_LAB_MARK"]
+
+
 def test_elastic_training_job_resumes_from_its_checkpoint(lab_slurm_cases: Path, tmp_path: Path) -> None:
     """Issue 24, 5(b): `clusterctl job --submit` as a normal user runs a tiny gloo training loop
     (tests/lab/elastic_train.py, CPU torch from wheels in a venv on each node) on the two JuiceFS
     clients with --max-restarts 2; one node's worker is killed mid-run, TorchElastic restarts the
     workers, they resume from the last checkpoint on the shared mount and the job completes. Runs
     before the storage case (which stops JuiceFS' metadata engine)."""
-    import json
-
     import labjob
-    import yaml
-    from labutil import LAB_PENDING, cc, sh
+    from labutil import sh
 
     wheels = labjob.torch_wheels()
-    inv = tmp_path / "job"
-    shutil.copytree(lab_slurm_cases.parent / "lab", inv)
-    hosts = yaml.safe_load((inv / "hosts.yml").read_text())
-    groups = hosts["all"]["children"]
-    known = sh("lab-ctl", "sinfo -h -N -o %N").split()
-    if all(h in known for h in LAB_PENDING):  # the scale-out case added lab-c3: a node without JuiceFS
-        groups["slurm_compute"]["hosts"].update(groups.pop("slurm_pending")["hosts"])
-    (inv / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
-    case_vars = yaml.safe_load((lab_slurm_cases / "group_vars" / "all" / "slurm_cases.yml").read_text())
-    (inv / "group_vars" / "all" / "job.yml").write_text(yaml.safe_dump(
-        {"storage_mounts": case_vars["storage_mounts"], "clusterctl_job_user": labjob.USER}, sort_keys=False))
-    clients = sorted(groups["storage_clients"]["hosts"])
+    inv, clients, case_vars = labjob.job_inventory(lab_slurm_cases, tmp_path / "job")
     labjob.add_user(["lab-ctl", *clients])
     labjob.install_torch(clients, wheels)
 
     steps = 40
-    res = cc("job", str(inv), str(labjob.TRAIN), "--nodes", "2", "--gpus-per-node", "1", "--max-restarts", "2",
-             "--torchrun", f"{labjob.VENV}/bin/torchrun", "--name", f"elastic-{os.getpid()}", "--submit", "--json",
-             "--", "--steps", str(steps), "--step-seconds", "1")
-    assert res.returncode == 0, res.stdout + res.stderr
-    job = json.loads(res.stdout)["result"]  # the --json envelope
-    log = job["log"]
-    assert log.startswith(case_vars["storage_mounts"][0]["mountpoint"] + f"/jobs/{labjob.USER}/")
-
-    def read_log() -> str:
-        return sh(clients[0], f"cat {log} 2>/dev/null")
-
-    def victim() -> str:
-        m = [x for x in labjob.START.findall(read_log()) if x[0] == "1" and x[4] == "-1"]
-        return f"{m[0][3]} {m[0][2]}" if m and "\nstep 5 rank 1 restart 0 " in read_log() else ""
-
-    host, pid = labjob.wait_for("rank 1 at step 5", victim, 300).split()
-    killed = [h for h in ([host] if host in clients else clients)  # the worker's own node (pids are per node)
-              if sh(h, f"grep -q elastic_train /proc/{pid}/cmdline && kill -9 {pid} && echo killed").strip()]
-    assert len(killed) == 1, f"rank 1's worker {pid} on {host}: killed on {killed}"
-    state = labjob.wait_for("the job to end", lambda: (st := labjob.job_state(job["job_id"])) not in
-                            ("", "PENDING", "RUNNING", "COMPLETING") and st, 400)
-    text = read_log()
-    assert state == "COMPLETED", f"job {job['job_id']} {state}:\n{text[-5000:]}"
+    job, text, pid = labjob.run_killed_job(inv, clients, ["--torchrun", f"{labjob.VENV}/bin/torchrun",
+                                                          "--name", f"elastic-{os.getpid()}"], steps)
+    assert job["log"].startswith(case_vars["storage_mounts"][0]["mountpoint"] + f"/jobs/{labjob.USER}/")
     got = labjob.check_log(text, steps)
-    assert got["killed_pid"] == int(pid), text[-5000:]
+    assert got["killed_pid"] == pid, text[-5000:]
     # every task had the nodes' NCCL environment through the TaskProlog (the cases' /etc/nccl.conf)
-    mark = yaml.safe_load((REPO / "molecule" / "slurm" / "molecule.yml").read_text())[
-        "provisioner"]["inventory"]["group_vars"]["all"]["cc_slurm_nccl_conf"]["NCCL_CC_LAB_MARK"]
-    assert text.count(f"NCCL_CC_LAB_MARK={mark}") >= 2, text[:3000]
+    assert text.count(f"NCCL_CC_LAB_MARK={_nccl_mark()}") >= 2, text[:3000]
     ckpt = sh(clients[1], f"ls {job['checkpoint_dir']}").split()
     assert ckpt == ["ckpt.pt"], ckpt
+
+
+def test_elastic_training_job_in_image_resumes_from_its_checkpoint(
+        lab_slurm_cases: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 24, 5(b) in a container: the same job with `--container-image`, through the real CLI
+    path (`clusterctl job --submit`: sbatch, then srun's pyxis --container-image). The squashfs image
+    (Python 3.11 of the lab image, torch 2.13.0+cpu from the same wheels, torchrun and the training
+    script; no registry) is built once with enroot per input hash and kept in
+    ~/.cache/clusterctl/images (labjob.torch_image). enroot + pyxis come from the role containers
+    (the session's package cache: test_containers_lab built them). The workers run in the image on
+    both JuiceFS clients (torchrun is on no node's PATH), the job folder bind-mounted from JuiceFS;
+    rank 1's worker is killed and both resume from the checkpoint there."""
+    import time
+
+    import labjob
+    import yaml
+    from labutil import cc, containers_cache, containers_vars, sh, summary_rows
+
+    wheels = labjob.torch_wheels()
+    t0 = time.monotonic()
+    # enroot + pyxis on lab-ctl and the two clients (the provision's nodes; lab-c3 stays out of it)
+    prov = tmp_path / "containers"
+    shutil.copytree(lab_slurm_cases.parent / "lab", prov)
+    (prov / "group_vars" / "all" / "containers.yml").write_text(
+        yaml.safe_dump(containers_vars(containers_cache(tmp_path_factory))))
+    res = cc("provision", str(prov), "--tags", "containers")
+    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+    assert set(summary_rows(res.stdout)) >= {"lab-ctl", "lab-c1", "lab-c2"}, res.stdout[-3000:]
+    t_containers = time.monotonic() - t0
+
+    inv, clients, case_vars = labjob.job_inventory(lab_slurm_cases, tmp_path / "job")
+    labjob.add_user(["lab-ctl", *clients])
+    image, key, built = labjob.torch_image(clients, wheels)
+    torchrun = "/usr/local/bin/torchrun"  # the image's launcher (labjob._BUILD)
+    for host in clients:  # the workers' torch and torchrun can only be the image's
+        assert sh(host, f"command -v torchrun || test -e {torchrun} || echo absent").strip() == "absent", host
+
+    seen: dict[str, str] = {}
+
+    def in_image(host: str, pid: str) -> None:  # the worker's root file system, read through /proc by its
+        # user (root here lacks CAP_SYS_PTRACE, which another user's /proc/PID/root needs)
+        read = f"cat /proc/{pid}/root{labjob.IMAGE_MARK}"
+        seen["mark"] = sh(host, f"su -s /bin/sh {labjob.USER} -c '{read}' 2>&1").strip()
+
+    steps = 20
+    name = f"elastic-image-{os.getpid()}"
+    job, text, pid = labjob.run_killed_job(inv, clients, ["--container-image", image, "--torchrun", torchrun,
+                                                          "--name", name], steps,
+                                           on_victim=in_image)
+    assert seen["mark"] == f"clusterctl-lab-torch-image {key}", seen
+    got = labjob.check_log(text, steps)
+    assert got["killed_pid"] == pid, text[-5000:]
+    sbatch = sh(clients[0], f"cat {job['job_dir']}/job.sbatch")
+    mounts = f"--container-mounts={job['job_dir']}:{job['job_dir']}"
+    assert f"--container-image={image}" in sbatch and mounts in sbatch, sbatch
+    assert job["checkpoint_dir"].startswith(case_vars["storage_mounts"][0]["mountpoint"] + "/jobs/")
+    # Slurm's TaskProlog ran in the container (bind-mounted by the role) and gave the NCCL environment
+    assert text.count(f"NCCL_CC_LAB_MARK={_nccl_mark()}") >= 2, text[:3000]
+    ckpt = sh(clients[1], f"ls {job['checkpoint_dir']}").split()
+    assert ckpt == ["ckpt.pt"], ckpt
+    made = f"built in {built:.0f} s" if built else "cached"
+    print(f"containers provision {t_containers:.0f} s, image {made} ({image}), "
+          f"job {time.monotonic() - t0 - t_containers:.0f} s")
 
 
 def test_storage_juicefs(lab_slurm_cases: Path) -> None:

@@ -22,7 +22,7 @@ import pytest
 import simfabric
 import yaml
 from ccparse import registry
-from labutil import MPI_NODES, REPO, cc, lab_copy_on_roce, lab_mpi_program, sh
+from labutil import MPI_NODES, MPI_RUNTIME, REPO, apt_install, cc, lab_copy_on_roce, lab_mpi_program, sh
 
 from clusterctl.analysis.engine import analyze_dir
 from clusterctl.analysis.expectations import build, load_spec
@@ -228,3 +228,43 @@ def test_verify_full_runs_pairwise_rounds(sim_inventory: Path, tmp_path: Path) -
     name = "JobName=clusterctl-nccl-lab-c1-lab-c2"
     job = [j for j in sh("lab-ctl", "scontrol -o show job").splitlines() if name in j]
     assert len(job) == 1 and "JobState=COMPLETED" in job[0] and " NodeList=lab-c[1-2] " in job[0], job
+
+
+def test_verify_full_pair_through_salloc_and_mpirun(sim_inventory: Path, tmp_path: Path) -> None:
+    """The pair test's other launcher for real: ``clusterctl_pairtest_launcher: mpirun`` (what ``auto``
+    takes when Slurm offers no pmix plugin) makes the 2-node run ``salloc -N2 -w lab-c1,lab-c2 ...
+    mpirun -np 2 --map-by ppr:1:node``: Debian's Open MPI on lab-ctl starts its daemons on the two
+    nodes through Slurm and they start the ranks of the real MPI allreduce (tests/labmpi), one per
+    node; no --mpi=pmix anywhere. The verified set is the two Slurm nodes (one ib_write_bw pair)."""
+    apt_install("lab-ctl", MPI_RUNTIME)  # mpirun on the submit host (the nodes get it with the program)
+    inv = tmp_path / "inv"
+    shutil.copytree(sim_inventory, inv)
+    (inv / "group_vars" / "all" / "verify_full.yml").write_text(yaml.safe_dump({
+        "clusterctl_verify_nccl_tests_binary": f"{SIM_ROOT}/bin/all_reduce_perf",
+        "clusterctl_verify_nccl_tests_args": ["-b", "8M", "-e", "1G", "-f", "2", "-g", "1"],
+        "clusterctl_pairtest_nccl_binary": lab_mpi_program(),
+        "clusterctl_pairtest_nccl_args": ["-b", "1M", "-e", "8M", "-f", "2", "-n", "5", "-w", "2"],
+        "clusterctl_pairtest_launcher": "mpirun",
+    }))
+    name = "JobName=clusterctl-nccl-lab-c1-lab-c2"
+    before = {j.split()[0] for j in sh("lab-ctl", "scontrol -o show job").splitlines() if name in j}
+    res = cc("verify", str(inv), "--level", "full")
+    out = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 3, res.stdout[-4000:] + res.stderr[-2000:]  # lab-c2's simulated slow rail
+    assert "pairwise nccl-tests pass 1: 1 round(s), 1 pair test(s): lab-c1<->lab-c2" in out, out[-3000:]
+    evidence = Path(out.split("evidence: ")[1].split()[0])
+    status = json.loads((evidence / "lab-c2" / "_collect#nccl-tests@lab-c1.json").read_text())["_"]
+    assert status["status"] == "ok" and status["launcher"] == "mpirun (salloc)", status
+    pair = registry.parse("nccl-tests", (evidence / "lab-c2" / "nccl-tests@lab-c1.txt").read_text())
+    # one MPI job across the pair, each rank naming the host it ran on
+    assert pair["hosts"] == list(MPI_NODES) and pair["n_ranks"] == 2, pair
+    assert [d["host"] for d in pair["devices"]] == list(MPI_NODES), pair["devices"]
+    assert pair["wrong_total"] == 0 and pair["failure"] is None and pair["busbw_largest_GBps"] > 0, pair
+    report = json.loads(latest_report(inv).read_text())
+    metric = [p for p in report["pairs"] if p["metric"] == "nccl_busbw_GBps"]
+    assert metric and all(p["value"] > 0 for p in metric), report["pairs"]
+    # the allocation was salloc's: a new job of that name, both nodes, completed (MinJobAge 300 s)
+    jobs = [j for j in sh("lab-ctl", "scontrol -o show job").splitlines() if name in j and j.split()[0] not in before]
+    assert jobs and all("JobState=COMPLETED" in j and " NodeList=lab-c[1-2] " in j for j in jobs), jobs
+    assert all("BatchFlag=0" in j for j in jobs), jobs  # an interactive allocation (salloc), not sbatch
+    assert not any(drained(s) for s, _ in nodes().values()), nodes()

@@ -271,3 +271,29 @@ def test_the_lab_tests_log_check_on_a_real_elastic_restart() -> None:
     no_restart = "\n".join(ln for ln in log.splitlines() if not (START.fullmatch(ln) and "resumed-from -1" not in ln))
     with pytest.raises(AssertionError):
         check_log(no_restart, steps)
+
+
+def test_the_lab_image_is_rebuilt_when_an_input_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """labjob.image_key (the cache key of the lab's torch image): the same inputs give the same key; the
+    lab image, a wheel's content or the training script each change it. The build script is valid bash."""
+    import labjob
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"torch")
+    (wheels / "sympy-1.14.0-py3-none-any.whl").write_bytes(b"sympy")
+    key = labjob.image_key(wheels, "sha256:aaa")
+    assert key == labjob.image_key(wheels, "sha256:aaa") and len(key) == 20
+    assert labjob.image_key(wheels, "sha256:bbb") != key
+    (wheels / "sympy-1.14.0-py3-none-any.whl").write_bytes(b"sympy, another build")
+    assert labjob.image_key(wheels, "sha256:aaa") != key
+    key = labjob.image_key(wheels, "sha256:aaa")
+    train = tmp_path / "elastic_train.py"
+    train.write_text(labjob.TRAIN.read_text() + "# changed\n")
+    monkeypatch.setattr(labjob, "TRAIN", train)
+    assert labjob.image_key(wheels, "sha256:aaa") != key
+    script = labjob._BUILD.format(wheels="/w", name="n", out="/o.sqsh", torch=labjob.TORCH, train=train.name,
+                                  image_train=labjob.IMAGE_TRAIN, tools=" ".join(labjob.IMAGE_TOOLS), key=key,
+                                  mark=labjob.IMAGE_MARK)
+    assert subprocess.run(["bash", "-n"], input=script, text=True, check=False).returncode == 0
+    assert "enroot export" in script and f"'{labjob.TORCH}'" in script
