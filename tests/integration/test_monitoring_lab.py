@@ -23,6 +23,7 @@ back as found (services stopped, the node check's settings re-rendered from inve
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -33,7 +34,7 @@ from typing import Any
 import pytest
 import simfabric
 import yaml
-from labutil import LAB, cc, sh
+from labutil import LAB, UNSTABLE_LAB_SKIP, cc, sh
 
 pytestmark = [
     pytest.mark.lab,
@@ -178,6 +179,7 @@ def test_monitoring_role_converges_idempotent_and_check_mode(monitored: Path) ->
     assert f"--web.listen-address={lab_address('lab-c1')}:9100" in listen, listen
 
 
+@pytest.mark.skipif(not os.environ.get("CLUSTERCTL_LAB_UNSTABLE"), reason=UNSTABLE_LAB_SKIP)
 def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -> None:
     # every lab node's exporter is scraped and up
     want = {f"{lab_address(h)}:9100" for h in ("lab-ctl", "lab-c1", "lab-c2")}
@@ -206,6 +208,7 @@ def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -
     assert [r["value"][1] for r in findings] == ["1"], findings
 
 
+@pytest.mark.skipif(not os.environ.get("CLUSTERCTL_LAB_UNSTABLE"), reason=UNSTABLE_LAB_SKIP)
 def test_alerts_reach_the_webhook_through_alertmanager(monitored: Path) -> None:
     """After the test above: lab-c2's failed verdict fires ClusterctlNodeFailed and SharedMountMissing,
     which Alertmanager delivers to the receiver on lab-ctl's loopback."""
