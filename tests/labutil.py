@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -345,3 +346,16 @@ def containers_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #: understood: they run only with CLUSTERCTL_LAB_UNSTABLE=1 until a full lab tier has them green.
 UNSTABLE_LAB_SKIP = ("failed in the session-9 full lab tier after passing alone (tests/labutil.py "
                      "UNSTABLE_LAB_SKIP); set CLUSTERCTL_LAB_UNSTABLE=1")
+
+
+@functools.cache
+def ee_build_script() -> types.ModuleType:
+    """scripts/ee_build.py loaded as a module (the execution environment's local build: the EE lab test,
+    the fresh-wheel lab test and its unit tests use the same one)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ee_build", REPO / "scripts" / "ee_build.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

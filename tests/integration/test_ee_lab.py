@@ -11,7 +11,6 @@ run with the image present builds nothing.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -19,26 +18,17 @@ import subprocess
 import sys
 import sysconfig
 import time
-import types
 from pathlib import Path
 
 import pytest
 import yaml
-from labutil import REPO, cc
+from labutil import cc, ee_build_script
 from test_verdict_lab import sim_inventory  # noqa: F401  (the fixture: the same injected faults)
 
 from clusterctl.lab import KEY, NETWORK
 from clusterctl.runner import state_dir
 
 pytestmark = pytest.mark.lab
-
-
-def _ee_build() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("ee_build", REPO / "scripts" / "ee_build.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +40,7 @@ def ee_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     installed = Path(sysconfig.get_paths()["purelib"]) / "ansible_collections"  # no Galaxy here
     started = time.monotonic()
     log = tmp_path_factory.mktemp("ee") / "build.log"
-    image = _ee_build().build(installed if (installed / "ansible" / "posix").is_dir() else None, log=log)
+    image = ee_build_script().build(installed if (installed / "ansible" / "posix").is_dir() else None, log=log)
     print(f"execution environment {image}: {time.monotonic() - started:.0f} s (build log {log})")
     return image
 

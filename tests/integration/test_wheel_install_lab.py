@@ -12,28 +12,18 @@ the `ansible` package of the test extras).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import sysconfig
-import types
 from pathlib import Path
 
 import pytest
 import yaml
-from labutil import REPO, cc, summary_rows
+from labutil import REPO, cc, ee_build_script, summary_rows
 
 pytestmark = pytest.mark.lab
-
-
-def _ee_build() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("ee_build", REPO / "scripts" / "ee_build.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _env(venv: Path, colls: Path | None, home: Path) -> dict[str, str]:
@@ -70,7 +60,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     installed = Path(sysconfig.get_paths()["purelib"]) / "ansible_collections"
     if not (installed / "ansible" / "posix" / "MANIFEST.json").is_file():
         pytest.skip(f"no installed ansible.posix under {installed} (the `ansible` package of the test extras)")
-    tarballs = _ee_build().dependency_tarballs(installed, tmp / "tarballs")
+    tarballs = ee_build_script().dependency_tarballs(installed, tmp / "tarballs")
     wanted = {c["name"] for c in yaml.safe_load((REPO / "requirements.yml").read_text())["collections"]}
     assert {"-".join(t.name.split("-")[:2]).replace("-", ".") for t in tarballs} == wanted
     (tmp / "requirements.yml").write_text(yaml.safe_dump(

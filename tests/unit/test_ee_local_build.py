@@ -5,7 +5,6 @@ artifact ansible-galaxy installs offline; an existing image of the same inputs i
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -25,11 +24,9 @@ needs_installed = pytest.mark.skipif(not (INSTALLED / "ansible" / "posix" / "MAN
 
 @pytest.fixture(scope="module")
 def ee_build() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("ee_build", REPO / "scripts" / "ee_build.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from labutil import ee_build_script
+
+    return ee_build_script()
 
 
 def _env(tmp: Path) -> dict[str, str]:
