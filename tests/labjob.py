@@ -284,6 +284,18 @@ def job_inventory(lab_slurm_cases: Path, dest: Path) -> tuple[Path, list[str], d
     return inv, sorted(groups["storage_clients"]["hosts"]), case_vars
 
 
+def net_state(hosts: list[str]) -> str:
+    """What a failed job's message carries about the nodes' network (a gloo peer refused in the full lab
+    tier only): listeners, addresses, name resolution, stray training processes."""
+    out = []
+    for h in hosts:
+        out.append(f"--- {h}\n" + sh(h, "hostname; getent hosts $(hostname) lab-c1 lab-c2 lab-c3; "
+                                         "ip -br addr; ss -ltnpH | head -20; "
+                                         "ps -eo pid,user,etime,args | grep -E 'torch|elastic_train' | grep -v grep; "
+                                         "tail -3 /etc/hosts; true"))
+    return "\n".join(out)
+
+
 def run_killed_job(inv: Path, clients: list[str], options: list[str], steps: int,
                    on_victim: Callable[[str, str], None] | None = None) -> tuple[dict, str, int]:
     """``clusterctl job ... --submit --json`` of :data:`TRAIN` on 2 nodes with 2 restarts; rank 1's
@@ -308,7 +320,8 @@ def run_killed_job(inv: Path, clients: list[str], options: list[str], steps: int
         if m and "\nstep 5 rank 1 restart 0 " in log:
             return f"{m[0][3]} {m[0][2]}"
         if job_state(job["job_id"]) not in ("", "PENDING", "RUNNING", "COMPLETING"):  # ended before step 5
-            pytest.fail(f"job {job['job_id']} {job_state(job['job_id'])} before rank 1's step 5:\n{log[-5000:]}")
+            pytest.fail(f"job {job['job_id']} {job_state(job['job_id'])} before rank 1's step 5:\n{log[-5000:]}\n"
+                        + net_state(clients))
         return ""
 
     host, pid = wait_for("rank 1 at step 5", victim, 300).split()
@@ -320,5 +333,5 @@ def run_killed_job(inv: Path, clients: list[str], options: list[str], steps: int
     state = wait_for("the job to end", lambda: (st := job_state(job["job_id"])) not in
                      ("", "PENDING", "RUNNING", "COMPLETING") and st, 400)
     text = read_log()
-    assert state == "COMPLETED", f"job {job['job_id']} {state}:\n{text[-5000:]}"
+    assert state == "COMPLETED", f"job {job['job_id']} {state}:\n{text[-5000:]}\n" + net_state(clients)
     return job, text, int(pid)

@@ -86,34 +86,58 @@ def lab_address(host: str) -> str:
     raise KeyError(host)
 
 
-def query(expr: str, tls: bool = False) -> list[dict[str, Any]]:
-    """Prometheus' instant query API on lab-ctl, asked from lab-ctl; ``tls``: over https (the test CA) with
-    basic auth as TLS_USER (its password on stdin: never on a command line)."""
-    url = f"{'https' if tls else 'http'}://{lab_address('lab-ctl')}:9090/api/v1/query"
+def api(path: str, params: dict[str, str], tls: bool = False) -> Any:
+    """GET Prometheus' HTTP API ``path`` on lab-ctl, asked from lab-ctl; ``tls``: over https (the test CA)
+    with basic auth as TLS_USER (its password on stdin: never on a command line). Returns ``data``."""
+    url = f"{'https' if tls else 'http'}://{lab_address('lab-ctl')}:9090{path}"
     script = ("import base64, json, ssl, sys, urllib.parse, urllib.request; "
-              "req = urllib.request.Request(sys.argv[1] + '?' + urllib.parse.urlencode({'query': sys.argv[2]})); "
+              "req = urllib.request.Request(sys.argv[1] + '?' + urllib.parse.urlencode(json.loads(sys.argv[2]))); "
               "pw = sys.stdin.read(); "
               "pw and req.add_header('Authorization', 'Basic ' + base64.b64encode((sys.argv[3] + ':' + pw).encode())"
               ".decode()); "
               "ctx = ssl.create_default_context(cafile=sys.argv[4]) if sys.argv[4] else None; "
               "print(urllib.request.urlopen(req, timeout=10, context=ctx).read().decode())")
-    out = subprocess.run(["podman", "exec", "-i", "clusterctl-lab-lab-ctl", "python3", "-c", script, url, expr,
-                          TLS_USER, f"{TLS_DIR}/monitoring.crt" if tls else ""],
+    out = subprocess.run(["podman", "exec", "-i", "clusterctl-lab-lab-ctl", "python3", "-c", script, url,
+                          json.dumps(params), TLS_USER, f"{TLS_DIR}/monitoring.crt" if tls else ""],
                          input=TLS_PASSWORD if tls else "", capture_output=True, text=True, check=False)
-    assert out.returncode == 0, f"query {expr!r} failed: {out.stderr[-2000:]}"
+    assert out.returncode == 0, f"GET {path} {params} failed: {out.stderr[-2000:]}"
     doc = json.loads(out.stdout)
     assert doc["status"] == "success", doc
-    return list(doc["data"]["result"])
+    return doc["data"]
 
 
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 90) -> Any:
+def query(expr: str, tls: bool = False) -> list[dict[str, Any]]:
+    """Prometheus' instant query API (see :func:`api`)."""
+    return list(api("/api/v1/query", {"query": expr}, tls)["result"])
+
+
+def targets(tls: bool = False) -> str:
+    """What Prometheus says of its scrape targets (health, last error) and each exporter's unit state: the
+    explanation a timed-out wait for ``up`` carries."""
+    up: dict[str, Any]
+    try:
+        up = {t["labels"].get("instance", "?"): (t["health"], t.get("lastError"), t.get("scrapeUrl"))
+              for t in api("/api/v1/targets", {"state": "active"}, tls)["activeTargets"]}
+    except AssertionError as exc:
+        up = {"targets API failed": str(exc)[-500:]}
+    units = {h: sh(h, "systemctl is-active prometheus-node-exporter; ss -ltnH 'sport = :9100' | head -3; "
+                      "journalctl -u prometheus-node-exporter -n 5 --no-pager -o cat 2>&1 | tail -5").strip()
+             for h in ("lab-ctl", "lab-c1", "lab-c2")}
+    prom = sh("lab-ctl", "systemctl is-active prometheus; journalctl -u prometheus -n 8 --no-pager -o cat 2>&1 "
+                         "| tail -8").strip()
+    return f"targets: {up}\nexporters: {json.dumps(units, indent=1)}\nprometheus: {prom}"
+
+
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 90,
+             explain: Callable[[], str] | None = None) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         got = cond()
         if got:
             return got
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}"
+                                 + (f"\n{explain()}" if explain else ""))
         time.sleep(2)
 
 
@@ -188,7 +212,7 @@ def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -
         up = {r["metric"]["instance"]: r["value"][1] for r in query('up{job="node"}')}
         return set(up) == want and set(up.values()) == {"1"}
 
-    wait_for(f"up == 1 for {sorted(want)}", all_up)
+    wait_for(f"up == 1 for {sorted(want)}", all_up, explain=targets)
 
     # lab-c1 healthy; lab-c2's node check run with a shared mount it lacks: failed (not drained)
     assert sh("lab-c1", f"{CHECK} --no-drain >/dev/null 2>&1; echo $?").strip() == "0"
@@ -338,7 +362,8 @@ def test_tls_and_basic_auth_scrapes(monitored: Path, tmp_path: Path) -> None:
             up = {r["metric"]["instance"]: r["value"][1] for r in query('up{job="node"}', tls=True)}
             return set(up) == want and set(up.values()) == {"1"}
 
-        wait_for(f"up == 1 over https with basic auth for {sorted(want)}", all_up)
+        wait_for(f"up == 1 over https with basic auth for {sorted(want)}", all_up,
+                 explain=lambda: targets(tls=True))
         # an exporter refuses a scrape without the password
         c1 = lab_address("lab-c1")
         probe = ("import ssl, sys, urllib.error, urllib.request\n"
