@@ -306,12 +306,6 @@ def put_node_roce_tree(host: str, tmp: Path, port_fault: str = "") -> str:
     subprocess.run(["podman", "cp", str(local), f"{name}:{NODE_SIM_ROOT}"], check=True)
     return f"{NODE_SIM_ROOT}/sys/class/infiniband/mlx5_1/ports/1"
 
-#: the lab tests of branch burnin (issue 25; test_slurm_cases burn-in, test_lifecycle_lab RoCE) run only with
-#: CLUSTERCTL_LAB_BURNIN=1 until a lab run has them green: their one run never reached their checks (the Slurm
-#: cases' converge failed on apt: no python3-venv; the RoCE test then shared a fixture and waited on lab-c1,
-#: busy with a job of test_lifecycle_loop whose gated jobs timed out)
-BURNIN_LAB_SKIP = "not yet run green in the lab (tests/labutil.py BURNIN_LAB_SKIP); set CLUSTERCTL_LAB_BURNIN=1"
-
 
 # --- enroot + pyxis (role containers) on the lab: the variables every lab test that needs them sets ---
 
@@ -337,15 +331,6 @@ def containers_vars(cache: Path) -> dict[str, object]:
 def containers_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's package cache of the role containers (under pytest's base temporary folder)."""
     return tmp_path_factory.getbasetemp() / "containers-packages"
-
-
-#: lab tests that failed in the session-9 final CI run (fresh clone of 843f359, full lab tier) after passing
-#: when run alone on their branches: monitoring's first scrape (up == 1 of all three exporters within 90 s;
-#: the module's later TLS test saw them up) and the alert delivery that depends on it; the two elastic
-#: training jobs (gloo "timed out connecting: Connection refused" to lab-c1's rendezvous peer). Not yet
-#: understood: they run only with CLUSTERCTL_LAB_UNSTABLE=1 until a full lab tier has them green.
-UNSTABLE_LAB_SKIP = ("failed in the session-9 full lab tier after passing alone (tests/labutil.py "
-                     "UNSTABLE_LAB_SKIP); set CLUSTERCTL_LAB_UNSTABLE=1")
 
 
 @functools.cache

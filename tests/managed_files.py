@@ -109,6 +109,8 @@ MANAGED: dict[str, dict[str, tuple[str, ...]]] = {
         "Write the multi-rail LNet configuration (/etc/lnet.conf)": (),
     },
     "monitoring": {
+        "Hold daemon starts while the node exporter installs (policy-rc.d)": (),
+        "Hold daemon starts while Prometheus installs (policy-rc.d)": (),
         "Set the node exporter arguments": (),
         "Install clusterctl's alert rules": (),
         "Write the scrape configuration": (),

@@ -297,6 +297,11 @@ def render(p: JobPlan) -> str:
         'mkdir -p "$CLUSTERCTL_CHECKPOINT_DIR"',
         'head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
         f'export CLUSTERCTL_RDZV_ENDPOINT="${{head_node}}:{r.port}"',
+        "# Each rendezvous round its own TCPStore (rank 0's): torchrun's shared agent store scopes the workers'",
+        "# keys by each agent's own restart count, so after one node's workers restart the ranks can read a peer",
+        "# address of the round before and fail 'Connection refused' (pytorch/pytorch#135712, #167288). Set it",
+        "# to 0 in the environment sbatch passes on to share the agent's store again.",
+        'export TORCH_DISABLE_SHARE_RDZV_TCP_STORE="${TORCH_DISABLE_SHARE_RDZV_TCP_STORE:-1}"',
         'echo "clusterctl job: ${SLURM_JOB_ID} on ${SLURM_JOB_NODELIST}, rendezvous ${CLUSTERCTL_RDZV_ENDPOINT},'
         ' checkpoints ${CLUSTERCTL_CHECKPOINT_DIR}"',
         "",

@@ -18,7 +18,6 @@ a second Xid within the window -> quarantined. lab-c2 is never touched and its j
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -28,7 +27,7 @@ import jinja2
 import pytest
 import yaml
 from conftest import read_fixture
-from labutil import BURNIN_LAB_SKIP, cc, sh
+from labutil import cc, sh
 
 pytestmark = pytest.mark.lab
 
@@ -208,7 +207,6 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         cc("provision", str(provisioned), "--tags", "slurm", timeout=900)
 
 
-@pytest.mark.skipif(not os.environ.get("CLUSTERCTL_LAB_BURNIN"), reason=BURNIN_LAB_SKIP)
 def test_degraded_roce_port_drains_and_returns(provisioned: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A degraded simulated RoCE tree as the fault: lab-c1 carries the lab's two-HCA RoCE tree

@@ -23,7 +23,6 @@ back as found (services stopped, the node check's settings re-rendered from inve
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -34,7 +33,7 @@ from typing import Any
 import pytest
 import simfabric
 import yaml
-from labutil import LAB, UNSTABLE_LAB_SKIP, cc, sh
+from labutil import LAB, cc, sh
 
 pytestmark = [
     pytest.mark.lab,
@@ -128,7 +127,7 @@ def targets(tls: bool = False) -> str:
     return f"targets: {up}\nexporters: {json.dumps(units, indent=1)}\nprometheus: {prom}"
 
 
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 90,
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 120,
              explain: Callable[[], str] | None = None) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -201,9 +200,14 @@ def test_monitoring_role_converges_idempotent_and_check_mode(monitored: Path) ->
     # nothing listens on every address: each exporter on its inventory address only
     listen = sh("lab-c1", "cat /etc/default/prometheus-node-exporter")
     assert f"--web.listen-address={lab_address('lab-c1')}:9100" in listen, listen
+    # Prometheus never ran with Debian's prometheus.yml (job "node" at localhost:9100: a phantom instance for
+    # the 5-minute lookback, which failed the scrape test in the session-9 full lab tiers): every instance it
+    # ever scraped is an inventory host's exporter
+    want = {f"{lab_address(h)}:9100" for h in ("lab-ctl", "lab-c1", "lab-c2")}
+    seen = {r["metric"]["instance"] for r in query("count by (instance) (count_over_time(up[1h]))")}
+    assert seen <= want, seen
 
 
-@pytest.mark.skipif(not os.environ.get("CLUSTERCTL_LAB_UNSTABLE"), reason=UNSTABLE_LAB_SKIP)
 def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -> None:
     # every lab node's exporter is scraped and up
     want = {f"{lab_address(h)}:9100" for h in ("lab-ctl", "lab-c1", "lab-c2")}
@@ -232,7 +236,6 @@ def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -
     assert [r["value"][1] for r in findings] == ["1"], findings
 
 
-@pytest.mark.skipif(not os.environ.get("CLUSTERCTL_LAB_UNSTABLE"), reason=UNSTABLE_LAB_SKIP)
 def test_alerts_reach_the_webhook_through_alertmanager(monitored: Path) -> None:
     """After the test above: lab-c2's failed verdict fires ClusterctlNodeFailed and SharedMountMissing,
     which Alertmanager delivers to the receiver on lab-ctl's loopback."""

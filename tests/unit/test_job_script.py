@@ -111,6 +111,22 @@ def test_rendered_script_parses_and_says_what_was_asked(tmp_path: Path) -> None:
                         "$@"]
 
 
+def test_each_rendezvous_round_gets_its_own_store(tmp_path: Path) -> None:
+    """TorchElastic's shared agent store scopes worker keys by each agent's own restart count: after one
+    node's worker restarts, a rank can read a peer address of the round before (pytorch#135712): the script
+    turns the sharing off unless the submitting environment (which sbatch passes on) says otherwise."""
+    import subprocess
+
+    script, _ = _render(tmp_path)
+    [line] = [ln for ln in script.splitlines() if "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=" in ln]
+    assert script.index(line) < script.index("srun ")  # set before the tasks start
+    show = line + '; printf %s "$TORCH_DISABLE_SHARE_RDZV_TCP_STORE"'
+    env = {"PATH": "/usr/bin:/bin"}
+    assert subprocess.run(["bash", "-c", show], env=env, capture_output=True, text=True).stdout == "1"
+    kept = {**env, "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "0"}
+    assert subprocess.run(["bash", "-c", show], env=kept, capture_output=True, text=True).stdout == "0"
+
+
 def test_gpus_and_container_image(tmp_path: Path) -> None:
     script, _ = _render(tmp_path, "--container-image", "nvcr.io#nvidia/pytorch:24.05-py3", gpus_per_node=8)
     d = _directives(script)
