@@ -30,3 +30,22 @@ def test_mpi_tag_output_prefix_behind_indentation_is_stripped() -> None:
     assert data["busbw_largest_GBps"] == 437.79
     assert data["wrong_total"] == 0
     assert data["out_of_bounds"] == 0
+
+
+# --- judged: an NVRM line returning NV_ERR_RESET_REQUIRED is a GPU that needs a reset -----------------
+
+
+def test_nvrm_reset_required_without_gpu_name_is_failed() -> None:
+    # kernel-log/drak8s982-gb200-nvassert-reset-required-one-line.txt: one dmesg line, no PCI address
+    from clusterctl.analysis.checks.kernel_log import judge_kernel_log
+
+    line = ("[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] "
+            "(0x00000062) returned from status @ kernel_channel.c:2827\n")
+    data = registry.parse("kernel-log", line)
+    findings = judge_kernel_log("n1", data, {}).findings
+    assert [(f.check, f.severity, f.subject) for f in findings] == [("kernel_gpu", "critical", "n1")]
+    assert "NV_ERR_RESET_REQUIRED" in findings[0].message
+    # a line naming the GPU by bus id names it in the finding
+    named = registry.parse("kernel-log", "[ 12.5] NVRM: GPU 0000:1b:00.0: rpcSendMessage failed with status "
+                                         "0x00000062 (Reset required)\n")
+    assert [f.subject for f in judge_kernel_log("n1", named, {}).findings] == ["n1/0000:1b:00.0"]
