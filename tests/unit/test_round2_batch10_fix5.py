@@ -49,3 +49,38 @@ def test_nvrm_reset_required_without_gpu_name_is_failed() -> None:
     named = registry.parse("kernel-log", "[ 12.5] NVRM: GPU 0000:1b:00.0: rpcSendMessage failed with status "
                                          "0x00000062 (Reset required)\n")
     assert [f.subject for f in judge_kernel_log("n1", named, {}).findings] == ["n1/0000:1b:00.0"]
+
+
+# --- no expectation, yet healthy: validation off and no floor judges nothing ---------------------------
+
+
+_TCPX = (
+    "    nThread 1 nGpus 1 minBytes 8388608 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 200 "
+    "agg iters: 1 validation: {v} graph: 0\n"
+    "    \n"
+    "           size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw"
+    " #wrong\n"
+    "            (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+    "         8388608        131072     float    none      -1    784.9   10.69   10.02      0    775.9   10.81   10.14"
+    "      0\n"
+    "      8589934592     134217728     float    none      -1   160505   53.52   50.17      0   160117   53.65   50.29"
+    "      0\n"
+    "    Out of bounds values : 0 OK\n"
+    "    Avg bus bandwidth    : 40.6043\n"
+)
+
+
+def test_nccl_tests_validation_off_without_floor_is_cannot_judge() -> None:
+    # nccl-tests/dstack-gcp-a3high-tcpx-allgather-validation0-4space-indent.txt: '#' stripped, 4-space indent,
+    # 'validation: 0' (-c 0), no GPU model nor floor in the capture
+    from clusterctl.analysis.checks.nccl import judge_nccl_tests
+
+    data = registry.parse("nccl-tests", _TCPX.format(v=0))
+    assert data["validation"] == 0
+    assert data["busbw_largest_GBps"] == 50.17
+    findings = judge_nccl_tests("n1", data, {}).findings
+    assert [(f.check, f.severity) for f in findings] == [("nccl_wrong", "info")]
+    assert findings[0].message.startswith("cannot judge: needs nccl_busbw_floor_GBps")
+    # validated (-c 1): #wrong 0 is a checked result, the run stays judged (no 'cannot judge')
+    checked = judge_nccl_tests("n1", registry.parse("nccl-tests", _TCPX.format(v=1)), {}).findings
+    assert not any(f.message.startswith("cannot judge") for f in checked)
