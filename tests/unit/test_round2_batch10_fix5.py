@@ -84,3 +84,28 @@ def test_nccl_tests_validation_off_without_floor_is_cannot_judge() -> None:
     # validated (-c 1): #wrong 0 is a checked result, the run stays judged (no 'cannot judge')
     checked = judge_nccl_tests("n1", registry.parse("nccl-tests", _TCPX.format(v=1)), {}).findings
     assert not any(f.message.startswith("cannot judge") for f in checked)
+
+
+# --- one reading layer: srun --label 'N: ' on the NCCL lines of a job log ------------------------------
+
+
+def test_nccl_log_lines_behind_srun_label_prefix_are_read() -> None:
+    # nccl-log/awsome-fsdp-llama3-p5-4node-srun-prefix-ofi-1.13-elided.txt: set -x lines without prefix,
+    # training and NCCL lines behind srun's '0: ' / '1: ' / '2: '
+    from clusterctl.analysis.checks.nccl import judge_nccl_log
+
+    text = (
+        "+ export TORCHRUN=torchrun\n"
+        "...\n"
+        "0: 2025-06-17 16:23:09 I [train.py:156] Creating Model\n"
+        "1: p5-dy-gpu-3:47930:47930 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n"
+        "1: p5-dy-gpu-3:47936:47936 [6] NCCL INFO cudaDriverVersion 12080\n"
+        "2: p5-dy-gpu-4:930643:930850 [7] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\n"
+        "2: p5-dy-gpu-4:930643:930850 [7] NCCL INFO NET/OFI Using Libfabric version 1.22\n"
+        "...\n"
+        "0: 2025-06-17 16:24:52 I [train.py:103] Batch 0 Loss: 11.61653, Speed: 4.88 samples/sec, lr: 0.000100\n"
+    )
+    data = registry.parse("nccl-log", text)
+    assert data["lines"] == 4
+    assert (data["version"], data["cuda"]) == ("2.26.2", "12.2")
+    assert not [f for f in judge_nccl_log("n1", data, {}).findings if f.severity != "info"]
