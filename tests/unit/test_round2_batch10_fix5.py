@@ -109,3 +109,37 @@ def test_nccl_log_lines_behind_srun_label_prefix_are_read() -> None:
     assert data["lines"] == 4
     assert (data["version"], data["cuda"]) == ("2.26.2", "12.2")
     assert not [f for f in judge_nccl_log("n1", data, {}).findings if f.severity != "info"]
+
+
+# --- prose between records; link state judged: quoted header lines without index, NO-CARRIER ----------
+
+
+def test_ip_link_headers_quoted_between_prose_without_index_judged_no_carrier() -> None:
+    # ip-link/clusterlabs235-eth0-no-carrier-vlan-lowerlayerdown-prose.txt: numbered prose lines, each header
+    # indented 4 spaces and without its 'N:' index or link/ line; eth0 up without carrier, a VLAN whose bond is down
+    from clusterctl.analysis.checks.roce import ip_link_mtu
+
+    text = ("1). when the wire is unplugged from network interface\n"
+            "    eth0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN   qlen 1000\n"
+            " 2). when lower layer is down for a VLAN\n"
+            "    vlan2@bond0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state LOWERLAYERDOWN\n")
+    data = registry.parse("ip-link", text)
+    assert [(ln["ifname"], ln["parent"], ln["mtu"], ln["state"], ln["carrier"], ln["index"])
+            for ln in data["links"]] == [("eth0", None, 1500, "DOWN", False, None),
+                                         ("vlan2", "bond0", 1500, "LOWERLAYERDOWN", False, None)]
+    assert data["truncated"] is True
+    found = [(f.check, f.severity, f.subject) for f in ip_link_mtu("n1", data, {})]
+    assert found == [("netdev_link", "warning", "n1/eth0")]
+    # prose that only looks like a header (no numeric mtu) stays prose
+    assert registry.parse("ip-link", "Note: <see below> mtu unknown\n" + text)["links"][0]["ifname"] == "eth0"
+
+
+def test_full_listing_no_carrier_on_spare_port_is_not_judged() -> None:
+    # a full listing (it starts with lo) shows every port, used or not: a spare port without carrier is no finding
+    from clusterctl.analysis.checks.roce import ip_link_mtu
+
+    text = ("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000\n"
+            "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n"
+            "2: eth0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT qlen 1000\n"
+            "    link/ether 52:54:00:12:34:56 brd ff:ff:ff:ff:ff:ff\n")
+    assert list(ip_link_mtu("n1", registry.parse("ip-link", text), {})) == []
