@@ -143,3 +143,30 @@ def test_full_listing_no_carrier_on_spare_port_is_not_judged() -> None:
             "2: eth0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT qlen 1000\n"
             "    link/ether 52:54:00:12:34:56 brd ff:ff:ff:ff:ff:ff\n")
     assert list(ip_link_mtu("n1", registry.parse("ip-link", text), {})) == []
+
+
+# --- no line rate known: a result just above a standard rate is no evidence of a faster port ----------
+
+
+def test_ib_write_bw_just_above_nominal_rate_is_cannot_judge_not_half_of_the_next() -> None:
+    # ib_write_bw/superbench-ib-loopback-ib0-8m-server-client-interleaved.txt: client and server blocks of one
+    # loopback on ib0, 8388608 B, BW average 24056.72 MB/sec (perftest's MB is 2^20 B: 201.8 Gb/s); no port rate
+    from clusterctl.analysis.checks.perftest import judge_ib_write_bw
+
+    block = (
+        "                    RDMA_Write BW Test\n"
+        " Dual-port       : OFF\t\tDevice         : ib0\n"
+        " Link type       : IB\n"
+        "---------------------------------------------------------------------------------------\n"
+        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+        " 8388608    20000            24056.74            24056.72\t\t   0.003007\n"
+        "---------------------------------------------------------------------------------------\n"
+    )
+    data = registry.parse("ib_write_bw", block + block)
+    assert round(data["bw_avg_gbps"], 1) == round(24056.72 * 2**20 * 8 / 1e9, 1) == 201.8
+    findings = judge_ib_write_bw("n1", data, {}).findings
+    assert [(f.check, f.severity) for f in findings] == [("ib_write_bw", "info")]
+    assert findings[0].message.startswith("cannot judge: needs ib_rate_gbps")
+    # well above a standard rate (260 Gb/s: at least a 400 Gb/s port) the lower bound still judges it
+    slow = {**data, "bw_avg_gbps": 260.0}
+    assert [f.severity for f in judge_ib_write_bw("n1", slow, {}).findings] == ["warning"]

@@ -40,12 +40,18 @@ LOWER_BOUND_MIN_BYTES = 1 << 20
 #: below this message size perftest does not reach line rate at all: such a result alone cannot be judged
 LINE_RATE_MIN_BYTES = 1 << 16
 STANDARD_RATES_GBPS = (8.0, 10.0, 16.0, 25.0, 32.0, 40.0, 50.0, 54.5, 100.0, 200.0, 400.0, 800.0)
+#: a port's nominal rate is not its exact ceiling: HDR/NDR lanes signal 53.125/106.25 Gb/s PAM4 and carry a
+#: few per cent more than the nominal 50/100 Gb/s per lane after FEC (microsoft/superbenchmark's HDR
+#: loopback test data: 201.8 Gb/s on a 200 Gb/s port), so a result up to this fraction above a standard
+#: rate may come from a port of that rate
+NOMINAL_RATE_MARGIN = 0.05
 
 
 def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, Any],
                        expectations: Mapping[str, Any]) -> list[Finding]:
-    """No line rate from the inventory: the smallest standard rate at or above the measurement is
-    one the port has at least; below the fraction of even that is a finding (a warning: the true
+    """No line rate from the inventory: the smallest standard rate at or above the measurement (less
+    :data:`NOMINAL_RATE_MARGIN`: a port can carry a little more than its nominal rate) is one the port has
+    at least; below the fraction of even that is a finding (a warning: the true
     rate may be higher, so the true shortfall is at least this); otherwise (and always for messages
     below :data:`LINE_RATE_MIN_BYTES`) a note that it cannot be judged without ``ib_rate_gbps``."""
     size = data.get("max_size_bytes")
@@ -57,7 +63,7 @@ def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, An
         return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
                         f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.2f} Gb/s at {size} B messages, below "
                         f"{LINE_RATE_MIN_BYTES} B: bound by message rate, and the capture states no line rate)")]
-    floor = next((r for r in STANDARD_RATES_GBPS if r >= bw), None)
+    floor = next((r for r in STANDARD_RATES_GBPS if r * (1 + NOMINAL_RATE_MARGIN) >= bw), None)
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     if floor is not None and bw < floor * min_fraction:
         return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.below_line_rate"), f"{host}/{subject}",
