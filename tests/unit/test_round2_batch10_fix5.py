@@ -170,3 +170,33 @@ def test_ib_write_bw_just_above_nominal_rate_is_cannot_judge_not_half_of_the_nex
     # well above a standard rate (260 Gb/s: at least a 400 Gb/s port) the lower bound still judges it
     slow = {**data, "bw_avg_gbps": 260.0}
     assert [f.severity for f in judge_ib_write_bw("n1", slow, {}).findings] == ["warning"]
+
+
+# --- judged: an all-zero GID on a RoCE port is no routable GID ------------------------------------------
+
+
+def test_ib_write_bw_roce_all_zero_gid_without_result_is_failed() -> None:
+    # ib_write_bw/k8srdmasriov32-hca-mode-quoted-header-gid-zero-redacted.txt: banner quoted with '> ', Link type
+    # Ethernet, GID index 0, both address lines' GIDs all zero, keys redacted, no result row
+    from clusterctl.analysis.checks.perftest import judge_ib_write_bw
+
+    zero = ":".join(["00"] * 16)
+    text = (">                     RDMA_Write BW Test\n"
+            ">  Dual-port       : OFF\t\tDevice         : mlx5_0\n"
+            ">  Link type       : Ethernet\n"
+            ">  GID index       : 0\n"
+            "\n"
+            "---------------------------------------------------------------------------------------\n"
+            " local address: LID 0000 xxx\n"
+            f" GID: {zero}\n"
+            " remote address: LID 0000 xxx\n"
+            f" GID: {zero}\n")
+    data = registry.parse("ib_write_bw", text)
+    assert (data["device"], data["link_type"], data["gid_index"]) == ("mlx5_0", "Ethernet", 0)
+    assert data["local_gid"] == data["remote_gid"] == zero and data["results"] == []
+    findings = judge_ib_write_bw("n1", data, {}).findings
+    assert [(f.check, f.severity, f.subject) for f in findings] == [("roce_v2_gid", "critical", "n1/mlx5_0")]
+    # a routable GID (IPv4-mapped, as perftest prints it) with no result row is a cut paste: nothing judged
+    mapped = text.replace(f" GID: {zero}\n", " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:00:00:01\n")
+    (f,) = judge_ib_write_bw("n1", registry.parse("ib_write_bw", mapped), {}).findings
+    assert f.check == "coverage" and f.severity == "info"

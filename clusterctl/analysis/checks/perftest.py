@@ -81,6 +81,12 @@ CRITICAL_FRACTION = 0.5
 _LINK_TYPE = {"IB": "infiniband", "Ethernet": "ethernet", "ETH": "ethernet"}
 
 
+def _zero_gid(gid: Any) -> bool:
+    """True for a GID perftest printed as all zero (``00:00:...:00`` or ``::``)."""
+    text = str(gid or "")
+    return bool(text) and all(t in ("", "0", "00", "0000") for t in text.split(":"))
+
+
 def _line_rate(exp: Any, link_type: str | None) -> float | None:
     if exp is None:
         return None
@@ -105,6 +111,17 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
                                         "out-of-band TCP connection to the server failed: no server listening, "
                                         "a firewall or a wrong address; no RDMA traffic ran)"))
+        elif not data.get("results") and _zero_gid(data.get("local_gid")) and \
+                _LINK_TYPE.get(str(data.get("link_type") or "")) == "ethernet":
+            # RoCE addresses a QP by its GID: an all-zero GID at the index the test used is no address, the
+            # port has no routable GID there (no IP on its netdev, or none in this network namespace)
+            dev = data.get("device")
+            both = " and the remote side's" if _zero_gid(data.get("remote_gid")) else ""
+            res.findings.append(Finding(
+                host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), f"{host}/{dev}" if dev else host,
+                f"{dev or 'the RoCE port'}: perftest's local GID{both} at GID index {data.get('gid_index')} is "
+                "all zero on a RoCE (Link type Ethernet) port: no routable GID, RoCE QPs cannot connect and no "
+                "result row was measured"))
         elif not data.get("results"):
             # the banner (and maybe the address exchange) but no result row: a paste cut before the
             # measurement, or a run that had not finished (severity.yml coverage.nothing_judgeable)
