@@ -23,8 +23,7 @@ One finding per GPU (PCI bus id, as the driver prints it) and Xid code, with how
 when. Expectations: ``xid_ignore`` (list of codes not judged, default none).
 
 GPUs the driver lost or could not initialise without an Xid (``RmInitAdapter failed``, GSP heartbeat
-and RPC timeouts, memory subsystem errors) are critical (``kernel_gpu.driver_lost``), as is a driver call
-that returned ``NV_ERR_RESET_REQUIRED`` (``kernel_gpu.reset_required``) and a driver's
+and RPC timeouts, memory subsystem errors) are critical (``kernel_gpu.driver_lost``), as is a driver's
 failed probe of a device (``kernel_device.probe_failed``); insufficient PCIe slot power is a warning.
 A ``fallen off the bus`` line without an Xid 79 for that GPU is critical too (drivers 570+ print
 the multi-line form without an Xid). Other ``NVRM:`` NVLink failures are warnings. Link flaps are
@@ -168,15 +167,8 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{pci or 'a device'} runs below its PCIe capability: limited by {ev.get('link')} (capable of "
             f"{ev.get('capable')}); reseat or check the slot/riser"))
     gpus: dict[str, list[Mapping[str, Any]]] = {}
-    resets: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("gpu_fatal") or ():
-        (resets if ev.get("what") == "Reset required" else gpus).setdefault(str(ev.get("gpu") or ""), []).append(ev)
-    for gpu, events in sorted(resets.items()):
-        res.findings.append(Finding(
-            host, "kernel_gpu", rule_sev("kernel_gpu.reset_required"), f"{host}/{gpu}" if gpu else host,
-            f"NVIDIA driver returned NV_ERR_RESET_REQUIRED for GPU {gpu or '(not named)'}: it takes no new work "
-            f"until reset; {len(events)} line(s) {_when(events)}; drain, reset the GPU or reboot. "
-            f"Last: {str(events[-1]['text'])[:160]!r}"))
+        gpus.setdefault(str(ev.get("gpu") or ""), []).append(ev)
     for gpu, events in sorted(gpus.items()):
         whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
         res.findings.append(Finding(

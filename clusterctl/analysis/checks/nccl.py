@@ -16,8 +16,7 @@ definition, ``n`` ranks), and, when ``rdma_devices_per_node`` and ``ib_rate_gbps
 node's NIC line rate in GB/s for an inter-node run (efficiency = busbw / line rate, informative:
 with two nodes NCCL's tree/NVLS can exceed a naive ring bound).
 
-Also: ``#wrong`` > 0 or out-of-bounds values critical (data corruption); a run with ``validation: 0``
-(``-c 0``) and no floor judged nothing: "cannot judge: needs nccl_busbw_floor_GBps"; NCCL fallen back to
+Also: ``#wrong`` > 0 or out-of-bounds values critical (data corruption); NCCL fallen back to
 sockets (``Using network Socket``: on a single node too, since NCCL then has no usable IB device
 for multi-node jobs either), or finding no IB device, when ``fabric`` is infiniband/roce critical (RoCE where
 InfiniBand was expected or the reverse a warning); GPUDirect RDMA off on a multi-node run when
@@ -224,12 +223,6 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_fallback"), host,
                                     f"nccl-tests {coll}: {where} over NET/Socket: the data crossed TCP sockets, "
                                     f"not RDMA (no GPU path inside a node is below {SOCKET_BUSBW_GBPS:g} GB/s)"))
-        return res
-    if floor is None and data.get("validation") == 0:
-        # run with -c 0: #wrong was not checked and busbw has no floor, so nothing was judged
-        res.findings.append(Finding(host, "nccl_wrong", rule_sev("nccl_wrong.not_validated"), host,
-                                    f"cannot judge: needs nccl_busbw_floor_GBps (nccl-tests {coll}: {where}; {why}; "
-                                    "run with validation: 0, so its #wrong column proves nothing){model_note}"))
         return res
     if floor is None:
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.no_floor"), host,

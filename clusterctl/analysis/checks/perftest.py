@@ -40,18 +40,12 @@ LOWER_BOUND_MIN_BYTES = 1 << 20
 #: below this message size perftest does not reach line rate at all: such a result alone cannot be judged
 LINE_RATE_MIN_BYTES = 1 << 16
 STANDARD_RATES_GBPS = (8.0, 10.0, 16.0, 25.0, 32.0, 40.0, 50.0, 54.5, 100.0, 200.0, 400.0, 800.0)
-#: a port's nominal rate is not its exact ceiling: HDR/NDR lanes signal 53.125/106.25 Gb/s PAM4 and carry a
-#: few per cent more than the nominal 50/100 Gb/s per lane after FEC (microsoft/superbenchmark's HDR
-#: loopback test data: 201.8 Gb/s on a 200 Gb/s port), so a result up to this fraction above a standard
-#: rate may come from a port of that rate
-NOMINAL_RATE_MARGIN = 0.05
 
 
 def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, Any],
                        expectations: Mapping[str, Any]) -> list[Finding]:
-    """No line rate from the inventory: the smallest standard rate at or above the measurement (less
-    :data:`NOMINAL_RATE_MARGIN`: a port can carry a little more than its nominal rate) is one the port has
-    at least; below the fraction of even that is a finding (a warning: the true
+    """No line rate from the inventory: the smallest standard rate at or above the measurement is
+    one the port has at least; below the fraction of even that is a finding (a warning: the true
     rate may be higher, so the true shortfall is at least this); otherwise (and always for messages
     below :data:`LINE_RATE_MIN_BYTES`) a note that it cannot be judged without ``ib_rate_gbps``."""
     size = data.get("max_size_bytes")
@@ -63,7 +57,7 @@ def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, An
         return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
                         f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.2f} Gb/s at {size} B messages, below "
                         f"{LINE_RATE_MIN_BYTES} B: bound by message rate, and the capture states no line rate)")]
-    floor = next((r for r in STANDARD_RATES_GBPS if r * (1 + NOMINAL_RATE_MARGIN) >= bw), None)
+    floor = next((r for r in STANDARD_RATES_GBPS if r >= bw), None)
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     if floor is not None and bw < floor * min_fraction:
         return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.below_line_rate"), f"{host}/{subject}",
@@ -79,12 +73,6 @@ DEFAULT_IB_PORT = 1
 CRITICAL_FRACTION = 0.5
 
 _LINK_TYPE = {"IB": "infiniband", "Ethernet": "ethernet", "ETH": "ethernet"}
-
-
-def _zero_gid(gid: Any) -> bool:
-    """True for a GID perftest printed as all zero (``00:00:...:00`` or ``::``)."""
-    text = str(gid or "")
-    return bool(text) and all(t in ("", "0", "00", "0000") for t in text.split(":"))
 
 
 def _line_rate(exp: Any, link_type: str | None) -> float | None:
@@ -111,17 +99,6 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
                                         "out-of-band TCP connection to the server failed: no server listening, "
                                         "a firewall or a wrong address; no RDMA traffic ran)"))
-        elif not data.get("results") and _zero_gid(data.get("local_gid")) and \
-                _LINK_TYPE.get(str(data.get("link_type") or "")) == "ethernet":
-            # RoCE addresses a QP by its GID: an all-zero GID at the index the test used is no address, the
-            # port has no routable GID there (no IP on its netdev, or none in this network namespace)
-            dev = data.get("device")
-            both = " and the remote side's" if _zero_gid(data.get("remote_gid")) else ""
-            res.findings.append(Finding(
-                host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), f"{host}/{dev}" if dev else host,
-                f"{dev or 'the RoCE port'}: perftest's local GID{both} at GID index {data.get('gid_index')} is "
-                "all zero on a RoCE (Link type Ethernet) port: no routable GID, RoCE QPs cannot connect and no "
-                "result row was measured"))
         elif not data.get("results"):
             # the banner (and maybe the address exchange) but no result row: a paste cut before the
             # measurement, or a run that had not finished (severity.yml coverage.nothing_judgeable)

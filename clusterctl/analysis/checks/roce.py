@@ -160,17 +160,13 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     skip = _excluded(exp)
     out: list[Finding] = []
     links = list(data.get("links", []))
-    # the operator singled the links out: one link (`ip a s X`), or a few without the loopback every full
-    # listing starts with (lines quoted or grep'd from it)
-    singled = len(links) == 1 or not any(link.get("ifname") == "lo" for link in links)
     for link in links:
         if not _fabric_netdev(link, names, skip, fabric):
-            # a physical netdev the operator singled out that is administratively up without carrier: its
-            # cable, transceiver or peer is down (a header line quoted alone shows no link/ type: not a
-            # VLAN/bond/veth either, those name a kind or their lower device)
-            if (singled and link.get("carrier") is False and "UP" in (link.get("flags") or ())
-                    and link.get("link_type") in ("ether", "infiniband", None) and not link.get("kind")
-                    and not link.get("parent") and str(link.get("ifname") or "") not in skip):
+            # a capture of one physical netdev (`ip a s X`: the operator singled it out) that is
+            # administratively up without carrier: its cable, transceiver or peer is down
+            if (len(links) == 1 and link.get("carrier") is False and "UP" in (link.get("flags") or ())
+                    and link.get("link_type") in ("ether", "infiniband") and not link.get("kind")
+                    and str(link.get("ifname") or "") not in skip):
                 out.append(Finding(host, "netdev_link", rule_sev("netdev_link.no_carrier"),
                                    f"{host}/{link['ifname']}",
                                    f"{link['ifname']} is up but has no carrier (NO-CARRIER, state "

@@ -99,10 +99,9 @@ _SURE_NEEDLES = "$]@#"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
 _PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: launcher / parallel-shell line prefixes: Open MPI --tag-output (after --timestamp-output's ISO
-#: time, if any; behind the indentation a Markdown list or a quoting reply gives every line of a paste),
-#: ``[host] `` (not a dmesg timestamp: the name holds a letter), ``host: `` or
+#: time, if any), ``[host] `` (not a dmesg timestamp: the name holds a letter), ``host: `` or
 #: ``10.3.35.83: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
-_LAUNCHER = re.compile(r"^(?:[ \t]{0,16}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
+_LAUNCHER = re.compile(r"^(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
                        r"\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
                        r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
@@ -111,8 +110,6 @@ _LAUNCHER = re.compile(r"^(?:[ \t]{0,16}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
                         "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
                         "failed", "ok", "pass", "fail", "result", "status", "usage", "trace", "stdout", "stderr"})
-#: lines a paster writes in place of cut output
-_ELISIONS = frozenset({"...", "[...]", "\u2026", "[\u2026]", "(...)"})
 #: KINDs whose own lines are ``<name>: <value>`` at column 0 (sysfs files printed by grep/head)
 NO_LAUNCHER_KINDS = frozenset({"sysfs-ib", "proc-limits"})
 #: share of the non-blank lines that must carry one launcher prefix form before it is removed
@@ -224,9 +221,7 @@ def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
     few distinct names (a ``Key: value`` format has many keys), srun's ``N: `` every line and ranks
     that repeat (an ``ip link`` listing's ``2: eth0:`` has unprefixed continuation lines, or one line
     per distinct index)."""
-    # an elision the paster wrote ('...', '[...]') carries no launcher prefix: it does not count
-    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:"))
-            and ln.strip() not in _ELISIONS]
+    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:"))]
     if len(body) < 2:
         return lines, []
     forms: dict[str, dict[str, int]] = {}

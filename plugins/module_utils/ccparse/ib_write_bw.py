@@ -22,9 +22,6 @@ client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to ini
 connection``, ``Failed to exchange data between server and clients``). Such a log, with or without its
 banner, parses (no result rows); a log with neither a banner, a table nor such a message raises.
 
-``gid_index`` is the banner's ``GID index`` (RoCE), ``local_gid``/``remote_gid`` the ``GID:`` line under
-each side's address line as perftest printed it (``00:00:...:255:255:10:0:0:1``), None when absent.
-
 ``results`` has one row per message size (the first report seen; ``reports`` counts how many
 sides printed it). The headline ``bw_avg_gbps`` is the average at the largest message size.
 """
@@ -81,15 +78,12 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"test": None, "device": None, "link_type": None, "transport": None,
                            "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
                            "mode": "iterations", "results": [], "max_size_bytes": None,
-                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None,
-                           "gid_index": None, "local_gid": None, "remote_gid": None}
-    side = "local_gid"
+                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
     banner = {"Device": "device", "Link type": "link_type", "Transport type": "transport",
-              "Connection type": "connection_type", "Number of qps": "num_qps", "Mtu": "mtu_bytes",
-              "GID index": "gid_index"}
+              "Connection type": "connection_type", "Number of qps": "num_qps", "Mtu": "mtu_bytes"}
     truncated = False
     seen = False
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
@@ -130,11 +124,6 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 row["reports"] = 1
                 by_size[size] = row
             continue
-        if line.startswith(("local address", "remote address")):
-            side = "local_gid" if line[0] == "l" else "remote_gid"
-        elif line.startswith("GID:") and out[side] is None:  # the GID of the address line above (RoCE)
-            out[side] = line[4:].strip()[:64]
-            continue
         t = _TITLE.match(line)
         if t:
             out["test"] = t.group(1)
@@ -145,7 +134,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             if field is None or out[field] is not None:
                 continue
             seen = True
-            if field in ("num_qps", "mtu_bytes", "gid_index"):
+            if field in ("num_qps", "mtu_bytes"):
                 m = re.match(r"\d{1,9}", value)
                 out[field] = to_int(m.group(0)) if m else None
             else:

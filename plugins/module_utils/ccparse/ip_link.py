@@ -2,7 +2,7 @@
 
 Output::
 
-    {"links": [{"index": 3 | None, "ifname": "ens6f0np0", "parent": None, "flags": ["BROADCAST", ...],
+    {"links": [{"index": 3, "ifname": "ens6f0np0", "parent": None, "flags": ["BROADCAST", ...],
                 "mtu": 9000, "qdisc": "mq", "master": "bond0" | None, "state": "UP",
                 "mode": "DEFAULT", "group": "default", "qlen": 1000, "carrier": True,
                 "link_type": "ether" | "infiniband" | "loopback" | ..., "address": "94:6d:...",
@@ -13,9 +13,7 @@ Output::
 ``carrier`` is False when the flags show NO-CARRIER. ``kind_info`` holds the key/value pairs
 of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g. a bond's
 ``mode``/``miimon``, a bond slave's ``state``/``mii_status``/``link_failure_count``, a VLAN's
-``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. A link without its ``link/`` line (``ip a | grep
-mtu``, header lines quoted between prose) is kept as shown and ``truncated`` is True; a header line quoted
-without its ``N:`` index has ``index`` None.
+``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. Each entry must have its ``link/`` line.
 """
 
 from __future__ import annotations
@@ -27,9 +25,7 @@ from .common import ParseError, need_int, parser, strip_source_line, to_int
 
 TOOL = "ip-link"
 
-#: a link's header line; an excerpt may show it indented and without its ``N:`` index (then it is a
-#: header only with a numeric ``mtu``: otherwise it is prose)
-_HEAD = re.compile(r"^[ \t]{0,16}(?:(\d{1,9}):\s+)?([^\s:@]{1,64})(?:@([^\s:]{1,64}))?:\s+<([^>]{0,400})>\s*(.*)$")
+_HEAD = re.compile(r"^(\d{1,9}):\s+([^\s:@]{1,64})(?:@([^\s:]{1,64}))?:\s+<([^>]{0,400})>\s*(.*)$")
 _INT_KEYS = {"mtu", "qlen", "minmtu", "maxmtu", "link_failure_count", "id", "miimon", "numtxqueues",
              "numrxqueues", "ad_aggregator_id", "min_links"}
 #: first generic attribute that iproute2 prints after the kind-specific ones
@@ -83,12 +79,12 @@ def parse_ip_link(text: str) -> dict[str, Any]:
         if not raw.strip():
             continue
         head = _HEAD.match(raw[:4000])
-        attrs = _pairs(head.group(5).split()) if head else {}
-        if head and (head.group(1) is not None or isinstance(_val("mtu", str(attrs.get("mtu"))), int)):
+        if head:
             _finish(link, truncated)
+            attrs = _pairs(head.group(5).split())
             flags = [f for f in head.group(4).split(",") if f]
             link = {
-                "index": need_int(head.group(1), TOOL, lineno, "index") if head.group(1) is not None else None,
+                "index": need_int(head.group(1), TOOL, lineno, "index"),
                 "ifname": head.group(2), "parent": head.group(3),
                 "flags": flags, "mtu": attrs.get("mtu"), "qdisc": attrs.get("qdisc"),
                 "master": attrs.get("master"), "state": attrs.get("state"), "mode": attrs.get("mode"),

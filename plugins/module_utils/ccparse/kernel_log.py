@@ -33,9 +33,8 @@ operators paste ``grep Xid`` output too):
     ``pci``, ``error``; the device is not usable.
 ``gpu_fatal``
     NVIDIA driver messages of a GPU lost or not initialised without an Xid (``RmInitAdapter failed``,
-    GSP ``Heartbeat timed out``/``GSP Timeout``, ``Memory Subsystem Error``), or that returned
-    ``NV_ERR_RESET_REQUIRED`` (``what`` ``Reset required``): ``gpu`` (bus id, or the driver's index
-    ``GPU6``, or None when the line names none), ``what``.
+    GSP ``Heartbeat timed out``/``GSP Timeout``, ``Memory Subsystem Error``): ``gpu`` (bus id, or the
+    driver's index ``GPU6``), ``what``.
 ``slot_power``
     ``Detected insufficient power on the PCIe slot`` (mlx5): ``pci``.
 ``link_flaps``
@@ -119,12 +118,6 @@ _PROBE_FAILED = re.compile(r"probe of (?P<pci>" + _PCI + r") failed with error (
 _GPU_FATAL = re.compile(r"NVRM: (?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
                         r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
                         r"|Memory Subsystem Error)", re.IGNORECASE)
-#: the driver's status NV_ERR_RESET_REQUIRED (0x62, "Reset required", nvstatuscodes.h) returned to any NVRM
-#: message (an assertion, a channel allocation): the GPU takes no new work until it is reset; the line may
-#: name no GPU ('NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] ...')
-_GPU_RESET = re.compile(r"NVRM: (?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b)?"
-                        r".{0,400}?(?:\bNV_ERR_RESET_REQUIRED\b|\bReset required\b)", re.IGNORECASE)
-RESET_REQUIRED = "Reset required"
 _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
                     "Memory Subsystem Error")
 _GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
@@ -216,10 +209,6 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             gpu = g.group("pci").lower() if g.group("pci") else g.group("idx")
             what = _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
-            continue
-        if "NVRM" in msg and (g := _GPU_RESET.search(msg)):
-            gpu = g.group("pci").lower() if g.group("pci") else g.group("idx")
-            gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=RESET_REQUIRED))
             continue
         if "probe of" in msg and (pf := _PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=pf.group("pci").lower(), error=to_int(pf.group("err"))))

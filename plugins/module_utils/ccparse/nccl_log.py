@@ -32,9 +32,8 @@ from .common import ParseError, parser, to_int
 TOOL = "nccl-log"
 
 #: ``host:pid:tid [dev] [file.cc:123 ]NCCL INFO msg``; the prefix is optional (grep'd lines pasted as
-#: ``NCCL INFO NET/IB : Using ...``), and may follow an mpirun rank tag (``[1,0]<stdout>:``, ``[0] ``) or
-#: srun ``--label``'s ``N: `` (a job log: the batch script's own lines, ``set -x`` traces, carry none)
-_LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*|\d{1,6}: )?"
+#: ``NCCL INFO NET/IB : Using ...``), and may follow an mpirun rank tag (``[1,0]<stdout>:``, ``[0] ``)
+_LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
                    r"(?:(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
                    r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$"
                    # the aws-ofi-nccl plugin's own tests: 'WARN: Function: main Line: 66: NET/OFI ...'

@@ -19,9 +19,7 @@ summarised by :func:`ccparse.nccl_log.summarize` into ``nccl``::
 
 ``busbw_largest_GBps`` is the out-of-place bus bandwidth at the largest message size (what the
 checks judge); ``avg_busbw_GBps`` is nccl-tests' own average over all sizes, kept for reference
-only. ``#wrong`` of ``N/A`` (validation off, old layout ``error`` column) is None. ``validation`` is the
-parameter line's ``validation: N`` (0: run with ``-c 0``, the ``#wrong`` column was not checked), None
-when the capture does not show it.
+only. ``#wrong`` of ``N/A`` (validation off, old layout ``error`` column) is None.
 
 A run that failed is a result: an nccl-tests failure line (``Test NCCL failure``, ``Test CUDA
 failure``, ``Test failure``, ``NCCL WARN Cuda failure``) or a launcher failure instead of a result
@@ -51,9 +49,7 @@ TOOL = "nccl-tests"
 TOOL_JSON = "nccl-tests -J"
 
 _NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[[^\]]*\] (?:[\w./-]+:\d+ )?NCCL (INFO|WARN|TRACE)")
-#: the parameter line (with or without its '#', some launchers strip it); ``validation: 0`` is ``-c 0``
-_PARAMS = re.compile(r"^(?:#\s*)?nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)"
-                     r"(?:.{0,200}?\bvalidation: (\d+))?")
+_PARAMS = re.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
 _RANK = re.compile(r"^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
                    r"\s+\[([^\]]*)\]\s*(.*)$")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -71,13 +67,6 @@ _MPI_ERRORS = (
 _MPI_ERROR = re.compile("|".join(re.escape(e) for e in _MPI_ERRORS))
 _TEST_FAIL = re.compile(r"(Test NCCL failure|Test CUDA failure|Test failure|NCCL failure|Cuda failure)\b.*")
 _NUM = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
-
-
-def _params(out: dict[str, Any], m: re.Match[str]) -> None:
-    out["n_threads"], out["n_gpus_per_proc"] = to_int(m.group(1)), to_int(m.group(2))
-    out["min_bytes"], out["max_bytes"] = to_int(m.group(3)), to_int(m.group(4))
-    if m.group(5) is not None:
-        out["validation"] = to_int(m.group(5))
 
 
 @lru_cache(maxsize=4096)
@@ -200,7 +189,7 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
                            "hosts": [], "devices": [], "format": None, "rows": [], "largest": None,
                            "busbw_largest_GBps": None, "algbw_largest_GBps": None, "wrong_total": None,
                            "out_of_bounds": None, "avg_busbw_GBps": None, "nccl": None, "failure": None,
-                           "cut": [], "validation": None}
+                           "cut": []}
     cols: list[str] | None = None
     nccl_lines: list[tuple[int, str]] = []
     trailer = False
@@ -225,7 +214,8 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             continue
         if s.startswith("#"):
             if m := _PARAMS.match(s):
-                _params(out, m)
+                out["n_threads"], out["n_gpus_per_proc"] = to_int(m.group(1)), to_int(m.group(2))
+                out["min_bytes"], out["max_bytes"] = to_int(m.group(3)), to_int(m.group(4))
             elif m := _RANK.match(s):
                 out["devices"].append({"rank": to_int(m.group(1)), "host": m.group(2), "device": to_int(m.group(3)),
                                        "bus": m.group(4), "model": m.group(5).strip()})
@@ -249,9 +239,6 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             continue
         if m := _VERSION.search(s):
             out["nccl_version"] = m.group(1)
-            continue
-        if s.startswith("nThread") and (m := _PARAMS.match(s)):  # the parameter line without its '#'
-            _params(out, m)
             continue
         if (c := _header_columns(s)) is not None:  # header and trailer pasted without their leading '#'
             cols = c
