@@ -1,0 +1,66 @@
+"""Verdicts on the seen4 captures of tests/corpus/seen (issue 29): each test reads one capture and
+asserts what an operator reads in it (values taken from the capture, not from the parser's output)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ccparse import registry
+
+from clusterctl.analysis import checks
+from clusterctl.analysis.checks.kernel_log import judge_kernel_log
+from clusterctl.analysis.expectations import build
+
+SEEN = Path(__file__).resolve().parents[1] / "corpus" / "seen"
+
+
+def capture(rel: str) -> str:
+    """The capture text after the ``# corpus-`` header lines."""
+    lines = (SEEN / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+    while lines and lines[0].startswith("# corpus-"):
+        lines.pop(0)
+    return "".join(lines)
+
+
+def kernel(rel: str) -> tuple[dict, list]:
+    checks.load_all()
+    data = registry.parse("kernel-log", capture(rel))
+    return data, judge_kernel_log("n1", data, build({})).findings
+
+
+def test_dmesg_reltime_stamps_are_read_and_the_unrecovered_gpu_named() -> None:
+    # dmesg -H: '[  +0.000844] nvidia 0000:03:00.0: AER: can't recover', the root port 00:03.0's
+    # 'Multiple Uncorrected (Fatal) error received: 0000:00:03.0', no Xid
+    data, fs = kernel("kernel-log/returnn1500-dmesg-H-reltime-aer-multiple-uncorrected-fatal-no-xid.txt")
+    assert data["lines"] == 12 and not data["xids"]
+    assert {e["pci"] for e in data["aer_fatal"]} == {"0000:00:03.0"}
+    assert {(e["pci"], e["driver"]) for e in data["aer_unrecovered"]} == {("0000:03:00.0", "nvidia"),
+                                                                          ("0000:03:00.1", "snd_hda_intel")}
+    (fatal,) = [f for f in fs if f.severity == "critical"]
+    assert fatal.check == "kernel_pcie" and "0000:03:00.0 (nvidia)" in fatal.message
+
+
+def test_journal_month_of_another_locale_and_reset_required_are_read() -> None:
+    # 'июл 01 22:08:37 pc kernel: nvidia-modeset: ERROR: GPU:0: ... (Reset required [NV_ERR_RESET_REQUIRED])', twice
+    data, fs = kernel("kernel-log/ogkm472-journalctl-russian-month-gsp-alloc-reset-required-display.txt")
+    assert data["lines"] == 7
+    got = [(e["gpu"], e["what"], e["time"]) for e in data["gpu_fatal"]]
+    assert got == [("GPU0", "Reset required", "июл 01 22:08:37")] * 2
+    (f,) = [f for f in fs if f.severity == "critical"]
+    assert f.check == "kernel_gpu" and f.subject == "n1/GPU0"
+
+
+def test_reset_required_without_a_named_gpu_is_critical() -> None:
+    # indented dmesg -T: 'NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]'
+    data, fs = kernel("kernel-log/sichek51-dmesg-T-indented-gsp-alloc-failed-nv-err-reset-required.txt")
+    assert [(e["gpu"], e["time"]) for e in data["gpu_fatal"]] == [(None, "Sun Jan 11 09:52:01 2026")]
+    assert [f.severity for f in fs if f.check == "kernel_gpu"] == ["critical"]
+
+
+def test_dmesg_delta_and_minute_stamps() -> None:
+    # dmesg -d ('[ 12.345678 <    0.000120>]') and dmesg -H's minute line ('[Jan11 09:52]')
+    text = ("[ 1843.308145 <    0.000120>] NVRM: GPU 0000:b3:00.0: RmInitAdapter failed! (0x62:0x40:2168)\n"
+            "[Jan11 09:52] pcieport 0000:00:03.0: AER: Uncorrected (Fatal) error received: 0000:00:03.0\n")
+    data = registry.parse("kernel-log", text)
+    assert [e["time"] for e in data["gpu_fatal"]] == ["1843.308145 <    0.000120>"]
+    assert [e["time"] for e in data["aer_fatal"]] == ["Jan11 09:52"]
