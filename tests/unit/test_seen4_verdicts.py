@@ -64,3 +64,43 @@ def test_dmesg_delta_and_minute_stamps() -> None:
     data = registry.parse("kernel-log", text)
     assert [e["time"] for e in data["gpu_fatal"]] == ["1843.308145 <    0.000120>"]
     assert [e["time"] for e in data["aer_fatal"]] == ["Jan11 09:52"]
+
+
+def topo(rel: str) -> tuple[dict, list]:
+    from clusterctl.analysis.checks.gpu import judge_topo
+
+    checks.load_all()
+    data = registry.parse("nvidia-smi-topo", capture(rel))
+    return data, judge_topo("n1", data, build({})).findings
+
+
+def test_topo_after_an_environment_report_is_read() -> None:
+    # collect_env's 'vLLM Version : ...' and 'GPU Topology:' lines first; GPU0-GPU1 NV12, 8 NICs
+    data, fs = topo("nvidia-smi-topo/vllm19607-collect-env-2gpu-nv12-8nics-blank-affinity.txt")
+    assert data["skipped_lines"] == 4 and [g["name"] for g in data["gpus"]] == ["GPU0", "GPU1"]
+    assert data["gpus"][0]["links"]["GPU1"] == "NV12" and len(data["nics"]) == 8
+    assert not [f for f in fs if f.severity != "info"]
+
+
+def test_topo_excerpt_without_header_infers_its_columns() -> None:
+    # starts at 'GPU4 NV18 NV18 NV18 NV18 X ...'; NIC0's X is the 9th cell: 8 GPU columns, 12 NICs
+    data, fs = topo("nvidia-smi-topo/vllm6746-8x-h100-nv18-excerpt-starts-at-gpu4-no-header.txt")
+    assert data["columns_inferred"] and data["columns"][:9] == [f"GPU{i}" for i in range(8)] + ["NIC0"]
+    assert len(data["columns"]) == 20 and [g["name"] for g in data["gpus"]] == ["GPU4", "GPU5", "GPU6", "GPU7"]
+    assert data["gpus"][0]["links"]["GPU7"] == "NV18" and data["gpus"][0]["links"]["NIC6"] == "PXB"
+    assert not [f for f in fs if f.severity != "info"]
+
+
+def test_topo_gpu_without_any_nvlink_on_an_nv18_board_is_critical() -> None:
+    # B200: every pair NV18 except GPU2's row and column (NODE/SYS); no header line
+    data, fs = topo("nvidia-smi-topo/vllm16336-b200-gpu2-node-sys-no-nvlink-starts-at-gpu0-row.txt")
+    assert data["columns_inferred"] and data["gpus"][2]["links"]["GPU3"] == "NODE"
+    bad = [f for f in fs if f.severity != "info"]
+    assert [(f.severity, f.subject) for f in bad] == [("critical", "n1/gpu2")]
+
+
+def test_topo_header_without_rows_is_nothing_judgeable() -> None:
+    data, fs = topo("nvidia-smi-topo/sglang26541-check-env-b200-16-nics-header-only-cut-in-gpu0-row.txt")
+    assert data["gpus"] == [] and data["truncated"] and len(data["columns"]) == 24
+    (f,) = fs
+    assert f.check == "coverage" and "no GPU row" in f.message
