@@ -104,3 +104,34 @@ def test_topo_header_without_rows_is_nothing_judgeable() -> None:
     assert data["gpus"] == [] and data["truncated"] and len(data["columns"]) == 24
     (f,) = fs
     assert f.check == "coverage" and "no GPU row" in f.message
+
+
+def nccl_log(rel: str) -> tuple[dict, list]:
+    from clusterctl.analysis.checks.nccl import judge_nccl_log
+
+    checks.load_all()
+    data = registry.parse("nccl-log", capture(rel))
+    return data, judge_nccl_log("n1", data, build({})).findings
+
+
+def test_nccl_lines_behind_a_log_collectors_time_stamps_are_read() -> None:
+    # '2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] ... NCCL WARN ...', 3 lines
+    data, fs = nccl_log("nccl-log/nccl1905-tz-and-bracket-ts-prefix-comm-fatal-qp-async-fatal-status4.txt")
+    assert data["hosts"] == ["h100-28"] and len(data["warnings"]) == 3
+    assert data["warnings"][0].startswith("communicator encountered a fatal error")
+    assert [f.severity for f in fs if f.check == "nccl_transport"] == ["critical"] * 3
+
+
+def test_pytorch_one_line_ncclremoteerror_is_fatal() -> None:
+    # one line: '... ncclRemoteError: A call failed ... Last error: NET/IB : Got completion ... with error 12 ...'
+    data, fs = nccl_log("nccl-log/alpaca207-pytorch-one-line-ncclremoteerror-last-error-ib-err12.txt")
+    (w,) = data["warnings"]
+    assert "ncclRemoteError" in w and "vendor err 129" in w
+    assert [f.severity for f in fs] == ["critical"]
+
+
+def test_distbackenderror_with_a_socket_last_error_is_fatal() -> None:
+    # 'ncclRemoteError: A call failed possibly due to a network error ...' then the socket 'Last error:'
+    data, fs = nccl_log("nccl-log/nccl2076-torch-distbackenderror-remote-socket-recv-reset-by-peer.txt")
+    assert [w.split(":")[0] for w in data["warnings"]] == ["ncclRemoteError"]
+    assert [(f.check, f.severity) for f in fs] == [("nccl_transport", "critical")]
