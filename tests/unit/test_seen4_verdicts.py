@@ -135,3 +135,32 @@ def test_distbackenderror_with_a_socket_last_error_is_fatal() -> None:
     data, fs = nccl_log("nccl-log/nccl2076-torch-distbackenderror-remote-socket-recv-reset-by-peer.txt")
     assert [w.split(":")[0] for w in data["warnings"]] == ["ncclRemoteError"]
     assert [(f.check, f.severity) for f in fs] == [("nccl_transport", "critical")]
+
+
+def nccl_tests(rel: str) -> tuple[dict, list]:
+    from clusterctl.analysis.checks.nccl import judge_nccl_tests
+
+    checks.load_all()
+    data = registry.parse("nccl-tests", capture(rel))
+    return data, judge_nccl_tests("n1", data, build({})).findings
+
+
+def test_intel_mpi_rank_labels_and_a_busbw_collapse_inside_the_run() -> None:
+    # '[0]' before every line and glued where output was flushed mid-line ('-1[0]'); busbw 29.50 GB/s
+    # at 33554432 B, then 5.27 ... 5.31 GB/s up to 536870912 B
+    from ccparse.capture import clean_capture
+
+    assert clean_capture(capture("nccl-tests/nccl1453-rank-label-prefix-interleaved-busbw-29-then-5gbs-from-64m.txt"),
+                         "nccl-tests").hosts == ["0"]
+    data, fs = nccl_tests("nccl-tests/nccl1453-rank-label-prefix-interleaved-busbw-29-then-5gbs-from-64m.txt")
+    assert [r["size_bytes"] for r in data["rows"]][:2] == [1048576, 2097152] and len(data["rows"]) == 10
+    assert data["largest"]["size_bytes"] == 536870912 and data["busbw_largest_GBps"] == 5.31
+    (drop,) = [f for f in fs if f.severity == "warning"]
+    assert "29.5 GB/s" in drop.message and "33554432 B" in drop.message
+
+
+def test_a_run_of_small_messages_is_not_judged_against_the_floor() -> None:
+    # one row at 500000 B (H100 NVL, 4 ranks on 2 hosts): 3.97 GB/s busbw, #wrong 0
+    data, fs = nccl_tests("nccl-tests/nccl2441-2.18.3-version-header-h100-nvl-4-ranks-2-hosts-one-row.txt")
+    assert data["largest"]["size_bytes"] == 500000 and data["busbw_largest_GBps"] == 3.97
+    assert [f.severity for f in fs] == ["info"] and "latency-bound" in fs[0].message
