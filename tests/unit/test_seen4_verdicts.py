@@ -164,3 +164,71 @@ def test_a_run_of_small_messages_is_not_judged_against_the_floor() -> None:
     data, fs = nccl_tests("nccl-tests/nccl2441-2.18.3-version-header-h100-nvl-4-ranks-2-hosts-one-row.txt")
     assert data["largest"]["size_bytes"] == 500000 and data["busbw_largest_GBps"] == 3.97
     assert [f.severity for f in fs] == ["info"] and "latency-bound" in fs[0].message
+
+
+ROUND2 = SEEN.parent / "round2"
+
+
+def round2(rel: str) -> str:
+    lines = (ROUND2 / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+    while lines and lines[0].startswith("# corpus-"):
+        lines.pop(0)
+    return "".join(lines)
+
+
+def test_ip_link_headers_quoted_without_index_and_a_no_carrier_nic() -> None:
+    # '    eth0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN   qlen 1000' between prose lines,
+    # then 'vlan2@bond0: <NO-CARRIER,...> ... state LOWERLAYERDOWN'
+    from clusterctl.analysis.checks.roce import ip_link_mtu
+
+    data = registry.parse("ip-link", round2("ip-link/clusterlabs235-eth0-no-carrier-vlan-lowerlayerdown-prose.txt"))
+    got = [(x["index"], x["ifname"], x["parent"], x["carrier"], x["qdisc"], x["state"]) for x in data["links"]]
+    assert got == [(None, "eth0", None, False, "mq", "DOWN"),
+                   (None, "vlan2", "bond0", False, "noqueue", "LOWERLAYERDOWN")]
+    fs = list(ip_link_mtu("n1", data, build({})))
+    assert [(f.severity, f.subject) for f in fs] == [("warning", "n1/eth0")]
+
+
+def test_indented_open_mpi_tags_are_a_launcher_prefix() -> None:
+    # '   [1,0]<stdout>:#       size ...' (a markdown list's indentation), rows to 2147483648 B at 437.79 GB/s
+    data = registry.parse("nccl-tests", round2("nccl-tests/awsome-eks-p5-2node-mpi-stdout-prefix-indented-elided.txt"))
+    assert data["largest"]["size_bytes"] == 2147483648 and data["busbw_largest_GBps"] == 437.79
+    assert data["wrong_total"] == 0 and data["out_of_bounds"] == 0
+
+
+def test_validation_off_and_no_floor_is_nothing_judgeable() -> None:
+    # 'nThread 1 nGpus 1 ... validation: 0 graph: 0' ('#' stripped), all_gather to 8589934592 B, 50.17 GB/s busbw
+    data, fs = nccl_tests_text(round2("nccl-tests/dstack-gcp-a3high-tcpx-allgather-validation0-4space-indent.txt"))
+    assert data["validation"] == 0 and data["busbw_largest_GBps"] == 50.17
+    assert [f.check for f in fs] == ["coverage"] and "validation off" in fs[0].message
+
+
+def nccl_tests_text(text: str) -> tuple[dict, list]:
+    from clusterctl.analysis.checks.nccl import judge_nccl_tests
+
+    checks.load_all()
+    data = registry.parse("nccl-tests", text)
+    return data, judge_nccl_tests("n1", data, build({})).findings
+
+
+def perftest(rel: str) -> tuple[dict, list]:
+    from clusterctl.analysis.checks.perftest import judge_ib_write_bw
+
+    checks.load_all()
+    data = registry.parse("ib_write_bw", round2(rel))
+    return data, judge_ib_write_bw("n1", data, build({})).findings
+
+
+def test_roce_test_with_an_all_zero_gid_is_failed() -> None:
+    # Link type Ethernet, Device mlx5_0, ' GID: 00:00:...:00' for the local and the remote address, no result row
+    data, fs = perftest("ib_write_bw/k8srdmasriov32-hca-mode-quoted-header-gid-zero-redacted.txt")
+    assert data["link_type"] == "Ethernet" and data["gids"] == [":".join(["00"] * 16)] * 2
+    assert [(f.severity, f.subject) for f in fs] == [("critical", "n1/mlx5_0")]
+
+
+def test_a_result_just_above_a_standard_rate_is_read_as_that_rate() -> None:
+    # ib0 loopback, 8388608 B, BW average 24056.72 MB/sec = 201.8 Gb/s (perftest MB = 2^20 B): HDR 200, not
+    # 'half of at least 400'; no line rate stated, so cannot judge
+    data, fs = perftest("ib_write_bw/superbench-ib-loopback-ib0-8m-server-client-interleaved.txt")
+    assert round(data["bw_avg_gbps"], 1) == 201.8
+    assert [f.severity for f in fs] == ["info"] and fs[0].message.startswith("cannot judge: needs ib_rate_gbps")

@@ -243,6 +243,12 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
                                     f"nccl-tests {coll}: {where} over NET/Socket: the data crossed TCP sockets, "
                                     f"not RDMA (no GPU path inside a node is below {SOCKET_BUSBW_GBPS:g} GB/s)"))
         return res
+    if floor is None and data.get("validation") == 0:
+        # neither the results (not checked: #wrong 0 means nothing) nor the bandwidth (no floor) can be judged
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nccl-tests {coll}: {where} with validation off (validation: 0, "
+                                    f"#wrong not checked) and {why}: set nccl_busbw_floor_GBps{model_note}"))
+        return res
     if floor is None:
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.no_floor"), host,
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))

@@ -100,9 +100,10 @@ _SURE_NEEDLES = "$]@#"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
 _PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: launcher / parallel-shell line prefixes: Open MPI --tag-output (after --timestamp-output's ISO
-#: time, if any), ``[host] `` (not a dmesg timestamp: the name holds a letter), ``host: `` or
-#: ``10.3.35.83: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
-_LAUNCHER = re.compile(r"^(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
+#: time, if any; also indented, as a markdown list item pastes it), ``[host] `` (not a dmesg timestamp:
+#: the name holds a letter), ``host: `` or ``10.3.35.83: `` (pdsh, clush, dshbak -c off), srun -l ``N: ``
+#: and Intel MPI -l ``[N] ``
+_LAUNCHER = re.compile(r"^(?:[ \t]{0,8}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
                        r"\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
                        r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
@@ -288,6 +289,12 @@ def _dedent(lines: list[str]) -> list[str]:
 
 #: a markdown autolink an issue editor made of a file:line or an address: ``[net_ib.cc:101](http://net_ib.cc:101/)``
 _AUTOLINK = re.compile(r"\[(?P<t>[^\]\s]{1,200})\]\(https?://(?P=t)/?\)")
+
+
+def unlinked(text: str) -> str:
+    """``text`` without the markdown autolinks an issue editor made (what :func:`clean_capture` removes),
+    for a parser that reads a line behind another tool's prefix on its own."""
+    return _AUTOLINK.sub(r"\g<t>", text) if "](http" in text else text
 
 
 def _inline_tick(text: str) -> str:

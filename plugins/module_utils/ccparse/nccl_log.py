@@ -74,7 +74,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     for _lineno, text in lines:
         m = _LINE.match(text.strip())
         if not m:
-            if "NCCL " in text and (m := _LINE_INSIDE.search(text)):
+            if "NCCL " in text and (m := _LINE_INSIDE.search(capture.unlinked(text))):
                 pass
             elif "Error" in text and _RESULT.search(text):
                 out["lines"] += 1
