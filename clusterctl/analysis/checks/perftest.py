@@ -20,6 +20,10 @@ The bandwidth judged is the average at the largest message size (``bw_avg_gbps``
 over all sizes. Below the fraction is a warning; below :data:`CRITICAL_FRACTION` of the line
 rate it is critical. Metric ``ib_write_bw_Gbps`` (subject ``<device>/<port>``, or ``loopback``
 when perftest did not name the device) feeds the cross-node straggler analysis.
+
+Without a line rate, the smallest standard rate at or above the result (allowing :data:`RATE_SLACK`) is a lower
+bound of it. A RoCE run that printed no result row after exchanging an all-zero GID is
+``ib_write_bw.zero_gid`` (critical): the GID index holds no address, RoCE cannot connect.
 """
 
 from __future__ import annotations
