@@ -46,9 +46,11 @@ def test_the_ibstat_rate_of_the_named_device_is_the_line_rate(tmp_path: Path) ->
 
 def test_a_device_the_ports_do_not_list_takes_the_one_rate_of_every_active_port(tmp_path: Path) -> None:
     bw = _bw(HDR_8M)
-    # HDR-class result: against the next standard rate (400) it looked degraded; the host's HDR ports say 200
+    # HDR-class result just above 200 Gb/s: without ports it is read as HDR 200 (perftest.RATE_SLACK: a result may
+    # pass its nominal rate by a little), not "half of at least 400", and with no stated rate it cannot be judged
+    # (the earlier "degraded" here was the false alarm of round2's superbench-ib-loopback capture)
     guessed = _host(tmp_path / "a", {"ib_write_bw.txt": HDR_8M})
-    assert guessed.status == "degraded"
+    assert bw > 200 and guessed.status == "cannot judge"
     rep = _host(tmp_path / "b", {"ib_write_bw.txt": HDR_8M, "sysfs-ib.txt": SYSFS_HDR})
     assert bw >= 0.9 * 200 and rep.status == "healthy", rep.findings
     # the same result on a host whose ports all run NDR 400: judged exactly against 400, not "at least"

@@ -217,8 +217,10 @@ def test_topo_live_tabs_ansi_and_nic_legend() -> None:
     nic = parse("nvidia-smi-topo", "nvidia-smi-topo/h100x8-8nic-tab-free-with-nic-legend.txt")
     assert [n["device"] for n in nic["nics"]] == [f"mlx5_{i}" for i in range(8)]
     assert nic["gpus"][3]["links"]["NIC3"] == "PIX" and nic["gpus"][7]["cpu_affinity"] == "48-95,144-191"
-    with pytest.raises(ParseError):
-        registry.parse("nvidia-smi-topo", "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \n")
+    # a header and a row cut after its first cell: no whole row, read as a cut capture (nothing to judge,
+    # the check says so), as nccl-tests reads a header without rows (issue 29: a parse failure never decides)
+    cut = registry.parse("nvidia-smi-topo", "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \n")
+    assert cut["gpus"] == [] and cut["truncated"]
 
 
 def test_nvlink_inactive_links_and_empty_live() -> None:

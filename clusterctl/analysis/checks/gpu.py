@@ -38,7 +38,8 @@ What is judged, per GPU:
   ``nvlink_links_per_gpu`` says links are expected. Without ``nvlink_links_per_gpu``, inactive links
   of a GPU that has its SXM product's own count active (:func:`product_nvlinks`) are unused by design.
 - topo -m: a GPU pair below the NVLink count at least 80 % of the pairs share (NVSwitch boards),
-  or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings.
+  or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings; a GPU (of three or more)
+  with no NVLink to any peer while the other pairs share one NV<n>: critical (``gpu_topology.no_nvlink``).
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
   NIC (Mellanox/ConnectX) speed or width below ``LnkCap`` a warning.
 - dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU; a run whose every test beyond
@@ -50,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
@@ -504,9 +505,30 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
 
     res = CheckResult()
     gpus = [g for g in data.get("gpus") or [] if g.get("index") is not None]
+    if not gpus:
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi topo -m: the capture holds the header but no GPU row"))
+        return res
     names = {g["name"] for g in gpus}
     pairs = {(a["name"], b): nvlinks(cell) for a in gpus for b, cell in (a.get("links") or {}).items()
              if b in names and b != a["name"]}
+    # a GPU with no NVLink to any peer while the other pairs share one NV<n>: all its links are down
+    cut_off = {g["name"] for g in gpus if len(gpus) > 2 and not any(
+        nvlinks(v) for k, v in (g.get("links") or {}).items() if k.startswith("GPU"))}
+    rest = Counter(v for (a, b), v in pairs.items() if a not in cut_off and b not in cut_off)
+    if cut_off and rest:
+        mode, n = rest.most_common(1)[0]
+        if mode > 0 and n >= TOPO_UNIFORM_FRACTION * sum(rest.values()):
+            for g in gpus:
+                if g["name"] in cut_off:
+                    res.findings.append(Finding(
+                        host, "gpu_topology", rule_sev("gpu_topology.no_nvlink"), _subject(host, g),
+                        f"{g['name']} has no NVLink to any GPU (nvidia-smi topo -m) while the other GPU pairs are "
+                        f"NV{mode}: its NVLinks are down; drain, reset the GPU, check its NVLink/NVSwitch "
+                        "(nvidia-smi nvlink -s, fabric manager)"))
+            pairs = {k: v for k, v in pairs.items() if k[0] not in cut_off and k[1] not in cut_off}
+        else:
+            cut_off = set()
     if pairs:
         mode, n = Counter(pairs.values()).most_common(1)[0]
         if mode > 0 and n >= TOPO_UNIFORM_FRACTION * len(pairs) and n < len(pairs):

@@ -22,8 +22,11 @@ https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html). Each co
 One finding per GPU (PCI bus id, as the driver prints it) and Xid code, with how many times and
 when. Expectations: ``xid_ignore`` (list of codes not judged, default none).
 
+A fatal AER finding names the devices the recovery gave up on.
+
 GPUs the driver lost or could not initialise without an Xid (``RmInitAdapter failed``, GSP heartbeat
-and RPC timeouts, memory subsystem errors) are critical (``kernel_gpu.driver_lost``), as is a driver's
+and RPC timeouts, memory subsystem errors, ``Reset required [NV_ERR_RESET_REQUIRED]``) are critical
+(``kernel_gpu.driver_lost``), as is a driver's
 failed probe of a device (``kernel_device.probe_failed``); insufficient PCIe slot power is a warning.
 A ``fallen off the bus`` line without an Xid 79 for that GPU is critical too (drivers 570+ print
 the multi-line form without an Xid). Other ``NVRM:`` NVLink failures are warnings. Link flaps are
@@ -121,11 +124,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     aer: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("aer_fatal") or ():
         aer.setdefault(str(ev.get("pci") or ""), []).append(ev)
+    lost = ", ".join(dict.fromkeys(f"{e.get('pci')} ({e.get('driver')})" for e in data.get("aer_unrecovered") or ()))
     for pci, events in sorted(aer.items()):
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev("kernel_pcie.aer_fatal"), f"{host}/{pci}" if pci else host,
             f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
-            f"needed: the link is lost until a reset); drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
+            f"needed: the link is lost until a reset)" + (f"; recovery gave up on {lost}" if lost else "")
+            + f"; drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
     for key, rule, what in (("aer_nonfatal", "kernel_pcie.aer_nonfatal", "uncorrected non-fatal"),
                             ("aer_corrected", "kernel_pcie.aer_corrected", "corrected")):
         by_dev: dict[str, list[Mapping[str, Any]]] = {}

@@ -121,6 +121,13 @@ _FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with e
 #: (PCIe Gen3 x16 shared memory gives ~10 GB/s): with NET/Socket chosen, the data went over TCP
 SOCKET_BUSBW_GBPS = 5.0
 SOCKET_MIN_BYTES = 64 << 20
+#: the largest message below which busbw is latency-bound and not judged against a floor (the default floors
+#: were measured at 8 GiB; nccl-tests' bus bandwidth is the link's only once the per-call latency is amortised)
+FLOOR_MIN_BYTES = 64 << 20
+#: messages from which a run's own busbw counts as its peak (below, latency decides)
+DROP_MIN_BYTES = 1 << 20
+#: the largest message's busbw below this fraction of the run's own peak at a smaller size is a collapse
+DROP_FRACTION = 0.5
 
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
@@ -217,12 +224,30 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         model_note += f"; {busbw / line:.0%} of the {line:g} GB/s NIC line rate"
     floor, why = _floor(data, exp, scope)
     where = f"{float(busbw):.1f} GB/s busbw at {size} B ({scope}-node, {n} ranks)"
+    peak = _peak_before_largest(data)
+    if peak is not None and float(busbw) < DROP_FRACTION * peak[1]:
+        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.drop_in_run"), host,
+                                    f"nccl-tests {coll}: {where} is {float(busbw) / peak[1]:.0%} of the "
+                                    f"{peak[1]:g} GB/s the same run reached at {peak[0]} B: bandwidth collapses at "
+                                    "larger messages (a protocol or path falls back); check NCCL_DEBUG=INFO "
+                                    "transports, PCIe/NVLink and the NICs"))
+    if size is not None and int(size) < FLOOR_MIN_BYTES:
+        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.small_messages"), host,
+                                    f"nccl-tests {coll}: {where}: the largest message is below "
+                                    f"{FLOOR_MIN_BYTES >> 20} MiB, latency-bound: busbw not judged against a floor"))
+        return res
     transport = (data.get("nccl") or {}).get("transport")
     if floor is None and transport == "Socket" and size and int(size) >= SOCKET_MIN_BYTES \
             and 0 < float(busbw) < SOCKET_BUSBW_GBPS:
         res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_fallback"), host,
                                     f"nccl-tests {coll}: {where} over NET/Socket: the data crossed TCP sockets, "
                                     f"not RDMA (no GPU path inside a node is below {SOCKET_BUSBW_GBPS:g} GB/s)"))
+        return res
+    if floor is None and data.get("validation") == 0:
+        # neither the results (not checked: #wrong 0 means nothing) nor the bandwidth (no floor) can be judged
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nccl-tests {coll}: {where} with validation off (validation: 0, "
+                                    f"#wrong not checked) and {why}: set nccl_busbw_floor_GBps{model_note}"))
         return res
     if floor is None:
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.no_floor"), host,
@@ -237,6 +262,20 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
                                 f"nccl-tests {coll}: {where} is {frac:.0%} of the {floor:g} GB/s floor ({why})"
                                 f"{model_note}"))
     return res
+
+
+def _peak_before_largest(data: Mapping[str, Any]) -> tuple[int, float] | None:
+    """(size, busbw) of the run's highest out-of-place busbw at a message of at least
+    :data:`DROP_MIN_BYTES` smaller than the largest one, or None."""
+    largest = (data.get("largest") or {}).get("size_bytes")
+    best: tuple[int, float] | None = None
+    for row in data.get("rows") or ():
+        size, bw = row.get("size_bytes"), (row.get("out_of_place") or {}).get("busbw_GBps")
+        if size is None or bw is None or largest is None or not DROP_MIN_BYTES <= int(size) < int(largest):
+            continue
+        if best is None or float(bw) > best[1]:
+            best = (int(size), float(bw))
+    return best
 
 
 @check("nccl-tests")

@@ -20,6 +20,10 @@ The bandwidth judged is the average at the largest message size (``bw_avg_gbps``
 over all sizes. Below the fraction is a warning; below :data:`CRITICAL_FRACTION` of the line
 rate it is critical. Metric ``ib_write_bw_Gbps`` (subject ``<device>/<port>``, or ``loopback``
 when perftest did not name the device) feeds the cross-node straggler analysis.
+
+Without a line rate, the smallest standard rate at or above the result (allowing :data:`RATE_SLACK`) is a lower
+bound of it. A RoCE run that printed no result row after exchanging an all-zero GID is
+``ib_write_bw.zero_gid`` (critical): the GID index holds no address, RoCE cannot connect.
 """
 
 from __future__ import annotations
@@ -57,7 +61,9 @@ def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, An
         return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
                         f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.2f} Gb/s at {size} B messages, below "
                         f"{LINE_RATE_MIN_BYTES} B: bound by message rate, and the capture states no line rate)")]
-    floor = next((r for r in STANDARD_RATES_GBPS if r >= bw), None)
+    # perftest's figure may pass the nominal data rate by a little (its MB is 2^20 bytes, timer granularity,
+    # an HCA-internal loopback): the lower bound allows RATE_SLACK before taking the next standard rate
+    floor = next((r for r in STANDARD_RATES_GBPS if r * RATE_SLACK >= bw), None)
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     if floor is not None and bw < floor * min_fraction:
         return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.below_line_rate"), f"{host}/{subject}",
@@ -67,6 +73,8 @@ def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, An
     return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
                     f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.1f} Gb/s; the capture states no line rate)")]
 
+#: how far a measurement may pass a standard rate and still be read as that rate (201.8 Gb/s on HDR 200)
+RATE_SLACK = 1.05
 DEFAULT_MIN_FRACTION = 0.9
 DEFAULT_IB_PORT = 1
 #: below half the line rate the link is as good as broken for collective traffic
@@ -88,6 +96,12 @@ def _line_rate(exp: Any, link_type: str | None) -> float | None:
     return float(exp)
 
 
+def _zero_gid(data: Mapping[str, Any]) -> bool:
+    """A RoCE (Link type Ethernet) address exchange with an all-zero GID."""
+    return str(data.get("link_type") or "").lower() in ("ethernet", "eth") and any(
+        g and not g.replace(":", "").strip("0") for g in data.get("gids") or ())
+
+
 @check("ib_write_bw")
 def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -99,6 +113,15 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
                                         "out-of-band TCP connection to the server failed: no server listening, "
                                         "a firewall or a wrong address; no RDMA traffic ran)"))
+        elif not data.get("results") and _zero_gid(data):
+            # a RoCE test whose address exchange carries an empty GID: the GID index holds no address,
+            # so the QPs cannot connect (severity.yml ib_write_bw.zero_gid)
+            dev = data.get("device") or "the device"
+            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.zero_gid"),
+                                        f"{host}/{data.get('device')}" if data.get("device") else host,
+                                        f"perftest on {dev} (Link type {data.get('link_type')}) exchanged an all-zero "
+                                        "GID and measured nothing: the GID index it used holds no address, RoCE "
+                                        "cannot connect (show_gids; a routable RoCE v2 GID and its -x index)"))
         elif not data.get("results"):
             # the banner (and maybe the address exchange) but no result row: a paste cut before the
             # measurement, or a run that had not finished (severity.yml coverage.nothing_judgeable)

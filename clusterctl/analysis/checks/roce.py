@@ -151,6 +151,14 @@ def _inferred_roce(host: str, data: Any, exp: Mapping[str, Any]) -> list[Finding
             if p["netdev"] and not p["v2"] and dev not in cut and dev not in skip and p["netdev"] not in skip]
 
 
+def _physical(link: Mapping[str, Any]) -> bool:
+    """A hardware netdev: an ether/infiniband link, or (its ``link/`` line not pasted) one without a parent
+    (``vlan2@bond0``) whose queueing discipline is ``mq``, which the kernel attaches only to multi-queue devices."""
+    if link.get("link_type") is not None:
+        return link.get("link_type") in ("ether", "infiniband")
+    return not link.get("parent") and link.get("qdisc") == "mq"
+
+
 @check("ip-link")
 def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
     """MTU and carrier of the fabric netdevs: those named in ``rdma_netdevs``, else (fabric ``roce``)
@@ -160,12 +168,16 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     skip = _excluded(exp)
     out: list[Finding] = []
     links = list(data.get("links", []))
+    # the operator singled these netdevs out (`ip a s X`, or lines picked from a listing: no loopback,
+    # which every whole-host listing starts with)
+    selected = len(links) == 1 or not any(
+        link.get("ifname") == "lo" or "LOOPBACK" in (link.get("flags") or ()) for link in links)
     for link in links:
         if not _fabric_netdev(link, names, skip, fabric):
-            # a capture of one physical netdev (`ip a s X`: the operator singled it out) that is
-            # administratively up without carrier: its cable, transceiver or peer is down
-            if (len(links) == 1 and link.get("carrier") is False and "UP" in (link.get("flags") or ())
-                    and link.get("link_type") in ("ether", "infiniband") and not link.get("kind")
+            # a physical netdev the operator singled out that is administratively up without carrier:
+            # its cable, transceiver or peer is down
+            if (selected and link.get("carrier") is False and "UP" in (link.get("flags") or ())
+                    and _physical(link) and not link.get("kind")
                     and str(link.get("ifname") or "") not in skip):
                 out.append(Finding(host, "netdev_link", rule_sev("netdev_link.no_carrier"),
                                    f"{host}/{link['ifname']}",

@@ -9,7 +9,8 @@ takes that back to the tool's own output, for every KIND alike:
 * Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
 * a launcher's or parallel shell's prefix on (nearly) every line is removed and the hosts it names
   recorded (:attr:`Cleaned.hosts`): Open MPI ``--tag-output`` ``[1,0]<stdout>:``, pdsh/clush
-  ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: `` (see :func:`strip_launcher_prefix`);
+  ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: ``, Intel MPI ``-l`` ``[0] `` (also where it
+  tagged output flushed mid-line, ``-1[0]``) (see :func:`strip_launcher_prefix`);
 * a prefix every non-blank line carries (``> `` of a quoted reply, `` * `` of a C comment) is
   removed, and for :data:`DEDENT_KINDS` the common leading whitespace too (relative indentation
   stays);
@@ -99,13 +100,16 @@ _SURE_NEEDLES = "$]@#"
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=")
 _PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: launcher / parallel-shell line prefixes: Open MPI --tag-output (after --timestamp-output's ISO
-#: time, if any), ``[host] `` (not a dmesg timestamp: the name holds a letter), ``host: `` or
-#: ``10.3.35.83: `` (pdsh, clush, dshbak -c off) and srun -l ``N: ``
-_LAUNCHER = re.compile(r"^(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
+#: time, if any; also indented, as a markdown list item pastes it), ``[host] `` (not a dmesg timestamp:
+#: the name holds a letter), ``host: `` or ``10.3.35.83: `` (pdsh, clush, dshbak -c off), srun -l ``N: ``
+#: and Intel MPI -l ``[N] ``
+_LAUNCHER = re.compile(r"^(?:[ \t]{0,8}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
                        r"\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
                        r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
-                       r"|(?P<rank>\d{1,5}): )")
+                       r"|(?P<rank>\d{1,5}): "
+                       # Intel MPI -l / -prepend-rank: '[0] ' (digits only: never a dmesg '[  12.345]' stamp)
+                       r"|\[(?P<brank>\d{1,5})\](?=\s))")
 #: words that start log lines as ``word: `` or ``[word] `` without being a host
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
                         "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
@@ -234,17 +238,22 @@ def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
             names[name] = names.get(name, 0) + 1
     for form, names in sorted(forms.items(), key=lambda kv: -sum(kv[1].values())):
         n = sum(names.values())
-        need = len(body) if form == "rank" else LAUNCHER_SHARE * len(body)
+        need = len(body) if form in ("rank", "brank") else LAUNCHER_SHARE * len(body)
         if form in ("host", "bracket") and any(nm.lower() in _NOT_HOSTS or nm.isupper() for nm in names):
             continue  # 'NVRM: Xid ...', 'kernel: ...', '[ERROR] ...': message tags, not hosts
         if form == "host" and max(names.values()) < 2 and not all(any(c.isdigit() for c in nm) for nm in names):
             continue  # 'state: 4: ACTIVE' / 'rate: 5 Gb/sec' (sysfs files): keys, not hosts
-        if n < need or (form == "host" and len(names) > max(8, n // 4)) or (form == "rank" and len(names) > n // 2):
+        if n < need or (form == "host" and len(names) > max(8, n // 4)) or (
+                form in ("rank", "brank") and len(names) > n // 2):
             continue
         out = []
         for ln in lines:
             m = _LAUNCHER.match(ln)
             out.append(ln[m.end():] if m and m.lastgroup == form else ln)
+        if form == "brank":
+            # the launcher also tags output it flushed mid-line: '... -1[0]    1626.5 ...' (glued to the text)
+            glued = re.compile(r"(?<=\S)\[(?:" + "|".join(names) + r")\](?=\s)")
+            out = [glued.sub(" ", ln) if "[" in ln else ln for ln in out]
         return out, list(names)
     return lines, []
 
@@ -280,6 +289,12 @@ def _dedent(lines: list[str]) -> list[str]:
 
 #: a markdown autolink an issue editor made of a file:line or an address: ``[net_ib.cc:101](http://net_ib.cc:101/)``
 _AUTOLINK = re.compile(r"\[(?P<t>[^\]\s]{1,200})\]\(https?://(?P=t)/?\)")
+
+
+def unlinked(text: str) -> str:
+    """``text`` without the markdown autolinks an issue editor made (what :func:`clean_capture` removes),
+    for a parser that reads a line behind another tool's prefix on its own."""
+    return _AUTOLINK.sub(r"\g<t>", text) if "](http" in text else text
 
 
 def _inline_tick(text: str) -> str:

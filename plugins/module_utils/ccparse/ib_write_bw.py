@@ -15,7 +15,10 @@ Output::
                   "bw_avg_gbps": 201.8, "msg_rate_mpps": 0.003007, "line": 19, "reports": 2}],
      "max_size_bytes": 8388608, "bw_avg_gbps": 201.8, "bw_peak_gbps": 201.8 | None,
      "errors": ["Couldn't connect to 10.0.0.2:18515", ...],
-     "not_run": "Couldn't connect to 10.0.0.2:18515" | None}
+     "not_run": "Couldn't connect to 10.0.0.2:18515" | None, "gids": ["fe:80:00:...", ...]}
+
+``gids`` are the GIDs of the address exchange (``GID: fe:80:...`` after ``local address``/``remote address``
+on RoCE), as printed.
 
 ``not_run`` is perftest's own message when the test never ran: the out-of-band TCP connection between
 client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to init the socket
@@ -78,7 +81,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"test": None, "device": None, "link_type": None, "transport": None,
                            "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
                            "mode": "iterations", "results": [], "max_size_bytes": None,
-                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None}
+                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None, "gids": []}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
@@ -123,6 +126,9 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 row["line"] = lineno
                 row["reports"] = 1
                 by_size[size] = row
+            continue
+        if line.startswith("GID:"):
+            out["gids"].append(line[4:].strip())  # the local/remote address exchange on RoCE
             continue
         t = _TITLE.match(line)
         if t:

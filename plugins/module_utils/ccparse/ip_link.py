@@ -10,7 +10,8 @@ Output::
                 "kind_info": {"state": "ACTIVE", "mii_status": "UP", ...}, "altnames": [...],
                 "parentdev": "0000:4d:00.0" | None}]}
 
-``carrier`` is False when the flags show NO-CARRIER. ``kind_info`` holds the key/value pairs
+``carrier`` is False when the flags show NO-CARRIER. A header quoted without its index (``eth0: <FLAGS> mtu
+1500 ...``, indented in prose) is read with ``index`` None. ``kind_info`` holds the key/value pairs
 of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g. a bond's
 ``mode``/``miimon``, a bond slave's ``state``/``mii_status``/``link_failure_count``, a VLAN's
 ``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. Each entry must have its ``link/`` line.
@@ -26,6 +27,10 @@ from .common import ParseError, need_int, parser, strip_source_line, to_int
 TOOL = "ip-link"
 
 _HEAD = re.compile(r"^(\d{1,9}):\s+([^\s:@]{1,64})(?:@([^\s:]{1,64}))?:\s+<([^>]{0,400})>\s*(.*)$")
+#: a header pasted without its index (quoted in prose, cut by the paster): 'eth0: <NO-CARRIER,...> mtu 1500 ...';
+#: taken only with its ``mtu`` (otherwise it is prose such as 'Note: <...>')
+_HEAD_NO_INDEX = re.compile(r"^[ \t]{0,8}()([^\s:@<]{1,64})(?:@([^\s:]{1,64}))?:\s+<([A-Z0-9_,-]{0,400})>\s*"
+                            r"(mtu \d.*)$")
 _INT_KEYS = {"mtu", "qlen", "minmtu", "maxmtu", "link_failure_count", "id", "miimon", "numtxqueues",
              "numrxqueues", "ad_aggregator_id", "min_links"}
 #: first generic attribute that iproute2 prints after the kind-specific ones
@@ -79,12 +84,14 @@ def parse_ip_link(text: str) -> dict[str, Any]:
         if not raw.strip():
             continue
         head = _HEAD.match(raw[:4000])
+        if head is None and "> mtu " in raw:
+            head = _HEAD_NO_INDEX.match(raw[:4000])
         if head:
             _finish(link, truncated)
             attrs = _pairs(head.group(5).split())
             flags = [f for f in head.group(4).split(",") if f]
             link = {
-                "index": need_int(head.group(1), TOOL, lineno, "index"),
+                "index": need_int(head.group(1), TOOL, lineno, "index") if head.group(1) else None,
                 "ifname": head.group(2), "parent": head.group(3),
                 "flags": flags, "mtu": attrs.get("mtu"), "qdisc": attrs.get("qdisc"),
                 "master": attrs.get("master"), "state": attrs.get("state"), "mode": attrs.get("mode"),

@@ -37,6 +37,16 @@ operators paste ``grep Xid`` output too):
     driver's index ``GPU6``), ``what``.
 ``slot_power``
     ``Detected insufficient power on the PCIe slot`` (mlx5): ``pci``.
+``aer_unrecovered``
+    the devices an AER recovery gave up on (``nvidia 0000:03:00.0: AER: can't recover (no
+    error_detected callback)``): ``pci``, ``driver``: who is lost behind a port's fatal error.
+
+``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
+required``): the GPU takes no work until it is reset.
+
+Timestamps read: syslog/journalctl (``Apr 19 13:16:41 host kernel:``, month names of any locale:
+``июл 01 22:08:37``), ISO 8601, dmesg ``[  12.345678]``, ``dmesg -T`` ``[Sun Jan 11 09:52:01 2026]``,
+``dmesg -H``/``--reltime`` (``[Jan11 09:52]``, ``[  +0.000844]``), ``dmesg -d`` (``[ 12.345 < 0.001>]``).
 ``link_flaps``
     the per-interface link down/up counts of :mod:`ccparse.syslog_linkflap` (the same parser,
     the same counting), or None when the lines carry no log prefix that parser reads (then
@@ -65,12 +75,17 @@ from .syslog_linkflap import parse_syslog_linkflap
 
 TOOL = "kernel log"
 
+#: a month name as syslog/journalctl print it in any locale ('Apr', 'июл', 'Mär', 'juil.')
+_MONTH = r"[^\W\d_]{3,4}\.?"
+#: dmesg's own time column: seconds since boot ('  12.345678'), dmesg -d's delta ('12.345 <    0.001>'),
+#: dmesg -H / --reltime ('+0.000844', 'Jan11 09:52')
+_DMESG_TIME = r"\+?\d+\.\d+(?:\s{0,8}<\s{0,12}\d+\.\d+>)?|[A-Z][a-z]{2}\d{1,2} \d{2}:\d{2}(?::\d{2})?"
 _PREFIXES = (
-    re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
+    re.compile(r"^(?P<time>" + _MONTH + r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
     re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+"
                r"(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
-    re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+\S+\s+(?P<msg>.*)$"),
-    re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*(?P<msg>.*)$"),
+    re.compile(r"^(?P<time>" + _MONTH + r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+\S+\s+(?P<msg>.*)$"),
+    re.compile(r"^\[\s*(?P<time>" + _DMESG_TIME + r")\]\s*(?P<msg>.*)$"),
     re.compile(r"^\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]\s*(?P<msg>.*)$"),
     # OpenWrt logread: 'Wed Aug 12 17:30:58 2026 kern.info kernel: [    3.027370] ...'
     re.compile(r"^(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\s+\S+\s+kernel:\s*"
@@ -83,7 +98,7 @@ _PREFIXES = (
 #: dmesg --decode (-x): 'kern  :info  : ' before the time (or the message)
 _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s{0,4}:"
                      r"\s{0,4}(?:emerg|alert|crit|err|warn|notice|info|debug)\s{0,4}:\s?")
-_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*")
+_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>" + _DMESG_TIME + r")\]\s*")
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<code>\d{1,4})\b,?\s*(?P<rest>.*)$")
 _PID = re.compile(r"\bpid=(?P<pid>\d+|'<unknown>'|<unknown>)")
@@ -123,6 +138,12 @@ _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat
 _GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
 #: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
 _SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)
+#: the driver's 'the GPU must be reset' status ('Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)')
+_RESET_REQUIRED = "NV_ERR_RESET_REQUIRED"
+#: the GPU a non-NVRM driver line names: 'nvidia-modeset: ERROR: GPU:0: ...'
+_GPU_INDEX = re.compile(r"\bGPU:?(?P<idx>\d{1,3})\b")
+#: an AER recovery that gave up on a device: 'nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)'
+_CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
 
@@ -163,6 +184,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     init_failed: list[dict[str, Any]] = []
     gpu_fatal: list[dict[str, Any]] = []
     slot_power: list[dict[str, Any]] = []
+    unrecovered: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
@@ -210,6 +232,14 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             what = _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
             continue
+        if _RESET_REQUIRED in msg:
+            g = _GPU_PCI.search(msg) or _GPU_INDEX.search(msg)
+            gpu = (g.group("pci").lower() if "pci" in g.groupdict() else f"GPU{g.group('idx')}") if g else None
+            gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what="Reset required"))
+            continue
+        if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
+            unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))
+            continue
         if "probe of" in msg and (pf := _PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=pf.group("pci").lower(), error=to_int(pf.group("err"))))
             continue
@@ -254,4 +284,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
-            "slot_power": slot_power, "link_flaps": flaps, "link_flaps_note": note, "lines": total}
+            "slot_power": slot_power, "aer_unrecovered": unrecovered, "link_flaps": flaps, "link_flaps_note": note,
+            "lines": total}

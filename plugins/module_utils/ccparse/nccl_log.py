@@ -1,9 +1,11 @@
 """Parser for ``NCCL_DEBUG=INFO`` logs: which NCCL ran, over which transport, with or without GDR.
 
-Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines and the aws-ofi-nccl plugin
-tests' ``WARN: Function: f Line: n: NET/OFI ...`` lines, and NCCL's net transport error quoted alone
-(``NET/IBP:Got completion from peer ... with status=12 ...``, a warning) (other lines are ignored, so
-a log with application output or nccl-tests tables interleaved parses)::
+Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines (also behind another tool's prefix:
+a log collector's time stamps), the aws-ofi-nccl plugin tests' ``WARN: Function: f Line: n: NET/OFI ...``
+lines, NCCL's net transport error quoted alone (``NET/IBP:Got completion from peer ... with status=12
+...``, a warning) and NCCL's fatal result codes as an application prints them (``ncclRemoteError: ...``,
+``ncclSystemError``, PyTorch's one-line ``NCCL error: ... Last error: ...``; warnings) (other lines are
+ignored, so a log with application output or nccl-tests tables interleaved parses)::
 
     {"version": "2.28.9", "cuda": "13.0", "network": "Socket"|"IB"|None,
      "transport": "IB"|"RoCE"|"Socket"|"P2P"|"SHM"|None,
@@ -41,6 +43,15 @@ _LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
                    # NCCL's net transport error quoted alone, without prefix or level (a WARN):
                    # 'NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 ...'
                    r"|^(?P<msg3>NET/\w+\s*:\s*Got completion from peer .*)$")
+#: the same NCCL line after a prefix of another tool (a log collector's time stamps, a container runtime's
+#: tag: '2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] ... NCCL WARN ...'):
+#: searched only in lines that hold 'NCCL ' and that :data:`_LINE` did not match
+_LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
+                          r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
+#: NCCL's fatal result codes as the application prints them ('ncclRemoteError: A call failed possibly due to a
+#: network error ...', PyTorch's one-line 'NCCL error: ... ncclRemoteError: ... Last error: NET/IB : ...'):
+#: the communicator failed, a warning line (the check reads which)
+_RESULT = re.compile(r"\bnccl(?:System|Remote)Error\b")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
 _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
@@ -63,12 +74,20 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     for _lineno, text in lines:
         m = _LINE.match(text.strip())
         if not m:
-            continue
+            if "NCCL " in text and (m := _LINE_INSIDE.search(capture.unlinked(text))):
+                pass
+            elif "Error" in text and _RESULT.search(text):
+                out["lines"] += 1
+                out["warnings"].append(text.strip())
+                continue
+            else:
+                continue
         out["lines"] += 1
-        if m.group("host") and m.group("host") not in hosts:
-            hosts.append(m.group("host"))
-        msg = (m.group("msg") or m.group("msg2") or m.group("msg3")).strip()
-        if (m.group("lvl") or m.group("lvl2")) == "WARN" or m.group("msg3"):
+        groups = m.groupdict()
+        if groups.get("host") and groups["host"] not in hosts:
+            hosts.append(groups["host"])
+        msg = (groups.get("msg") or groups.get("msg2") or groups.get("msg3") or "").strip()
+        if (groups.get("lvl") or groups.get("lvl2")) == "WARN" or groups.get("msg3"):
             out["warnings"].append(msg)
             continue
         v = _VERSION.search(msg)

@@ -19,7 +19,8 @@ summarised by :func:`ccparse.nccl_log.summarize` into ``nccl``::
 
 ``busbw_largest_GBps`` is the out-of-place bus bandwidth at the largest message size (what the
 checks judge); ``avg_busbw_GBps`` is nccl-tests' own average over all sizes, kept for reference
-only. ``#wrong`` of ``N/A`` (validation off, old layout ``error`` column) is None.
+only. ``#wrong`` of ``N/A`` (validation off, old layout ``error`` column) is None. ``validation`` is the
+parameter line's ``validation:`` (0: nccl-tests did not check the results, so ``#wrong`` 0 proves nothing).
 
 A run that failed is a result: an nccl-tests failure line (``Test NCCL failure``, ``Test CUDA
 failure``, ``Test failure``, ``NCCL WARN Cuda failure``) or a launcher failure instead of a result
@@ -52,6 +53,8 @@ _NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[[^\]]*\] (?:[\w./-]+:\d+ )?NCCL (INFO|W
 _PARAMS = re.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
 _RANK = re.compile(r"^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
                    r"\s+\[([^\]]*)\]\s*(.*)$")
+#: nccl-tests' '-c' setting on its parameter line ('... agg iters: 1 validation: 0 graph: 0'): 0 = results not checked
+_VALIDATION = re.compile(r"\bnThread \d+ .{0,200}?\bvalidation: (\d)")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)")
 _COLLECTIVE = re.compile(r"^#\s*Collective test starting: (\S+)")
@@ -184,7 +187,8 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
     if strip_source_line(text).lstrip().startswith("{"):
         return parse_nccl_tests_json(text)
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
-    out: dict[str, Any] = {"collective": None, "nccl_version": None, "tests_version": None, "n_threads": None,
+    out: dict[str, Any] = {"validation": None, "collective": None, "nccl_version": None, "tests_version": None,
+                           "n_threads": None,
                            "n_gpus_per_proc": None, "min_bytes": None, "max_bytes": None, "n_ranks": None,
                            "hosts": [], "devices": [], "format": None, "rows": [], "largest": None,
                            "busbw_largest_GBps": None, "algbw_largest_GBps": None, "wrong_total": None,
@@ -212,6 +216,8 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             if out["failure"] is None:
                 out["failure"] = {"line": lineno, "text": s[:300]}
             continue
+        if "validation:" in s and (v := _VALIDATION.search(s)):
+            out["validation"] = to_int(v.group(1))  # the parameter line, with or without its '#'
         if s.startswith("#"):
             if m := _PARAMS.match(s):
                 out["n_threads"], out["n_gpus_per_proc"] = to_int(m.group(1)), to_int(m.group(2))

@@ -12,6 +12,14 @@ ID`` columns, the legend and the ``NIC Legend`` (``NIC0: mlx5_0``)::
 
 Link values are kept as printed (``X``, ``SYS``, ``NODE``, ``PHB``, ``PXB``, ``PIX``, ``NV<n>``);
 ``nvlinks(value)`` gives the bonded NVLink count of an ``NV<n>`` cell.
+
+Lines before the header that are not matrix rows (an environment report around it: ``vLLM Version :
+...``, ``GPU Topology:``, nvidia-smi's ``76 NICs found in the topology, only displaying 56``) are skipped
+and counted (``skipped_lines``). An excerpt that starts inside the matrix (rows without the header line)
+is read with its columns inferred from the rows (``columns_inferred``: True): a NIC row's ``X`` sits in
+column ``<GPU count> + <its index>``, otherwise the GPU columns reach at least each GPU row's ``X`` and
+its last ``NV<n>``; the remaining link cells are NICs. A header without any whole row parses with no
+rows (``truncated``): nothing to judge, not an error.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _DEV = re.compile(r"^(?:(?:GPU|NIC|mlx\d_|CPU)\S*|[a-z][a-z0-9]{1,15}_\d{1,3}|[a-z]{2,8}_re\d{1,3}|rocep\S+)$")
 _CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A)$")
 _AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+#: a matrix row's own name (a headerless excerpt is recognised by it)
+_ROW = re.compile(r"^(?:GPU|NIC)\d{1,3}$")
 
 
 def nvlinks(value: str | None) -> int:
@@ -51,6 +61,9 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
     section = "matrix"
     last = 0
     truncated = False
+    skipped = 0
+    first_skipped: tuple[int, str] | None = None
+    headless: list[tuple[int, list[str]]] = []
     final = max((n for n, ln in lines if ln.strip()), default=0)
     for lineno, line in lines:
         s = line.strip()
@@ -84,9 +97,17 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
             for name in aff:
                 head = head.replace(name, " ")
             cols = head.split()
-            if not cols or not all(_DEV.match(c) for c in cols):
-                raise ParseError(TOOL, f"not a topo -m header (expected GPU0 GPU1 ... columns): {s[:80]!r}", lineno)
-            columns, aff_cols = cols, sorted(aff, key=line.find)
+            if cols and all(_DEV.match(c) for c in cols):
+                columns, aff_cols = cols, sorted(aff, key=line.find)
+                continue
+            toks = s.split()
+            if _ROW.match(toks[0]) and len(toks) > 2 and _CELL.match(toks[1]) and _CELL.match(toks[2]):
+                headless.append((lineno, toks))  # an excerpt that starts inside the matrix
+            elif headless:
+                break  # the headerless rows ended
+            else:
+                skipped += 1  # an environment report's lines around the matrix
+                first_skipped = first_skipped or (lineno, s)
             continue
         tokens = s.split()
         label = tokens[0]
@@ -99,28 +120,71 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         if len(cells) < len(columns) or not all(_CELL.match(c) for c in cells):
             raise ParseError(TOOL, f"row {label}: expected {len(columns)} link cells (X, SYS, NODE, PHB, PXB, PIX, "
                              f"NV#), got {' '.join(tokens[1:])[:80]!r} (truncated?)", lineno)
-        rest = tokens[1 + len(columns):]
-        links = {c: v for c, v in zip(columns, cells) if c != label}
-        row: dict[str, Any] = {"name": label, "links": links, "line": lineno}
-        affinity = dict(zip(aff_cols, rest))
-        if label.startswith("GPU"):
-            row["index"] = to_int(label[3:]) if label[3:].isdigit() else None
-            row["cpu_affinity"] = affinity.get("CPU Affinity")
-            numa = affinity.get("NUMA Affinity")
-            row["numa_affinity"] = None if numa in (None, "N/A") else numa
-            gnuma = affinity.get("GPU NUMA ID")
-            row["gpu_numa_id"] = None if gnuma in (None, "N/A") else gnuma
-            gpus.append(row)
-        else:
-            nics.append(row)
+        _row(label, tokens, columns, aff_cols, lineno, gpus, nics)
+    inferred = False
+    if columns is None and headless:
+        columns, inferred = _infer_columns([t for _, t in headless]), True
+        for lineno, toks in headless:
+            cells = [c for c in toks[1:1 + len(columns)] if _CELL.match(c)]
+            if len(cells) < len(columns):
+                truncated = True
+                continue
+            _row(toks[0], toks, columns, [], lineno, gpus, nics)
     if columns is None:
+        if first_skipped:
+            raise ParseError(TOOL, f"not a topo -m header (expected GPU0 GPU1 ... columns): {first_skipped[1][:80]!r}",
+                             first_skipped[0])
         raise ParseError(TOOL, "empty input (no matrix header)", last or None)
     want_gpus = [c for c in columns if c.startswith("GPU")]
     if not gpus:
-        raise ParseError(TOOL, f"header has {len(want_gpus)} GPU columns but no GPU row (truncated?)", last or None)
+        truncated = True  # a header whose rows the capture does not hold: nothing to judge
     if len(gpus) < len(want_gpus):
         truncated = True  # a capture cut before the last GPU rows: the rows present are judged
     for n in nics:
         n["device"] = nic_names.get(n["name"], n["name"] if not n["name"].startswith("NIC") else None)
     return {"columns": columns, "affinity_columns": aff_cols, "gpus": gpus, "nics": nics, "legend": legend,
-            "truncated": truncated}
+            "truncated": truncated, "skipped_lines": skipped, "columns_inferred": inferred}
+
+
+def _row(label: str, tokens: list[str], columns: list[str], aff_cols: list[str], lineno: int,
+         gpus: list[dict[str, Any]], nics: list[dict[str, Any]]) -> None:
+    """One matrix row (its link cells already checked) into ``gpus`` or ``nics``."""
+    cells = tokens[1:1 + len(columns)]
+    rest = tokens[1 + len(columns):]
+    links = {c: v for c, v in zip(columns, cells) if c != label}
+    row: dict[str, Any] = {"name": label, "links": links, "line": lineno}
+    affinity = dict(zip(aff_cols, rest))
+    if label.startswith("GPU"):
+        row["index"] = to_int(label[3:]) if label[3:].isdigit() else None
+        row["cpu_affinity"] = affinity.get("CPU Affinity")
+        numa = affinity.get("NUMA Affinity")
+        row["numa_affinity"] = None if numa in (None, "N/A") else numa
+        gnuma = affinity.get("GPU NUMA ID")
+        row["gpu_numa_id"] = None if gnuma in (None, "N/A") else gnuma
+        gpus.append(row)
+    else:
+        nics.append(row)
+
+
+def _infer_columns(rows: list[list[str]]) -> list[str]:
+    """The column names of matrix rows pasted without their header (see the module docstring)."""
+    links = max(sum(1 for _ in _leading_cells(t[1:])) for t in rows)
+    n_gpus = 0
+    for toks in rows:
+        cells = list(_leading_cells(toks[1:]))
+        idx = to_int(toks[0][3:]) or 0
+        if toks[0].startswith("NIC") and "X" in cells:
+            n_gpus = max(n_gpus, cells.index("X") - idx)
+        elif toks[0].startswith("GPU"):
+            nv = [i for i, c in enumerate(cells) if c.startswith("NV")]
+            n_gpus = max(n_gpus, idx + 1, (nv[-1] + 1) if nv else 0)
+    n_gpus = min(n_gpus, links)
+    return [f"GPU{i}" for i in range(n_gpus)] + [f"NIC{i}" for i in range(links - n_gpus)]
+
+
+def _leading_cells(tokens: list[str]) -> Any:
+    """The link cells a row starts with (``N/A`` ends them: it is the GPU NUMA ID column)."""
+    for t in tokens:
+        if t == "N/A" or not _CELL.match(t):
+            return
+        yield t
