@@ -68,3 +68,14 @@ def test_fast_path_equals_general_path_on_random_text(text: str, kind: str) -> N
 def test_unescaping_twice_changes_nothing(text: str) -> None:
     once = capture._unescaped(text)
     assert capture._unescaped(once) == once
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["]", "](http", "(http", "](", "http", "]]", "x", "\n", "[12.5] "]), max_size=120)
+       .map("".join))
+@example("[   1.0] x\n" * 40 + "[a](http://a/)")
+@example("[   1.0] x\n" * 40)
+def test_autolink_gate_equals_the_six_character_search(text: str) -> None:
+    """The ``]``-by-``]`` search of the Markdown autolink's end answers ``"](http" in text``, also past
+    its 32 single-character steps (a kernel log's timestamps)."""
+    assert capture._has_autolink_end(text) == ("](http" in text)

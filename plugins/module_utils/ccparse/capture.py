@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 #: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
 KIND_COMMANDS: dict[str, frozenset[str]] = {
@@ -203,16 +204,24 @@ def _plain(text: str, kind: str) -> bool:
     into segments."""
     if any(name in text for name in KIND_COMMANDS.get(kind, ())):
         return False
-    for ln in _lines_holding(text, _SURE_NEEDLES):
-        if ("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln):
-            return False
-    for ln in _lines_holding(text, _MAYBE_CHARS):
-        if ln.lstrip(" \t")[:1] not in _MAYBE_FIRST:
-            continue
-        m = _PROMPT_MAYBE.match(ln)
-        if m and command_word(m.group("cmd")) in _KNOWN:
-            return False
-    return True
+    return not any(map(_sure_prompt, _lines_holding(text, _SURE_NEEDLES))) and \
+        not any(map(_maybe_prompt, _lines_holding(text, _MAYBE_CHARS)))
+
+
+# The two line tests of _plain, each a pure function of the line: the lines that hold a prompt
+# character repeat across the nodes of a fleet (nccl-tests' '#' header, '%' of nvidia-smi -q), so
+# each distinct line is matched once (bounded).
+@lru_cache(maxsize=16384)
+def _sure_prompt(ln: str) -> bool:
+    return bool(("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln))
+
+
+@lru_cache(maxsize=16384)
+def _maybe_prompt(ln: str) -> bool:
+    if ln.lstrip(" \t")[:1] not in _MAYBE_FIRST:
+        return False
+    m = _PROMPT_MAYBE.match(ln)
+    return bool(m and command_word(m.group("cmd")) in _KNOWN)
 
 
 def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
@@ -308,9 +317,23 @@ def _unescaped(text: str) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "`" in text[:300]:
         text = _inline_tick(text)
-    if "](http" in text:
+    if _has_autolink_end(text):
         text = _AUTOLINK.sub(r"\g<t>", text)
     return text
+
+
+def _has_autolink_end(text: str) -> bool:
+    """``"](http" in text``, asked of each ``]`` (``str.find`` of one character is a ``memchr``; of
+    six, a scan about 50 times slower over a 56 kB ``nvidia-smi -q`` report); a text with many ``]``
+    (a kernel log's timestamps) is searched for the six from the 32nd on."""
+    pos = text.find("]")
+    for _ in range(32):
+        if pos < 0:
+            return False
+        if text.startswith("(http", pos + 1):
+            return True
+        pos = text.find("]", pos + 1)
+    return pos >= 0 and "](http" in text[pos:]
 
 
 def _lines_of(text: str) -> tuple[list[str], bool]:
