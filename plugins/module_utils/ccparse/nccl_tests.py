@@ -42,7 +42,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .common import ParseError, json_loads, need_int, parser, strip_source_line, to_float, to_int
+from .common import ParseError, json_loads, need_int, parser, split_lines, strip_source_line, to_float, to_int
 from .nccl_log import summarize
 
 TOOL = "nccl-tests"
@@ -196,7 +196,7 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
     last_row = 0
     last = 0
     mpi_error: tuple[int, str] | None = None
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    for lineno, raw in enumerate(split_lines(strip_source_line(text)), start=1 + offset):
         s = raw.strip()
         if not s:
             continue
