@@ -441,7 +441,7 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
             strict = True
         except UnicodeDecodeError:
             text, strict = raw.decode("utf-8", errors="replace"), False
-        if not text.strip():
+        if not text or text.isspace():  # not text.strip(), without a copy of the text
             rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
             continue
         if kind not in known or suffix != ".txt":

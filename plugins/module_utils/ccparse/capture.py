@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import overload
 
 #: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
 KIND_COMMANDS: dict[str, frozenset[str]] = {
@@ -115,6 +116,38 @@ _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "i
 NO_LAUNCHER_KINDS = frozenset({"sysfs-ib", "proc-limits"})
 #: share of the non-blank lines that must carry one launcher prefix form before it is removed
 LAUNCHER_SHARE = 0.9
+
+
+class _SameLines(Sequence[int]):
+    """``range(1, n + 1)`` for the ``n`` lines of a text returned unchanged, counted only when asked
+    (a parse error's line): the count is a scan of the whole text (20 us for a 56 kB report)."""
+
+    __slots__ = ("_range", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._range: range | None = None
+
+    def _lines(self) -> range:
+        if self._range is None:
+            text = self._text
+            self._range = range(1, text.count("\n") + (0 if text.endswith("\n") else 1) + 1)
+        return self._range
+
+    def __len__(self) -> int:
+        return len(self._lines())
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        return self._lines()[i]
+
+    def __repr__(self) -> str:
+        return repr(self._lines())
 
 
 @dataclass
@@ -370,8 +403,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
                                             for pre in _PREFIXES):
             if _plain(text[len(first[0]) + 1:] if head else text, kind):
-                count = text.count("\n") + (0 if text.endswith("\n") else 1)
-                return Cleaned(text, range(1, count + 1), [])
+                return Cleaned(text, _SameLines(text), [])
             return _general(text, kind)
     raw, _trailing = _lines_of(text)
     if raw:
