@@ -554,16 +554,16 @@ def _optional_orjson() -> Any:
 
 _orjson = _optional_orjson()
 
-#: every digit to "0": a run of 20 zeros after the translation is a number of 20 or more digits
+#: every digit to "0": a run of 19 zeros after the translation is a number of 19 or more digits
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 
 
 def _loads_envelope(raw: bytes) -> Any:
     """``json.loads(raw)``, by orjson where it is installed and certainly gives the same: orjson reads an
-    integer beyond 64 bits as a float (json: an int), so a text holding a run of 20 or more digits (in a
-    string too: what cannot be told apart cheaply) and anything orjson refuses (NaN, a BOM, a lone
-    surrogate, a number out of range) is read by ``json``."""
-    if _orjson is not None and b"0" * 20 not in raw.translate(_DIGITS_TO_ZERO):
+    integer beyond 64 bits as a float (json: an int; below -2**63 already at 19 digits), so a text holding
+    a run of 19 or more digits (in a string too: what cannot be told apart cheaply) and anything orjson
+    refuses (NaN, a BOM, a lone surrogate, a number out of range) is read by ``json``."""
+    if _orjson is not None and b"0" * 19 not in raw.translate(_DIGITS_TO_ZERO):
         try:
             return _orjson.loads(raw)
         except ValueError:
