@@ -108,6 +108,15 @@ _LAUNCHER = re.compile(r"^(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
                        r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
                        r"|(?P<rank>\d{1,5}): )")
+
+
+def _any_launcher(lines: Iterable[str]) -> bool:
+    """``any(_LAUNCHER.match(ln) for ln in lines)``, the regex asked only of the lines that can match: each
+    of its forms starts with ``[``, a letter or a digit (``str.isalnum`` takes every one of them), never
+    with the indent most output lines start with."""
+    return any(_LAUNCHER.match(ln) for ln in lines if ln[:1] == "[" or ln[:1].isalnum())
+
+
 #: words that start log lines as ``word: `` or ``[word] `` without being a host
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
                         "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
@@ -397,7 +406,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         first = text.split("\n", 42)
         head = 1 if first[0].startswith(("# source:", "#source:")) else 0
         lead = first[head:42]
-        if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in lead[:40]):
+        if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40]):
             return _general(text, kind)
         nonblank = next((ln for ln in lead if ln.strip()), None)
         if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
@@ -409,7 +418,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     if raw:
         head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
         body = raw[head:]
-        if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in body[:40]):
+        if kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40]):
             return _general(text, kind)
         stripped = _strip_prefix(body)
         if kind in DEDENT_KINDS:
