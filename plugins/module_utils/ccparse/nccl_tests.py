@@ -67,6 +67,8 @@ _MPI_ERRORS = (
 _MPI_ERROR = re.compile("|".join(re.escape(e) for e in _MPI_ERRORS))
 _TEST_FAIL = re.compile(r"(Test NCCL failure|Test CUDA failure|Test failure|NCCL failure|Cuda failure)\b.*")
 _NUM = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+#: _MPI_ERROR or _TEST_FAIL somewhere in a line: one search for the lines that hold neither (nearly all)
+_FAILURE_ANY = re.compile(f"{_MPI_ERROR.pattern}|{_TEST_FAIL.pattern}")
 
 
 @lru_cache(maxsize=4096)
@@ -204,14 +206,15 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if _NCCL_LINE.match(s):
             nccl_lines.append((lineno, s))
             continue
-        if mpi_error is None and _MPI_ERROR.search(s):
-            mpi_error = (lineno, s)
-            continue
-        fail = _TEST_FAIL.search(s)
-        if fail and not s.startswith("#  "):
-            if out["failure"] is None:
-                out["failure"] = {"line": lineno, "text": s[:300]}
-            continue
+        if _FAILURE_ANY.search(s):
+            if mpi_error is None and _MPI_ERROR.search(s):
+                mpi_error = (lineno, s)
+                continue
+            fail = _TEST_FAIL.search(s)
+            if fail and not s.startswith("#  "):
+                if out["failure"] is None:
+                    out["failure"] = {"line": lineno, "text": s[:300]}
+                continue
         if s.startswith("#"):
             if m := _PARAMS.match(s):
                 out["n_threads"], out["n_gpus_per_proc"] = to_int(m.group(1)), to_int(m.group(2))
