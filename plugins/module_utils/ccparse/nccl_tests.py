@@ -243,9 +243,11 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if m := _VERSION.search(s):
             out["nccl_version"] = m.group(1)
             continue
-        if (c := _header_columns(s)) is not None:  # header and trailer pasted without their leading '#'
-            cols = c
-            out["format"] = "new" if "root" in c else "old"
+        # the line does not start with '#' (that branch ended above): _header_columns(s) is this split's
+        toks = s.split()
+        if len(toks) >= 8 and toks[0] == "size" and toks[1] == "count":  # header pasted without its '#'
+            cols = toks
+            out["format"] = "new" if "root" in toks else "old"
             continue
         if (m := _AVG.match(s)) is not None:
             out["avg_busbw_GBps"] = _f(m.group(1))
@@ -254,7 +256,6 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if m := _OOB.match(s):
             out["out_of_bounds"] = to_int(m.group(1))
             continue
-        toks = s.split()
         if cols is None and (c := _inferred_columns(toks)) is not None:
             cols = c
             out["format"] = "new" if "root" in c else "old"
