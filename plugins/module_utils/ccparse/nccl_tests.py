@@ -179,32 +179,6 @@ def _summary(out: dict[str, Any], tool: str, last: int | None) -> dict[str, Any]
     return out
 
 
-@lru_cache(maxsize=4096)
-def _comment(s: str) -> tuple[str, Any] | None:
-    """What a ``#`` line of the output says: the first of its forms that matches (run parameters, a
-    rank, the tests' version, the collective, the trailer's average and out-of-bounds count, the
-    column header) with its values, or None. A pure function of the line: the header and trailer
-    lines repeat across the runs of a fleet, so each distinct one is matched once (bounded)."""
-    if m := _PARAMS.match(s):
-        return "params", (to_int(m.group(1)), to_int(m.group(2)), to_int(m.group(3)), to_int(m.group(4)))
-    if m := _RANK.match(s):
-        return "rank", (to_int(m.group(1)), m.group(2), to_int(m.group(3)), m.group(4), m.group(5).strip())
-    if m := _TESTS_VERSION.match(s):
-        lib = re.search(r"nccl-library=(\d+)", s)
-        code = to_int(lib.group(1)) if lib else None  # NCCL_VERSION_CODE, e.g. 22809 -> 2.28.9
-        return "tests_version", (m.group(1), f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
-                                 if code is not None else None)
-    if m := _COLLECTIVE.match(s):
-        return "collective", m.group(1)
-    if (m := _AVG.match(s)) is not None:
-        return "avg", _f(m.group(1))
-    if m := _OOB.match(s):
-        return "oob", to_int(m.group(1))
-    if (c := _header_columns(s)) is not None:
-        return "header", tuple(c)
-    return None
-
-
 @parser("nccl-tests")
 def parse_nccl_tests(text: str) -> dict[str, Any]:
     """nccl-tests' text output, or its ``-J`` JSON file (detected by content: the first non-blank
@@ -242,27 +216,29 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
                     out["failure"] = {"line": lineno, "text": s[:300]}
                 continue
         if s.startswith("#"):
-            said = _comment(s)
-            if said is not None:
-                what, v = said
-                if what == "params":
-                    out["n_threads"], out["n_gpus_per_proc"], out["min_bytes"], out["max_bytes"] = v
-                elif what == "rank":
-                    out["devices"].append({"rank": v[0], "host": v[1], "device": v[2], "bus": v[3], "model": v[4]})
-                elif what == "tests_version":
-                    out["tests_version"] = v[0]
-                    if v[1] is not None and out["nccl_version"] is None:
-                        out["nccl_version"] = v[1]
-                elif what == "collective":
-                    out["collective"] = v
-                elif what == "avg":
-                    out["avg_busbw_GBps"] = v
-                    trailer = True
-                elif what == "oob":
-                    out["out_of_bounds"] = v
-                else:
-                    cols = list(v)
-                    out["format"] = "new" if "root" in v else "old"
+            if m := _PARAMS.match(s):
+                out["n_threads"], out["n_gpus_per_proc"] = to_int(m.group(1)), to_int(m.group(2))
+                out["min_bytes"], out["max_bytes"] = to_int(m.group(3)), to_int(m.group(4))
+            elif m := _RANK.match(s):
+                out["devices"].append({"rank": to_int(m.group(1)), "host": m.group(2), "device": to_int(m.group(3)),
+                                       "bus": m.group(4), "model": m.group(5).strip()})
+            elif m := _TESTS_VERSION.match(s):
+                out["tests_version"] = m.group(1)
+                lib = re.search(r"nccl-library=(\d+)", s)
+                if lib and out["nccl_version"] is None:  # NCCL_VERSION_CODE, e.g. 22809 -> 2.28.9
+                    code = to_int(lib.group(1))
+                    if code is not None:
+                        out["nccl_version"] = f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+            elif m := _COLLECTIVE.match(s):
+                out["collective"] = m.group(1)
+            elif (m := _AVG.match(s)) is not None:
+                out["avg_busbw_GBps"] = _f(m.group(1))
+                trailer = True
+            elif m := _OOB.match(s):
+                out["out_of_bounds"] = to_int(m.group(1))
+            elif (c := _header_columns(s)) is not None:
+                cols = c
+                out["format"] = "new" if "root" in c else "old"
             continue
         if m := _VERSION.search(s):
             out["nccl_version"] = m.group(1)
