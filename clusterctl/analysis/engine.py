@@ -441,7 +441,7 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
             strict = True
         except UnicodeDecodeError:
             text, strict = raw.decode("utf-8", errors="replace"), False
-        if not text.strip():
+        if not text or text.isspace():  # not text.strip(), without a copy of the text
             rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
             continue
         if kind not in known or suffix != ".txt":
@@ -554,16 +554,16 @@ def _optional_orjson() -> Any:
 
 _orjson = _optional_orjson()
 
-#: every digit to "0": a run of 20 zeros after the translation is a number of 20 or more digits
+#: every digit to "0": a run of 19 zeros after the translation is a number of 19 or more digits
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 
 
 def _loads_envelope(raw: bytes) -> Any:
     """``json.loads(raw)``, by orjson where it is installed and certainly gives the same: orjson reads an
-    integer beyond 64 bits as a float (json: an int), so a text holding a run of 20 or more digits (in a
-    string too: what cannot be told apart cheaply) and anything orjson refuses (NaN, a BOM, a lone
-    surrogate, a number out of range) is read by ``json``."""
-    if _orjson is not None and b"0" * 20 not in raw.translate(_DIGITS_TO_ZERO):
+    integer beyond 64 bits as a float (json: an int; below -2**63 already at 19 digits), so a text holding
+    a run of 19 or more digits (in a string too: what cannot be told apart cheaply) and anything orjson
+    refuses (NaN, a BOM, a lone surrogate, a number out of range) is read by ``json``."""
+    if _orjson is not None and b"0" * 19 not in raw.translate(_DIGITS_TO_ZERO):
         try:
             return _orjson.loads(raw)
         except ValueError:
@@ -670,18 +670,27 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
     if jobs == 1:
         results = [_analyze_host(h, d, exp, root, real) for h, d, real in items]
     else:
-        # 16 chunks a process: the last ones to finish leave the other processes idle for at most
-        # one small chunk (a 512-host chunk of raw 8-GPU nodes is about a second of one core)
-        size = max(8, -(-len(items) // (jobs * 16)))
+        # 32 chunks a process: the last ones to finish leave the other processes idle for at most
+        # about one small chunk (a 512-host chunk of raw 8-GPU nodes is about a second of one core)
+        size = max(8, -(-len(items) // (jobs * 32)))
         chunks = [([(h, str(d), str(real)) for h, d, real in items[i:i + size]], dict(exp), str(root))
                   for i in range(0, len(items), size)]
         # the parent's objects to the permanent generation: the workers' collections then leave their
         # (forked, shared) pages alone instead of copying them
         gc.freeze()
         try:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for part in pool.map(_analyze_chunk, chunks):
-                    results.extend(part)
+            # ``jobs`` processes: the parent and jobs - 1 workers. The workers take the chunks from the
+            # front, the parent from the back (each one it can still cancel in the pool), until they
+            # meet: the parent's share is neither pickled nor waited for, and no process sits idle
+            with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
+                futures = [pool.submit(_analyze_chunk, c) for c in chunks]
+                own: dict[int, list[tuple[HostReport, list[PairResult]]]] = {}
+                for i in range(len(chunks) - 1, -1, -1):
+                    if not futures[i].cancel():
+                        break
+                    own[i] = _analyze_chunk(chunks[i])
+                for i, fut in enumerate(futures):
+                    results.extend(own[i] if i in own else fut.result())
         finally:
             gc.unfreeze()
     report = Report(hosts={r.host: r for r, _ in results}, expectations=exp, refused=refused)

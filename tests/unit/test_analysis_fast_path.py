@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -151,6 +151,10 @@ def test_looks_like_xml_on_every_capture() -> None:
                     | st.text(max_size=8) | st.just("12345678901234567890123"),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
                     max_leaves=12))
+@example(-(2**63) - 1)  # 19 digits: orjson gives a float
+@example(-(2**63))
+@example(2**64 - 1)
+@example(2**64)
 def test_envelope_decoder_is_jsons(value: Any) -> None:
     """orjson (where installed) reads an envelope file exactly as json.loads does, or is not used."""
     import json

@@ -68,3 +68,24 @@ def test_fast_path_equals_general_path_on_random_text(text: str, kind: str) -> N
 def test_unescaping_twice_changes_nothing(text: str) -> None:
     once = capture._unescaped(text)
     assert capture._unescaped(once) == once
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["]", "](http", "(http", "](", "http", "]]", "x", "\n", "[12.5] "]), max_size=120)
+       .map("".join))
+@example("[   1.0] x\n" * 40 + "[a](http://a/)")
+@example("[   1.0] x\n" * 40)
+def test_autolink_gate_equals_the_six_character_search(text: str) -> None:
+    """The ``]``-by-``]`` search of the Markdown autolink's end answers ``"](http" in text``, also past
+    its 32 single-character steps (a kernel log's timestamps)."""
+    assert capture._has_autolink_end(text) == ("](http" in text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["[", "]", "a", "Z", "7", "٣", "²", " ", "\t", ",", "<stdout>", ": ", ".", "-",
+                                          "2024-01-02T03:04:05Z: ", "n1", "10.0.0.1", "é"]), max_size=8).map("".join),
+                max_size=12))
+@example(["٣: x"])  # an Arabic-Indic digit: \d takes it, so must the gate
+@example(["²: x"])  # a superscript: neither does
+def test_launcher_gate_equals_the_regex_on_every_line(lines: list[str]) -> None:
+    assert capture._any_launcher(lines) == any(capture._LAUNCHER.match(ln) for ln in lines)

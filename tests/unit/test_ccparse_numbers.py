@@ -8,6 +8,8 @@ import math
 
 import pytest
 from ccparse.common import MAX_NUMBER_CHARS, ParseError, json_loads, need_float, need_int, to_float, to_int
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(("text", "base", "want"), [
@@ -50,3 +52,53 @@ def test_json_loads_lets_only_json_decode_error_escape() -> None:
     assert doc["b"] == 12 and to_int(doc["a"]) is None  # json.loads raises a plain ValueError here
     with pytest.raises(json.JSONDecodeError):
         json_loads("[" * 100_000)  # json.loads raises RecursionError here
+
+
+def _to_int_general(text: object, base: int = 10) -> int | None:
+    """to_int as it was before its str-first fast path (every type asked in turn)."""
+    if isinstance(text, bool) or text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    if isinstance(text, float):
+        return int(text) if math.isfinite(text) and abs(text) < 1e30 else None
+    s = str(text).strip()
+    if not s or len(s) > MAX_NUMBER_CHARS:
+        return None
+    try:
+        return int(s, base)
+    except ValueError:
+        return None
+
+
+def _to_float_general(text: object) -> float | None:
+    if isinstance(text, bool) or text is None:
+        return None
+    if isinstance(text, (int, float)):
+        v = float(text) if not isinstance(text, int) or abs(text) < 10**30 else math.inf
+    else:
+        s = str(text).strip()
+        if not s or len(s) > MAX_NUMBER_CHARS:
+            return None
+        try:
+            v = float(s)
+        except ValueError:
+            return None
+    return v if math.isfinite(v) else None
+
+
+class _Str(str):
+    pass
+
+
+_TEXTS = st.one_of(st.text(alphabet="0123456789 .-+eExXabf_\t\n٣", max_size=12), st.integers(-(10**40), 10**40),
+                   st.floats(allow_nan=True), st.booleans(), st.none(),
+                   st.text(alphabet="0123456789 .-", max_size=8).map(_Str))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXTS)
+def test_str_first_fast_paths_answer_as_before(text: object) -> None:
+    assert repr(to_int(text)) == repr(_to_int_general(text))
+    assert repr(to_int(text, 16)) == repr(_to_int_general(text, 16))
+    assert repr(to_float(text)) == repr(_to_float_general(text))

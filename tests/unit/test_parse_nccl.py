@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from ccparse import registry
+from ccparse import nccl_tests, registry
 from ccparse.common import ParseError
 from conftest import read_fixture
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 T = "nccl-tests/"
 
@@ -127,3 +129,12 @@ def test_nccl_log_ib_and_garbage() -> None:
     with pytest.raises(ParseError) as e:
         registry.parse("nccl-log", "allreduce 8388608 bytes\n")
     assert e.value.tool == "nccl-log" and e.value.line == 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*nccl_tests._MPI_ERRORS, "Test NCCL failure", "Cuda failure", "NCCL failure", "Test",
+                                 " ", "#  ", "x", "failure", "srun", ": error", "\t", "é"]), max_size=10).map("".join))
+def test_one_failure_search_gates_the_two(line: str) -> None:
+    """The combined search finds something exactly when the MPI error or the test failure search does."""
+    both = nccl_tests._MPI_ERROR.search(line) or nccl_tests._TEST_FAIL.search(line)
+    assert bool(nccl_tests._FAILURE_ANY.search(line)) == bool(both)

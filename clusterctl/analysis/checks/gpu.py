@@ -139,31 +139,30 @@ def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
 
 def _ecc(host: str, g: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
-    subj = _subject(host, g)
     ecc = g.get("ecc") or {}
     vol = (ecc.get("volatile") or {}).get("uncorrectable")
     agg = (ecc.get("aggregate") or {}).get("uncorrectable")
     if vol:
         detail = _ecc_detail(ecc.get("volatile") or {})
-        out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), subj,
+        out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), _subject(host, g),
                            f"{vol} uncorrectable ECC error(s) since the last reset{detail}{_bus(g)}"))
     elif agg:
         detail = _ecc_detail(ecc.get("aggregate") or {})
         handled = _handled_by_hardware(g)
         rule = "gpu_ecc.aggregate_handled" if handled else "gpu_ecc.aggregate_uncorrectable"
-        out.append(Finding(host, "gpu_ecc", rule_sev(rule), subj,
+        out.append(Finding(host, "gpu_ecc", rule_sev(rule), _subject(host, g),
                            f"{agg} uncorrectable ECC error(s) in the lifetime counters{detail}, none since the last "
                            f"reset{handled}{_bus(g)}"))
     if ecc.get("sram_threshold_exceeded"):
         out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.sram_threshold"),
-                           subj, f"SRAM ECC error threshold exceeded{_bus(g)}"))
+                           _subject(host, g), f"SRAM ECC error threshold exceeded{_bus(g)}"))
     if ecc.get("unrepairable_memory"):
         out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.unrepairable_memory"),
-                           subj, f"unrepairable memory reported{_bus(g)}"))
+                           _subject(host, g), f"unrepairable memory reported{_bus(g)}"))
     for key, what in (("channel_repair_pending", "memory channel repair"), ("tpc_repair_pending", "TPC repair")):
         if ecc.get(key):
             out.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.repair_pending"),
-                               subj, f"{what} pending: reset the GPU{_bus(g)}"))
+                               _subject(host, g), f"{what} pending: reset the GPU{_bus(g)}"))
     return out
 
 
@@ -190,28 +189,27 @@ def _ecc_detail(counts: Mapping[str, Any]) -> str:
 
 def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
-    subj = _subject(host, g)
     rr = g.get("remapped_rows")
     if isinstance(rr, Mapping):
         if rr.get("failure"):
-            out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.failure"), subj,
+            out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.failure"), _subject(host, g),
                                f"row remapping failure occurred: no spare rows left in a bank{_bus(g)}"))
         if rr.get("pending"):
-            out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.pending"), subj,
+            out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.pending"), _subject(host, g),
                                f"row remap pending: reset the GPU to apply it{_bus(g)}"))
     rp = g.get("retired_pages")
     if isinstance(rp, Mapping):
         sbe, dbe = rp.get("single_bit") or 0, rp.get("double_bit") or 0
         if rp.get("pending"):
-            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.pending"), subj,
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.pending"), _subject(host, g),
                                f"page retirement pending: reset the GPU ({sbe} single-bit, {dbe} double-bit retired)"
                                f"{_bus(g)}"))
         elif sbe + dbe >= RETIRED_PAGES_LIMIT:
-            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.rma_limit"), subj,
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.rma_limit"), _subject(host, g),
                                f"{sbe + dbe} retired pages, at or over NVIDIA's RMA limit of {RETIRED_PAGES_LIMIT}"
                                f"{_bus(g)}"))
         elif dbe:
-            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.below_limit"), subj,
+            out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.below_limit"), _subject(host, g),
                                f"{dbe} page(s) retired for double-bit ECC errors, below the RMA limit: handled by "
                                f"the driver{_bus(g)}"))
     return out
@@ -240,16 +238,15 @@ def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
 
 def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
     p = g.get("pcie") or {}
-    subj = _subject(host, g)
     out: list[Finding] = []
     wc, wm = p.get("width_current"), p.get("width_max")
     if wc is not None and wm is not None and wc < wm:
         out.append(Finding(host, "gpu_pcie", rule_sev("gpu_pcie.width_reduced"),
-                           subj, f"PCIe link width x{wc}, device maximum x{wm}{_bus(g)}"))
+                           _subject(host, g), f"PCIe link width x{wc}, device maximum x{wm}{_bus(g)}"))
     gc, gm = p.get("gen_current"), p.get("gen_max")
     util = (g.get("utilization_pct") or {}).get("gpu")
     if gc is not None and gm is not None and gc < gm and util is not None and util > 0:
-        out.append(Finding(host, "gpu_pcie", rule_sev("gpu_pcie.gen_reduced_under_load"), subj,
+        out.append(Finding(host, "gpu_pcie", rule_sev("gpu_pcie.gen_reduced_under_load"), _subject(host, g),
                            f"PCIe Gen{gc} under load ({util:g}% busy), device maximum Gen{gm}{_bus(g)}"))
     return out
 
@@ -278,18 +275,17 @@ def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:
 
 
 def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
-    subj = _subject(host, g)
     out: list[Finding] = []
     if g.get("reset_required"):
         out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.required"),
-                           subj, f"driver reports GPU reset required{_bus(g)}"))
+                           _subject(host, g), f"driver reports GPU reset required{_bus(g)}"))
     elif g.get("drain_and_reset_recommended"):
         out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.recommended"),
-                           subj, f"driver recommends drain and reset{_bus(g)}"))
+                           _subject(host, g), f"driver recommends drain and reset{_bus(g)}"))
     action = g.get("recovery_action")
     if isinstance(action, str) and action not in ("None", "N/A", ""):
         out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.recovery_action"),
-                           subj, f"GPU recovery action requested: {action}{_bus(g)}"))
+                           _subject(host, g), f"GPU recovery action requested: {action}{_bus(g)}"))
     return out
 
 
@@ -373,10 +369,16 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
+    per_gpu = res.findings
     for g in gpus:
-        res.findings += (_ecc(host, g) + _memory_repair(host, g) + _throttle(host, g) + _pcie(host, g)
-                         + _reset(host, g) + _fabric(host, g) + _persistence(host, g, exp)
-                         + _error_fields(host, g))
+        per_gpu += _ecc(host, g)
+        per_gpu += _memory_repair(host, g)
+        per_gpu += _throttle(host, g)
+        per_gpu += _pcie(host, g)
+        per_gpu += _reset(host, g)
+        per_gpu += _fabric(host, g)
+        per_gpu += _persistence(host, g, exp)
+        per_gpu += _error_fields(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res

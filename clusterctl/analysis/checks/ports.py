@@ -125,11 +125,13 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
             if rate is None:
                 continue
             expected = _expected_rate(rate_exp, ll)
-            source = "expected"
-            if expected is None and rate_exp is None:
+            by_sibling = expected is None and rate_exp is None
+            if by_sibling:
                 expected = sibling.get((d.get("ca_type"), ll))
-                source = f"the other {d.get('ca_type') or ''} {ll} ports".replace("  ", " ")
             if expected is not None and float(rate) < expected:
+                # where the expectation came from: worded only for a port it flags
+                source = (f"the other {d.get('ca_type') or ''} {ll} ports".replace("  ", " ") if by_sibling
+                          else "expected")
                 sev = rule_sev("ib_port_rate.far_below" if float(rate) < RATE_CRITICAL_FRACTION * expected
                                else "ib_port_rate.below")
                 add("ib_port_rate", sev, subject,

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import overload
 
 #: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
 KIND_COMMANDS: dict[str, frozenset[str]] = {
@@ -110,6 +112,15 @@ _LAUNCHER = re.compile(r"^(?:[ \t]{0,8}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:
                        r"|(?P<rank>\d{1,5}): "
                        # Intel MPI -l / -prepend-rank: '[0] ' (digits only: never a dmesg '[  12.345]' stamp)
                        r"|\[(?P<brank>\d{1,5})\](?=\s))")
+
+
+def _any_launcher(lines: Iterable[str]) -> bool:
+    """``any(_LAUNCHER.match(ln) for ln in lines)``, the regex asked only of the lines that can match: each
+    of its forms starts with ``[``, a letter or a digit (``str.isalnum`` takes every one of them), or with
+    the blanks of an indented Open MPI tag."""
+    return any(_LAUNCHER.match(ln) for ln in lines if ln[:1] in "[ \t" or ln[:1].isalnum())
+
+
 #: words that start log lines as ``word: `` or ``[word] `` without being a host
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
                         "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
@@ -118,6 +129,38 @@ _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "i
 NO_LAUNCHER_KINDS = frozenset({"sysfs-ib", "proc-limits"})
 #: share of the non-blank lines that must carry one launcher prefix form before it is removed
 LAUNCHER_SHARE = 0.9
+
+
+class _SameLines(Sequence[int]):
+    """``range(1, n + 1)`` for the ``n`` lines of a text returned unchanged, counted only when asked
+    (a parse error's line): the count is a scan of the whole text (20 us for a 56 kB report)."""
+
+    __slots__ = ("_range", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._range: range | None = None
+
+    def _lines(self) -> range:
+        if self._range is None:
+            text = self._text
+            self._range = range(1, text.count("\n") + (0 if text.endswith("\n") else 1) + 1)
+        return self._range
+
+    def __len__(self) -> int:
+        return len(self._lines())
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        return self._lines()[i]
+
+    def __repr__(self) -> str:
+        return repr(self._lines())
 
 
 @dataclass
@@ -207,16 +250,24 @@ def _plain(text: str, kind: str) -> bool:
     into segments."""
     if any(name in text for name in KIND_COMMANDS.get(kind, ())):
         return False
-    for ln in _lines_holding(text, _SURE_NEEDLES):
-        if ("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln):
-            return False
-    for ln in _lines_holding(text, _MAYBE_CHARS):
-        if ln.lstrip(" \t")[:1] not in _MAYBE_FIRST:
-            continue
-        m = _PROMPT_MAYBE.match(ln)
-        if m and command_word(m.group("cmd")) in _KNOWN:
-            return False
-    return True
+    return not any(map(_sure_prompt, _lines_holding(text, _SURE_NEEDLES))) and \
+        not any(map(_maybe_prompt, _lines_holding(text, _MAYBE_CHARS)))
+
+
+# The two line tests of _plain, each a pure function of the line: the lines that hold a prompt
+# character repeat across the nodes of a fleet (nccl-tests' '#' header, '%' of nvidia-smi -q), so
+# each distinct line is matched once (bounded).
+@lru_cache(maxsize=16384)
+def _sure_prompt(ln: str) -> bool:
+    return bool(("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln))
+
+
+@lru_cache(maxsize=16384)
+def _maybe_prompt(ln: str) -> bool:
+    if ln.lstrip(" \t")[:1] not in _MAYBE_FIRST:
+        return False
+    m = _PROMPT_MAYBE.match(ln)
+    return bool(m and command_word(m.group("cmd")) in _KNOWN)
 
 
 def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
@@ -323,9 +374,23 @@ def _unescaped(text: str) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "`" in text[:300]:
         text = _inline_tick(text)
-    if "](http" in text:
+    if _has_autolink_end(text):
         text = _AUTOLINK.sub(r"\g<t>", text)
     return text
+
+
+def _has_autolink_end(text: str) -> bool:
+    """``"](http" in text``, asked of each ``]`` (``str.find`` of one character is a ``memchr``; of
+    six, a scan about 50 times slower over a 56 kB ``nvidia-smi -q`` report); a text with many ``]``
+    (a kernel log's timestamps) is searched for the six from the 32nd on."""
+    pos = text.find("]")
+    for _ in range(32):
+        if pos < 0:
+            return False
+        if text.startswith("(http", pos + 1):
+            return True
+        pos = text.find("]", pos + 1)
+    return pos >= 0 and "](http" in text[pos:]
 
 
 def _lines_of(text: str) -> tuple[list[str], bool]:
@@ -356,20 +421,19 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         first = text.split("\n", 42)
         head = 1 if first[0].startswith(("# source:", "#source:")) else 0
         lead = first[head:42]
-        if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in lead[:40]):
+        if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40]):
             return _general(text, kind)
         nonblank = next((ln for ln in lead if ln.strip()), None)
         if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
                                             for pre in _PREFIXES):
             if _plain(text[len(first[0]) + 1:] if head else text, kind):
-                count = text.count("\n") + (0 if text.endswith("\n") else 1)
-                return Cleaned(text, range(1, count + 1), [])
+                return Cleaned(text, _SameLines(text), [])
             return _general(text, kind)
     raw, _trailing = _lines_of(text)
     if raw:
         head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
         body = raw[head:]
-        if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for ln in body[:40]):
+        if kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40]):
             return _general(text, kind)
         stripped = _strip_prefix(body)
         if kind in DEDENT_KINDS:

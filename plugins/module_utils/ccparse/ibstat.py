@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
+from .common import ParseError, need_int, parser, split_lines, strip_source_line, to_float, to_int
 from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
 
 TOOL = "ibstat"
@@ -147,7 +147,7 @@ def parse_ibstat(text: str) -> dict[str, Any]:
     cache = _LINES
     if len(cache) > _LINES_MAX:
         cache.clear()
-    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
+    for lineno, raw in enumerate(split_lines(body), start=1 + offset):
         line = cache.get(raw)
         if line is None:
             line = cache[raw] = _classify(raw)

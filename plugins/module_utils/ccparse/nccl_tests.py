@@ -43,7 +43,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .common import ParseError, json_loads, need_int, parser, strip_source_line, to_float, to_int
+from .common import ParseError, json_loads, need_int, parser, split_lines, strip_source_line, to_float, to_int
 from .nccl_log import summarize
 
 TOOL = "nccl-tests"
@@ -70,6 +70,8 @@ _MPI_ERRORS = (
 _MPI_ERROR = re.compile("|".join(re.escape(e) for e in _MPI_ERRORS))
 _TEST_FAIL = re.compile(r"(Test NCCL failure|Test CUDA failure|Test failure|NCCL failure|Cuda failure)\b.*")
 _NUM = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+#: _MPI_ERROR or _TEST_FAIL somewhere in a line: one search for the lines that hold neither (nearly all)
+_FAILURE_ANY = re.compile(f"{_MPI_ERROR.pattern}|{_TEST_FAIL.pattern}")
 
 
 @lru_cache(maxsize=4096)
@@ -200,7 +202,7 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
     last_row = 0
     last = 0
     mpi_error: tuple[int, str] | None = None
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    for lineno, raw in enumerate(split_lines(strip_source_line(text)), start=1 + offset):
         s = raw.strip()
         if not s:
             continue
@@ -208,14 +210,15 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if _NCCL_LINE.match(s):
             nccl_lines.append((lineno, s))
             continue
-        if mpi_error is None and _MPI_ERROR.search(s):
-            mpi_error = (lineno, s)
-            continue
-        fail = _TEST_FAIL.search(s)
-        if fail and not s.startswith("#  "):
-            if out["failure"] is None:
-                out["failure"] = {"line": lineno, "text": s[:300]}
-            continue
+        if _FAILURE_ANY.search(s):
+            if mpi_error is None and _MPI_ERROR.search(s):
+                mpi_error = (lineno, s)
+                continue
+            fail = _TEST_FAIL.search(s)
+            if fail and not s.startswith("#  "):
+                if out["failure"] is None:
+                    out["failure"] = {"line": lineno, "text": s[:300]}
+                continue
         if "validation:" in s and (v := _VALIDATION.search(s)):
             out["validation"] = to_int(v.group(1))  # the parameter line, with or without its '#'
         if s.startswith("#"):
@@ -246,9 +249,11 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if m := _VERSION.search(s):
             out["nccl_version"] = m.group(1)
             continue
-        if (c := _header_columns(s)) is not None:  # header and trailer pasted without their leading '#'
-            cols = c
-            out["format"] = "new" if "root" in c else "old"
+        # the line does not start with '#' (that branch ended above): _header_columns(s) is this split's
+        toks = s.split()
+        if len(toks) >= 8 and toks[0] == "size" and toks[1] == "count":  # header pasted without its '#'
+            cols = toks
+            out["format"] = "new" if "root" in toks else "old"
             continue
         if (m := _AVG.match(s)) is not None:
             out["avg_busbw_GBps"] = _f(m.group(1))
@@ -257,7 +262,6 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if m := _OOB.match(s):
             out["out_of_bounds"] = to_int(m.group(1))
             continue
-        toks = s.split()
         if cols is None and (c := _inferred_columns(toks)) is not None:
             cols = c
             out["format"] = "new" if "root" in c else "old"

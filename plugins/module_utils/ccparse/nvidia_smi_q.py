@@ -69,7 +69,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import capture
-from .common import ERROR_TOKENS, ParseError, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, parser, split_lines, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 from .nvidia_smi_xml import looks_like_xml, parse_nvidia_smi_q_xml
 
@@ -424,19 +424,18 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     #: the current block when it is a ``GPU <bus id>`` block: its common lines take the fast path
     #: (a block of its own until the first GPU header: never the current one)
     gpu_block = _TreeBuilder()
-    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
-        pieces = cache.get(raw)
-        if pieces is None:
+    for lineno, raw in enumerate(split_lines(body), start=1 + offset):
+        try:  # a subscript, not .get(): no method call per line (a miss is a line seen the first time)
+            pieces = cache[raw]
+        except KeyError:
             pieces = cache[raw] = _pieces(raw)
-        common = pieces[0]
+        common, indent, name, value, stripped, colon, key, section = pieces
         if common and current is gpu_block:
             # the common line inside a GPU block: what the general path below does with it
-            indent = pieces[1]
             while indent <= indents[-1]:
                 indents.pop()
                 dicts.pop()
             parent = dicts[-1]
-            name = pieces[2]
             if common == _TREE_SECTION:
                 child = parent.get(name)
                 if not isinstance(child, dict):
@@ -444,11 +443,10 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                 indents.append(indent)
                 dicts.append(child)
             elif name not in parent:
-                parent[name] = pieces[3]
+                parent[name] = value
                 if common == _TREE_ERROR:
-                    gpu_block.errors.append((name, pieces[3]))
+                    gpu_block.errors.append((name, value))
             continue
-        common, indent, name, value, stripped, colon, key, section = pieces
         if not stripped:
             continue
         first = stripped[0]
