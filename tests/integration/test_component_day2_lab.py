@@ -14,13 +14,12 @@ on the lab, e.g. nccl_overrides or enroot), the module first runs `provision` of
 
 from __future__ import annotations
 
-import shlex
 import shutil
 from pathlib import Path
 
 import pytest
-from labutil import cc, sh
-from managed_files import LAB_ABSENT, MANAGED, NOT_ON_LAB, role_hosts
+from labutil import cc, sh, snapshot, snapshot_changes
+from managed_files import LAB_ABSENT, MANAGED, NOT_ON_LAB, component_roles, managed_paths
 
 from clusterctl.commands.reconfigure_cmd import Component
 from clusterctl.inventory import load_checked
@@ -33,29 +32,11 @@ pytestmark = [pytest.mark.lab]
 #: dropped (issue 28), checked by content as well as by checksum
 WRITES = {"nccl": ("/etc/nccl.conf", "NCCL_SOCKET_IFNAME=")}
 
-#: a path's state: "absent", a link's target, or a file's mode, owner and sha256
-SNAPSHOT = ('for p in {paths}; do if [ -L "$p" ]; then echo "$p link $(readlink "$p") $(stat -c %U:%G "$p")"; '
-            'elif [ -f "$p" ]; then echo "$p $(stat -c "%a %U:%G" "$p") $(sha256sum < "$p" | cut -d" " -f1)"; '
-            'else echo "$p absent"; fi; done')
-
-
-def snapshot(files: dict[str, list[str]]) -> dict[str, dict[str, str]]:
-    """host -> {path: state} of FILES (host -> paths), one command per host."""
-    out: dict[str, dict[str, str]] = {}
-    for host, paths in files.items():
-        text = sh(host, SNAPSHOT.format(paths=" ".join(shlex.quote(p) for p in paths)))
-        rows = dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
-        assert sorted(rows) == sorted(paths), f"{host}: no state read for {sorted(set(paths) - set(rows))}: {text!r}"
-        out[host] = rows
-    return out
-
-
 def lab_roles(component: str) -> dict[str, list[str]]:
     """role -> the lab hosts it runs on under the component's tag; skips when none runs on the lab."""
     groups = load_checked(Path(__file__).resolve().parents[2] / "inventories" / "lab").groups
-    roles = role_hosts(COMPONENTS[component].tags)
-    hosts = {r: sorted({h for g in pats for h in groups.get(g, [])}) for r, pats in roles.items()}
-    on_lab = {r: hs for r, hs in hosts.items() if hs and r not in NOT_ON_LAB}
+    roles = component_roles(COMPONENTS[component].tags, groups)
+    on_lab = {r: hs for r, hs in roles.items() if hs and r not in NOT_ON_LAB}
     if not on_lab:
         pytest.skip(f"component {component}: none of its roles runs on the lab: "
                     + "; ".join(f"{r}: {NOT_ON_LAB[r]}" for r in sorted(roles)))
@@ -76,12 +57,8 @@ def baseline(provisioned: Path, request: pytest.FixtureRequest) -> Path:
 @pytest.mark.parametrize("component", [c.value for c in Component])
 def test_reconfigure_renders_what_provision_rendered(component: str, baseline: Path) -> None:
     roles = lab_roles(component)
-    files: dict[str, set[str]] = {}
-    for role, hosts in roles.items():
-        for paths in MANAGED[role].values():
-            for h in hosts:
-                files.setdefault(h, set()).update(paths)
-    before = snapshot({h: sorted(p) for h, p in files.items()})
+    files = managed_paths(roles, MANAGED)
+    before = snapshot(files)
     # the table names what the lab really has: each listed file exists on a host of its role, unless the
     # lab inventory writes none (LAB_ABSENT), and then no host has it
     for role, hosts in roles.items():
@@ -105,9 +82,8 @@ def test_reconfigure_renders_what_provision_rendered(component: str, baseline: P
     shutil.rmtree(state_dir(baseline) / "facts", ignore_errors=True)
     res = cc("reconfigure", str(baseline), "--component", component)
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-2000:]
-    after = snapshot({h: sorted(p) for h, p in files.items()})
-    changed = {h: {p: (before[h][p], after[h][p]) for p in before[h] if before[h][p] != after[h][p]} for h in before}
-    changed = {h: c for h, c in changed.items() if c}
+    after = snapshot(files)
+    changed = snapshot_changes(before, after)
     # a day-2 run plans nothing on a provisioned lab (the plan's diffs are in its output), and writes nothing
     assert f"reconfigure {component}: nothing to change" in res.stdout, f"{changed}\n{res.stdout[-6000:]}"
     assert after == before, changed

