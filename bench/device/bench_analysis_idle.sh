@@ -49,7 +49,8 @@ if [ ${#refs[@]} -gt 0 ]; then  # the same folder judged by both codes taking tu
   taskset -c 0,1 python3 bench/bench_analysis_ab.py -n "$N" --jobs 2 --rounds 3 "${refs[@]}" --json "$R/ab.json" \
     > "$R/ab.md" 2> "$R/ab.err"
   echo "bench_analysis_ab rc=$? (python3's own packages)" >> "$R/env.txt"
-  wheel=$(ls bench/device/frozen-wheels/orjson-*.whl 2>/dev/null | head -1)
+  tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')  # the wheel of this python3
+  wheel=$(ls bench/device/frozen-wheels/orjson-*-"$tag"-*.whl 2>/dev/null | head -1)
   if [ -n "$wheel" ] && ! python3 -c "import orjson" 2>/dev/null; then
     site=$(mktemp -d); python3 -m zipfile -e "$wheel" "$site"
     if PYTHONPATH=$site:$PYTHONPATH python3 -c "import orjson; print('orjson from the wheel', orjson.__version__)" \
