@@ -384,7 +384,7 @@ def _has_autolink_end(text: str) -> bool:
     six, a scan about 50 times slower over a 56 kB ``nvidia-smi -q`` report); a text with many ``]``
     (a kernel log's timestamps) is searched for the six from the 32nd on."""
     pos = text.find("]")
-    for _ in range(32):
+    for _step in range(32):
         if pos < 0:
             return False
         if text.startswith("(http", pos + 1):

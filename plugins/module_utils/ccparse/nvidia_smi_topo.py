@@ -123,7 +123,7 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         _row(label, tokens, columns, aff_cols, lineno, gpus, nics)
     inferred = False
     if columns is None and headless:
-        columns, inferred = _infer_columns([t for _, t in headless]), True
+        columns, inferred = _infer_columns([t for _lineno, t in headless]), True
         for lineno, toks in headless:
             cells = [c for c in toks[1:1 + len(columns)] if _CELL.match(c)]
             if len(cells) < len(columns):
@@ -168,7 +168,7 @@ def _row(label: str, tokens: list[str], columns: list[str], aff_cols: list[str],
 
 def _infer_columns(rows: list[list[str]]) -> list[str]:
     """The column names of matrix rows pasted without their header (see the module docstring)."""
-    links = max(sum(1 for _ in _leading_cells(t[1:])) for t in rows)
+    links = max(sum(1 for _cell in _leading_cells(t[1:])) for t in rows)
     n_gpus = 0
     for toks in rows:
         cells = list(_leading_cells(toks[1:]))
