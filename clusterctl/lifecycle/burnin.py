@@ -74,9 +74,11 @@ def decide(views: Iterable[NodeView], identities: Mapping[str, Mapping[str, Any]
             sizes[p] = sizes.get(p, 0) + 1
             if nv.out_of_service and nv.reason.startswith(BURN_IN_PREFIX):
                 used[p] = used.get(p, 0) + 1
-    if not acceptance:
-        return [Action(ADOPT, n, why="first run of the gate: the identity as it is") for n in sorted(identities)
-                if n in by_name]
+    if not acceptance:  # the first run adopts the nodes as they are, but verifies a node already held for burn-in
+        return [Action(BURN_IN_VERIFY, n, why="drained for burn-in before the gate's first run")
+                if by_name[n].out_of_service and by_name[n].reason.startswith(BURN_IN_PREFIX)
+                else Action(ADOPT, n, why="first run of the gate: the identity as it is")
+                for n in sorted(identities) if n in by_name]
     out = []
     for name in sorted(identities):
         ident = identities[name]

@@ -33,23 +33,27 @@ def test_munge_rotation_and_jobs(lab_slurm_cases: Path) -> None:
 
 def test_scaleout_adds_a_bare_node_under_a_running_job(lab_slurm_cases: Path) -> None:
     """lab-c3 (bare image: munge and slurmd installed for real) joins slurm_compute; a running job
-    survives the restarts 22.05 needs; then three idle nodes answer srun -N3."""
+    survives the restarts 22.05 needs; the old nodes answer srun, and lab-c3 registers drained
+    ``clusterctl: burn-in: new node`` (the controller role held it before its slurmd first started, issue 25)."""
     run_slurm_case("slurm_scaleout", lab_slurm_cases)
 
 
 def test_burn_in_gate_holds_the_scaled_out_node_until_it_passes(lab_slurm_cases: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 25, item 3: lab-c3, added by the scale-out case, is drained ``clusterctl: burn-in: new node`` by the
-    loop's burn-in gate (`clusterctl remediate --once`, as the controller's timer runs it) and stays drained while
-    its checks fail (a degraded simulated RoCE tree on it: mlx5_1 port 1 DOWN, tests/simfabric.py laid out as
-    the kernel does, read by its node check through node_health_sysfs_root); with the port back ACTIVE the checks
-    pass, the loop resumes it and keeps an acceptance record of its identity (GPUs, NIC GUIDs, kernel, driver).
+    """Issue 25, item 3: lab-c3, added by the scale-out case, registered drained ``clusterctl: burn-in: new
+    node`` (the slurm_controller role drained it after slurmctld's restart, before its slurmd first started, so
+    it never took a job) and stays drained while its checks fail (a degraded simulated RoCE tree on it: mlx5_1
+    port 1 DOWN, tests/simfabric.py laid out as the kernel does, read by its node check through
+    node_health_sysfs_root); with the port back ACTIVE the checks pass, the loop (`clusterctl remediate --once`,
+    as the controller's timer runs it) resumes it and keeps an acceptance record of its identity (GPUs, NIC GUIDs,
+    kernel, driver).
 
     The gate's level is ``quick`` (the node check, then the quick verify of the node): ``full`` adds DCGM,
     nccl-tests and the pair tests, which need GPUs the lab has not. The loop ran on the cluster before lab-c3
-    joined (its first run adopts the nodes there are); lab-c3 gets the node check (the site playbook's health
-    tag, which the Slurm cases skip) by `clusterctl provision --tags health --limit lab-c3`."""
+    was in its inventory (its first run adopts the nodes there are); lab-c3 gets the node check (the site
+    playbook's health tag, which the Slurm cases skip) by `clusterctl provision --tags health --limit lab-c3`."""
     import json
+    import time
 
     import yaml
     from labutil import LAB_PENDING, NODE_SIM_ROOT, NODE_SIM_VARS, cc, put_node_roce_tree, sh
@@ -61,6 +65,7 @@ def test_burn_in_gate_holds_the_scaled_out_node_until_it_passes(lab_slurm_cases:
     inv = tmp_path / "lab"
     shutil.copytree(lab_slurm_cases.parent / "lab", inv)  # lab-c3 still in slurm_pending there
     loop = ("--once", "--share", "0.5", "--reverify", "node", "--burn-in", "--burn-in-level", "quick")
+    held = "clusterctl: burn-in: new node"
 
     def remediate() -> str:
         res = cc("remediate", str(inv), *loop, timeout=600)
@@ -77,10 +82,14 @@ def test_burn_in_gate_holds_the_scaled_out_node_until_it_passes(lab_slurm_cases:
         return json.loads(next((tmp_path / "state").glob("*/lifecycle/acceptance.json")).read_text())["nodes"]
 
     try:
-        # the loop before the join: its first run adopts lab-c1 and lab-c2 as they are
+        # registered held for burn-in by the scale-out's converge (never idle in service before the gate)
+        state, reason = node(new)
+        assert "DRAIN" in state and reason == held, (state, reason)
+        # the loop before lab-c3 is in its inventory: its first run adopts lab-c1 and lab-c2 as they are
         out = remediate()
         assert "lab-c1: adopt done" in out and "lab-c2: adopt done" in out and new not in out, out
-        # the join as the inventory has it: lab-c3 in slurm_compute, its node check on the simulated tree
+        assert node(new) == (state, reason)
+        # the join as the inventory has it: lab-c3 in slurm_compute, its node check on a degraded simulated tree
         hosts = yaml.safe_load((inv / "hosts.yml").read_text())
         groups = hosts["all"]["children"]
         joined = groups.pop("slurm_pending")["hosts"]
@@ -91,20 +100,13 @@ def test_burn_in_gate_holds_the_scaled_out_node_until_it_passes(lab_slurm_cases:
         res = cc("provision", str(inv), "--tags", "health", "--limit", new, timeout=600)
         assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-3000:]
         assert sh(new, "/usr/local/sbin/clusterctl-node-check --no-drain; echo $?").strip() == "0"
-        assert node(new)[0] == "IDLE", node(new)
-
-        # the loop's next run: the gate drains the new node
-        out = remediate()
-        assert f"{new}: burn_in_drain done: clusterctl: burn-in: new node" in out, out
-        state, reason = node(new)
-        assert "DRAIN" in state and reason == "clusterctl: burn-in: new node", (state, reason)
-
-        # a degraded port on it: its checks fail, it stays drained for burn-in, nothing accepted
         port = put_node_roce_tree(new, tmp_path, "port_down")
         assert sh(new, f"cat {port}/state {port}/phys_state").split() == ["1:", "DOWN", "3:", "Disabled"]
+
+        # the loop's next run: its checks fail, it stays drained for burn-in, nothing accepted
         out = remediate()
         assert f"{new}: burn_in_verify failed" in out and "ib_port_state" in out, out
-        assert "resume" not in out, out
+        assert "resume" not in out and "burn_in_drain" not in out, out
         assert node(new) == (state, reason)
         assert new not in acceptance()
         res = cc("nodes", str(inv), "--json")
@@ -116,14 +118,21 @@ def test_burn_in_gate_holds_the_scaled_out_node_until_it_passes(lab_slurm_cases:
         put_node_roce_tree(new, tmp_path)
         out = remediate()
         assert f"{new}: burn_in_verify passed" in out and f"{new}: resume done" in out, out
-        assert node(new) == ("IDLE", ""), node(new)
+        # in service: no drain and no reason left. NOT_RESPONDING is slurmctld's own flag from its last ping
+        # (cleared by the next answered ping, PingInterval = SlurmdTimeout/3): waited for, not the loop's doing
+        deadline = time.monotonic() + 240
+        while "NOT_RESPONDING" in node(new)[0] and time.monotonic() < deadline:
+            time.sleep(5)
+        assert node(new) == ("IDLE", ""), (node(new), sh("lab-ctl", f"grep -a '{new}' /var/log/slurm/slurmctld.log"
+                                                                    " | tail -n 30"),
+                                           sh(new, "tail -n 30 /var/log/slurm/slurmd.log"))
         assert sh("lab-ctl", f"srun -N1 -w {new} -t 1 hostname").strip() == new
         [rec] = acceptance()[new].values()
         guids = sorted(sh(new, f"cat {NODE_SIM_ROOT}/sys/class/infiniband/*/node_guid").split())
         assert rec["how"] == "burn-in passed" and rec["identity"]["nics"] == guids and rec["evidence"], rec
         assert remediate().find(new) == -1  # accepted: nothing more for it
     finally:
-        # lab-c3 as the scale-out case left it: no node check, no tree, in service
+        # lab-c3 after the gate: no node check, no tree, in service
         sh(new, f"rm -rf {NODE_SIM_ROOT} /usr/local/sbin/clusterctl-node-check /etc/clusterctl "
                 "/usr/local/lib/clusterctl /var/lib/clusterctl/node-check")
         if node(new)[1].startswith("clusterctl:"):

@@ -301,3 +301,30 @@ def test_burn_in_verifier_levels(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert v("c1", ["c4"]) == (False, "node check c1") and len(full) == 1  # a failed node check is enough
     assert probes.burn_in_verifier(tmp_path, level="node")("c1", ["c4"]) == (False, "node check c1")
     assert checked[-1] == "node" and len(full) == 1
+
+
+def test_burn_in_gate_first_run_verifies_a_node_held_at_registration(tmp_path: Path) -> None:
+    """A node the slurm_controller role drained ``clusterctl: burn-in: new node`` when it joined (before the
+    gate's first run, so no identity is accepted yet) is verified on that first run, not adopted as it is;
+    the other nodes are adopted. It is resumed and accepted only when its checks pass."""
+    from clusterctl.lifecycle import burnin
+
+    a = {"gpus": ["GPU-a/1"], "nics": ["0x1"], "kernel": "6.1.0-28", "driver": "550.90.07"}
+    ctl = Controller({"c1": ("IDLE", ""), "c2": ("IDLE+DRAIN", "clusterctl: burn-in: new node")})
+    store = Store(tmp_path / "s")
+    verdicts = {"c2": False}
+
+    def loop() -> flow.RunReport:
+        return flow.remediate(ctl, store, Config(share=0.5), verify=lambda n: (verdicts.get(n, True), f"ev {n}"),
+                              reset=lambda n: (True, ""),
+                              identify=lambda: {"c1": dict(a), "c2": {**a, "nics": ["0x2"]}})
+
+    assert [(s.action.kind, s.action.node, s.outcome) for s in loop().steps] == [
+        ("adopt", "c1", "done"), ("burn_in_verify", "c2", "failed")]
+    assert ctl.nodes["c2"] == ("IDLE+DRAIN", "clusterctl: burn-in: new node")
+    assert not burnin.accepted(store.load_acceptance(), "c2", {**a, "nics": ["0x2"]})
+    verdicts["c2"] = True
+    assert [(s.action.kind, s.action.node, s.outcome) for s in loop().steps][:2] == [
+        ("burn_in_verify", "c2", "passed"), ("resume", "c2", "done")]
+    assert ctl.nodes["c2"] == ("IDLE", "")
+    assert store.load_acceptance()["c2"][burnin.fingerprint({**a, "nics": ["0x2"]})]["how"] == "burn-in passed"
