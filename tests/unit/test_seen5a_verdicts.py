@@ -1,0 +1,84 @@
+"""Verdicts on the seen5a captures of tests/corpus/seen (issue 29): each test reads one capture and
+asserts what an operator reads in it (values taken from the capture, not from the parser's output)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ccparse import registry
+
+from clusterctl.analysis import checks
+from clusterctl.analysis.checks.gpu import judge_nvidia_smi_q, judge_nvidia_smi_query, judge_nvidia_smi_table
+from clusterctl.analysis.engine import analyze_dir
+from clusterctl.analysis.expectations import build
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding
+
+SEEN = Path(__file__).resolve().parents[1] / "corpus" / "seen"
+
+
+def capture(rel: str) -> str:
+    """The capture text after the ``# corpus-`` header lines."""
+    lines = (SEEN / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+    while lines and lines[0].startswith("# corpus-"):
+        lines.pop(0)
+    return "".join(lines)
+
+
+def found(res: object) -> list[Finding]:
+    """The findings of a check's result (the @check registry types it loosely)."""
+    assert isinstance(res, CheckResult)
+    return list(res.findings)
+
+
+def nothing(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "info" and f.message.startswith(NOTHING)]
+
+
+def test_q_excerpt_whose_fields_all_read_na_is_nothing_judgeable() -> None:
+    # a vGPU guest's -q excerpt from 'Reset Required : N/A': Bus Id 00000000:02:00.0, every PCIe field N/A
+    checks.load_all()
+    rel = "nvidia-smi-q/trtllm1861-grid-vgpu-reset-status-and-pci-all-na-excerpt.txt"
+    data = registry.parse("nvidia-smi-q", capture(rel))
+    assert data["excerpt"] and [g["bus_id"] for g in data["gpus"]] == ["00000000:02:00.0"]
+    fs = found(judge_nvidia_smi_q("n1", data, build({})))
+    assert [f.check for f in nothing(fs)] == ["coverage"]
+    assert not [f for f in fs if f.severity in ("critical", "warning")]
+
+
+def test_query_excerpt_rule_is_the_same() -> None:
+    # the shared judge of -q and --query-gpu: a CSV row whose every value is [N/A] states no count either
+    checks.load_all()
+    data = {"excerpt": True, "gpus": [{"index": 0, "bus_id": "00000000:02:00.0", "name": None}], "lost_gpus": []}
+    assert nothing(found(judge_nvidia_smi_query("n1", data, build({}))))
+
+
+def test_q_excerpt_with_pcie_generation_current_and_max_is_judged() -> None:
+    # a -q excerpt cut after 'PCIe Generation / Max : 2 / Current : 1' (GPU 00000000:01:00.0): the link
+    # was read, an idle GPU's Gen 1 is its power-saving downclock: judged, nothing wrong
+    checks.load_all()
+    rel = "nvidia-smi-q/nvdocker1753-mid-excerpt-part-number-to-pcie-gen-cut.txt"
+    data = registry.parse("nvidia-smi-q", capture(rel))
+    (g,) = data["gpus"]
+    assert (g["pcie"]["gen_max"], g["pcie"]["gen_current"]) == (2, 1)
+    fs = found(judge_nvidia_smi_q("n1", data, build({})))
+    assert not nothing(fs) and not [f for f in fs if f.severity in ("critical", "warning")]
+
+
+def test_table_banner_cut_before_any_gpu_row_is_an_excerpt_with_nothing_to_judge() -> None:
+    # a vLLM command line, then only the table's top border and 'NVIDIA-SMI 535.54.03 Driver Version: 535.54.03'
+    checks.load_all()
+    data = registry.parse("nvidia-smi", capture("nvidia-smi/vllm7553-535.54.03-command-line-then-banner-cut.txt"))
+    assert data["driver_version"] == "535.54.03" and data["gpus"] == []
+    assert data["excerpt"] and data["cut_before_rows"]
+    # the cut is not a missing GPU: four GPUs expected, none judged missing
+    fs = found(judge_nvidia_smi_table("n1", data, build({"gpus_per_node": 4})))
+    assert [f.check for f in nothing(fs)] == ["coverage"]
+    assert not [f for f in fs if f.check == "gpu_count"]
+
+
+def test_engine_says_cannot_judge_for_the_banner_only_table(tmp_path: Path) -> None:
+    host = tmp_path / "n1"
+    host.mkdir()
+    (host / "nvidia-smi.txt").write_text(capture("nvidia-smi/vllm7553-535.54.03-command-line-then-banner-cut.txt"))
+    report = analyze_dir(str(tmp_path), {})
+    assert report.hosts["n1"].status == "cannot judge"
