@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ccparse import registry
+from ccparse.common import ParseError
 
 from clusterctl.analysis import checks
 from clusterctl.analysis.checks.gpu import judge_nvidia_smi_q, judge_nvidia_smi_query, judge_nvidia_smi_table
@@ -82,3 +84,42 @@ def test_engine_says_cannot_judge_for_the_banner_only_table(tmp_path: Path) -> N
     (host / "nvidia-smi.txt").write_text(capture("nvidia-smi/vllm7553-535.54.03-command-line-then-banner-cut.txt"))
     report = analyze_dir(str(tmp_path), {})
     assert report.hosts["n1"].status == "cannot judge"
+
+
+def sinfo(rel: str) -> tuple[dict, list[Finding]]:
+    from clusterctl.analysis.checks.slurm_nodes import judge_sinfo
+
+    checks.load_all()
+    data = registry.parse("sinfo", capture(rel))
+    return data, found(judge_sinfo("n1", data, build({})))
+
+
+def test_headerless_node_comma_state_sinfo_is_read_by_content() -> None:
+    # an exporter's 'sinfo -h' test data: 'lxfoo0026,down*', 'lxfoo0166,fail*', 'lxfoo0312,down', 709 nodes
+    data, fs = sinfo("sinfo/promslurm-h-node-comma-statelong-709-nodes-down-star-fail-star.txt")
+    nodes = data["nodes"]
+    assert len(nodes) == 709
+    assert nodes["lxfoo0026"]["not_responding"] and nodes["lxfoo0026"]["base_states"] == ["down"]
+    assert nodes["lxfoo0166"]["states"] == ["fail*"] and nodes["lxfoo0312"]["states"] == ["down"]
+    assert nodes["lxfoo0001"]["base_states"] == ["idle"]
+    critical = " ".join(f"{f.subject} {f.message}" for f in fs if f.severity == "critical")
+    assert all(n in critical for n in ("lxfoo0026", "lxfoo0166", "lxfoo0312"))
+    assert "lxfoo0001" not in critical
+
+
+def test_headerless_node_oriented_O_sinfo_takes_the_last_state_field() -> None:
+    # 'sinfo -h -N -O NodeList,AllocMem,Memory,CPUsState,StateLong': 'b001 327680 386000 32/0/0/32 down'
+    data, fs = sinfo("sinfo/promslurm-h-N-O-nodelist-mem-cpusstate-statelong-down-b001-b003.txt")
+    assert data["nodes"]["b001"]["base_states"] == ["down"] and data["nodes"]["a048"]["states"] == ["mixed", "idle"]
+    assert {f.subject for f in fs if f.severity == "critical"} == {"b001", "b002", "b003"}
+
+
+def test_headerless_default_columns_and_non_node_listings() -> None:
+    # the trinity#332 row as 'sinfo -h' prints it (no header): a drained node is read
+    data = registry.parse("sinfo", "container*    up   infinite      1  drain c001\n")
+    (row,) = data["partitions"]
+    assert (row["partition"], row["default"], row["base_state"], row["hosts"]) == ("container", True, "drain", ["c001"])
+    # 'sinfo -h -o %C' and 'sinfo -h -o %D,%T' (the exporter's other test data) name no node: still not read
+    for text in ("5725/877/34/6636\n", "20,mixed\n9,idle\n"):
+        with pytest.raises(ParseError):
+            registry.parse("sinfo", text)
