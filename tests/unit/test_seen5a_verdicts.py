@@ -123,3 +123,36 @@ def test_headerless_default_columns_and_non_node_listings() -> None:
     for text in ("5725/877/34/6636\n", "20,mixed\n9,idle\n"):
         with pytest.raises(ParseError):
             registry.parse("sinfo", text)
+
+
+def test_headerless_O_row_whose_gres_holds_commas_is_split_at_whitespace() -> None:
+    # 'a005 ... mixed gpu gpu:model_a:4(S:0-3) gpu:model_a:2(IDX:0,3)' and 'a002 ... drained* gpu ...'
+    data, fs = sinfo("sinfo/sckyzo-25.05-h-N-O-gres-gresused-a002-drained-star-a004-maint.txt")
+    nodes = data["nodes"]
+    assert nodes["a005"]["states"] == ["mixed"] and nodes["a004"]["base_states"] == ["maint"]
+    assert nodes["a002"]["not_responding"] and nodes["a002"]["base_states"] == ["drained"]
+    assert {f.subject for f in fs if f.severity == "critical"} == {"a002"}
+    # one node, two GPU types joined by a comma in GRES and GRES_USED
+    data, fs = sinfo("sinfo/sckyzo-25.11.2-h-N-O-gres-multitype-comma-one-node-mixed.txt")
+    assert list(data["nodes"]) == ["g2"] and data["nodes"]["g2"]["states"] == ["mixed"]
+    assert not [f for f in fs if f.severity in ("critical", "warning")]
+
+
+def test_scontrol_show_nodes_one_line_records_keep_the_os_text_with_spaces() -> None:
+    # 'scontrol show nodes -o': '... OS=Linux 6.18.33.2-microsoft-standard-WSL2 #1 SMP PREEMPT_DYNAMIC Thu Jun 18
+    # 21:54:43 UTC 2026  RealMemory=15867 ... State=MIXED+DYNAMIC_NORM ...', 20 nodes
+    from clusterctl.analysis.checks.slurm_nodes import judge_scontrol_node
+
+    checks.load_all()
+    data = registry.parse("scontrol-node", capture(
+        "scontrol-node/sckyzo-26.05.2-show-nodes-o-one-line-20-nodes-idle-mixed-dynamic-norm.txt"))
+    na1 = data["nodes"][0]
+    assert len(data["nodes"]) == 20 and na1["name"] == "na1"
+    assert na1["fields"]["OS"].startswith("Linux 6.18.33.2-microsoft-standard-WSL2 #1 SMP")
+    assert na1["fields"]["OS"].endswith("UTC 2026") and na1["real_memory_mb"] == 15867
+    assert (na1["base_state"], na1["state_flags"]) == ("MIXED", ["DYNAMIC_NORM"])
+    fs = found(judge_scontrol_node("n1", data, build({})))
+    assert not [f for f in fs if f.severity in ("critical", "warning")]
+    # a stray word that follows no free-text key is still not a record
+    with pytest.raises(ParseError):
+        registry.parse("scontrol-node", "NodeName=n1 State=IDLE stray\n")

@@ -109,12 +109,13 @@ def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, li
 _AVAIL = {"up", "down", "drain", "inact", "inactive"}
 
 
-def _fields(line: str) -> list[str]:
-    """The fields of a headerless row: split at ``|`` or ``,`` outside ``[...]`` (``node[1-3,5],idle`` is
-    two fields), else at whitespace; one linear pass."""
+def _field_splits(line: str) -> list[list[str]]:
+    """The ways a headerless row may be split, in order: at ``|``, at ``,`` (both outside ``[...]``:
+    ``node[1-3,5],idle`` is two fields), at whitespace (``-O`` columns, whose GRES may hold commas)."""
+    out_splits: list[list[str]] = []
     for sep in ("|", ","):
         out, depth, start = [], 0, 0
-        for i, ch in enumerate(line):
+        for i, ch in enumerate(line):  # one linear pass
             if ch == "[":
                 depth += 1
             elif ch == "]":
@@ -123,21 +124,26 @@ def _fields(line: str) -> list[str]:
                 out.append(line[start:i].strip())
                 start = i + 1
         if out:
-            return [*out, line[start:].strip()]
-    return line.split()
+            out_splits.append([*out, line[start:].strip()])
+    return [*out_splits, line.split()]
 
 
 def _headerless_row(line: str, tool: str, lineno: int) -> dict[str, Any] | None:
     """A row of ``sinfo -h`` (``--noheader``), as monitoring scripts and exporters run it: the default
     six columns, or a node-first custom format (``-o '%n,%T'``, ``-N -O NodeList,...,StateLong``) whose
     state is the last field naming a Slurm node state. None when the line is neither."""
-    vals = _fields(line)
+    return next((r for vals in _field_splits(line) if (r := _headerless_fields(vals, tool, lineno)) is not None),
+                None)
+
+
+def _headerless_fields(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
     if len(vals) == 6 and vals[1].lower() in _AVAIL and vals[3].isdigit():
         part, state, nodelist = vals[0], vals[4], vals[5]
         avail, limit = vals[1], vals[2]
     else:
         states = [i for i, v in enumerate(vals) if i and len(v) < 40 and _split_state(v)[0].lower() in _BASE_STATES]
-        if len(vals) < 2 or not states or not re.search(r"[A-Za-z]", vals[0]) or "/" in vals[0]:
+        if len(vals) < 2 or not states or not re.search(r"[A-Za-z]", vals[0]) or "/" in vals[0] \
+                or len(vals[0].split()) != 1:
             return None
         part, state, nodelist, avail, limit = "", vals[states[-1]], vals[0], "up", None
     try:
@@ -264,7 +270,8 @@ def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool =
 
 @parser("scontrol-node")
 def parse_scontrol_node(text: str) -> dict[str, Any]:
-    """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated)."""
+    """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated), also ``-o`` (one
+    line per node, where the OS and Reason text runs on, spaces and all, until the next ``Key=``)."""
     tool = "scontrol-node"
     records: list[tuple[dict[str, str], int]] = []
     fields: dict[str, str] | None = None
@@ -287,11 +294,15 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
         if key in _REST_OF_LINE and "=" in line:
             fields[key] = line.split("=", 1)[1].strip()
             continue
+        prev = ""
         for tok in line.split():
             if "=" not in tok:
+                if prev in _REST_OF_LINE:  # 'scontrol show nodes -o': OS/Reason text with spaces on one line
+                    fields[prev] += " " + tok
+                    continue
                 raise ParseError(tool, f"expected Key=Value, got {tok[:40]!r}", lineno)
-            k, v = tok.split("=", 1)
-            fields[k] = v
+            prev, v = tok.split("=", 1)
+            fields[prev] = v
     if fields is not None:
         records.append((fields, lineno))
     # a grep'd excerpt ('| grep NodeName\\|Extra') has no State= at all: its nodes are kept unjudged;
