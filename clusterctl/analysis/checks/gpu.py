@@ -111,8 +111,8 @@ def _has_health(g: Mapping[str, Any]) -> bool:
     if any(v is not None for part in ("volatile", "aggregate") for v in (ecc.get(part) or {}).values()):
         return True
     pcie = g.get("pcie") or {}
-    if pcie.get("width_current") is not None and pcie.get("width_max") is not None:
-        return True
+    if any(pcie.get(f"{k}_current") is not None and pcie.get(f"{k}_max") is not None for k in ("width", "gen")):
+        return True  # a PCIe link read as current and maximum (_pcie judges width, and gen under load)
     return any(g.get(k) is not None for k in _HEALTH_KEYS[1:])
 
 
@@ -369,6 +369,12 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
+    elif gpus and not data.get("lost_gpus") and not any(map(_has_health, gpus)):
+        # an excerpt states no count, so gpus_per_node would not help either: every field it holds is an
+        # identity or reads N/A (a vGPU guest, a cut before the readings), nothing a check judges
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi -q/--query-gpu excerpt of {len(gpus)} GPU(s) without "
+                                    "a reading or health field (every one N/A or cut)"))
     per_gpu = res.findings
     for g in gpus:
         per_gpu += _ecc(host, g)
@@ -412,6 +418,9 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
                                         f"{host}/gpu{m.get('gpu')}",
                                         f"{n} uncorrectable ECC error(s) since the last reset in MIG instance "
                                         f"GI {m.get('gi')} CI {m.get('ci')} (MIG dev {m.get('mig_dev')})"))
+    if data.get("cut_before_rows"):
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi: the capture holds the banner but no GPU row"))
     if data.get("no_devices") and not exp.get("gpus_per_node"):
         res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.none_expected"),
                                     host, "nvidia-smi: no devices found (none expected)"))

@@ -25,7 +25,8 @@ Error``, often nvidia-smi's only output when a GPU fell off the bus) is listed i
 The ``MIG devices:`` box gives ``mig_devices`` (``{"gpu", "gi", "ci", "mig_dev", "memory_used_mib",
 "memory_total_mib", "sm", "ecc_uncorrected_volatile"}`` per instance); pasted alone (no GPU rows) it is
 an ``excerpt``. ``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
-is wrong); the driver-not-loaded message raises :class:`ParseError` quoting it. Bus ids are
+is wrong); the driver-not-loaded message raises :class:`ParseError` quoting it. A banner cut before the first
+GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True``. Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
 """
 
@@ -168,7 +169,10 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     if not seen_table and not out["gpus"]:
         raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
     if not out["gpus"]:
-        raise ParseError(TOOL, "banner but no GPU rows (truncated?)", last or None)
+        # the paste was cut after the banner/header (nvidia-smi with no GPU prints 'No devices were found'):
+        # an excerpt that states no GPU count and holds nothing to judge
+        out["excerpt"] = out["cut_before_rows"] = True
+        return out
     if pending is not None and "fan_pct" not in pending:
         raise ParseError(TOOL, f"GPU {pending['index']} row without its second line (truncated)", pending["line"])
     bad = set(out["inforom_corrupted"])

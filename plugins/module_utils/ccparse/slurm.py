@@ -12,6 +12,9 @@
 Other layouts are read by their header line (any that names ``STATE`` and ``NODELIST`` or
 ``HOSTNAMES``): node-oriented ``sinfo -N``/``-lNe`` (one node a row, ``REASON`` last, the time line
 of ``-l`` above it) and ``sinfo -o '%all'`` (``|``-separated); their rows carry ``reason`` too.
+Without any header (``sinfo -h``, as scripts and exporters run it) rows are read by content: the six
+default columns, or a node-first custom format (``-o '%n,%T'``, ``-N -O NodeList,...,StateLong``) whose
+state is its last field naming a node state; a listing that names no node (``-o '%D,%T'``) is not read.
 
 State suffixes (sinfo(1) "NODE STATE CODES"): ``*`` not responding, ``~`` powered off,
 ``#`` powering up, ``!``/``%`` powering down, ``$`` maintenance reservation, ``@`` pending
@@ -103,12 +106,61 @@ def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, li
             "reason": None if reason in ("", "none", "(null)") else reason}
 
 
+_AVAIL = {"up", "down", "drain", "inact", "inactive"}
+
+
+def _field_splits(line: str) -> list[list[str]]:
+    """The ways a headerless row may be split, in order: at ``|``, at ``,`` (both outside ``[...]``:
+    ``node[1-3,5],idle`` is two fields), at whitespace (``-O`` columns, whose GRES may hold commas)."""
+    out_splits: list[list[str]] = []
+    for sep in ("|", ","):
+        out, depth, start = [], 0, 0
+        for i, ch in enumerate(line):  # one linear pass
+            if ch == "[":
+                depth += 1
+            elif ch == "]":
+                depth = max(depth - 1, 0)
+            elif ch == sep and not depth:
+                out.append(line[start:i].strip())
+                start = i + 1
+        if out:
+            out_splits.append([*out, line[start:].strip()])
+    return [*out_splits, line.split()]
+
+
+def _headerless_row(line: str, tool: str, lineno: int) -> dict[str, Any] | None:
+    """A row of ``sinfo -h`` (``--noheader``), as monitoring scripts and exporters run it: the default
+    six columns, or a node-first custom format (``-o '%n,%T'``, ``-N -O NodeList,...,StateLong``) whose
+    state is the last field naming a Slurm node state. None when the line is neither."""
+    return next((r for vals in _field_splits(line) if (r := _headerless_fields(vals, tool, lineno)) is not None),
+                None)
+
+
+def _headerless_fields(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
+    if len(vals) == 6 and vals[1].lower() in _AVAIL and vals[3].isdigit():
+        part, state, nodelist = vals[0], vals[4], vals[5]
+        avail, limit = vals[1], vals[2]
+    else:
+        states = [i for i, v in enumerate(vals) if i and len(v) < 40 and _split_state(v)[0].lower() in _BASE_STATES]
+        if len(vals) < 2 or not states or not re.search(r"[A-Za-z]", vals[0]) or "/" in vals[0] \
+                or len(vals[0].split()) != 1:
+            return None
+        part, state, nodelist, avail, limit = "", vals[states[-1]], vals[0], "up", None
+    try:
+        base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
+    except ParseError:
+        return None
+    return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail, "timelimit": limit,
+            "nodes": len(hosts), "state": state, "base_state": base, "flags": flags, "nodelist": nodelist,
+            "hosts": hosts, "line": lineno}
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
     tool = "sinfo"
     rows: list[dict[str, Any]] = []
-    header = False
+    header = headerless = False
     cols: list[str] | None = None
     generic: tuple[str | None, list[str]] | None = None
     lineno = 0
@@ -135,8 +187,14 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         if capture.is_command(line, ("sinfo",)):
             continue  # the shell prompt and command of a pasted session
         if not header:
-            raise ParseError(tool, f"expected the header {' '.join(_SINFO_HEADER)!r}, got {line[:60]!r}",
-                             lineno)
+            # 'sinfo -h' prints no header: each row must then be readable by content
+            row_h = _headerless_row(line, tool, lineno) if headerless or not rows else None
+            if row_h is None:
+                raise ParseError(tool, f"expected the header {' '.join(_SINFO_HEADER)!r}, got {line[:60]!r}",
+                                 lineno)
+            headerless = True
+            rows.append(row_h)
+            continue
         if cols is None:
             continue  # rows of a summary (sinfo -s) table: no per-state rows to judge
         if len(tok) == 5 and tok[cols.index("NODES")] == "0":
@@ -153,7 +211,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
                      "timelimit": limit, "nodes": count, "state": state, "base_state": base,
                      "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno})
-    if not header:
+    if not header and not headerless:
         raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
     if not rows:
         raise ParseError(tool, "header but no partition rows (truncated?)", lineno)
@@ -212,7 +270,8 @@ def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool =
 
 @parser("scontrol-node")
 def parse_scontrol_node(text: str) -> dict[str, Any]:
-    """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated)."""
+    """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated), also ``-o`` (one
+    line per node, where the OS and Reason text runs on, spaces and all, until the next ``Key=``)."""
     tool = "scontrol-node"
     records: list[tuple[dict[str, str], int]] = []
     fields: dict[str, str] | None = None
@@ -235,11 +294,15 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
         if key in _REST_OF_LINE and "=" in line:
             fields[key] = line.split("=", 1)[1].strip()
             continue
+        prev = ""
         for tok in line.split():
             if "=" not in tok:
+                if prev in _REST_OF_LINE:  # 'scontrol show nodes -o': OS/Reason text with spaces on one line
+                    fields[prev] += " " + tok
+                    continue
                 raise ParseError(tool, f"expected Key=Value, got {tok[:40]!r}", lineno)
-            k, v = tok.split("=", 1)
-            fields[k] = v
+            prev, v = tok.split("=", 1)
+            fields[prev] = v
     if fields is not None:
         records.append((fields, lineno))
     # a grep'd excerpt ('| grep NodeName\\|Extra') has no State= at all: its nodes are kept unjudged;
