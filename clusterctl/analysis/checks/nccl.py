@@ -182,13 +182,18 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
                                     f"{str(failure.get('text'))[:240]}"))
         if data.get("nccl"):
             res.findings += transport_findings(host, data["nccl"], exp, _multi_node(data))
+            res.findings += warning_findings(host, data["nccl"])
         return res
     if not data.get("rows") and not data.get("largest"):
-        # the capture ends after the column header: nothing measured (severity.yml coverage.nothing_judgeable)
+        # the capture ends after the column header, or before it (the parameter line and rank list
+        # only): nothing measured (severity.yml coverage.nothing_judgeable)
+        cut = (data.get("cut") or [""])[-1]
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
-                                    f"{NOTHING}nccl-tests {coll}: the capture holds the header but no result row"))
+                                    f"{NOTHING}nccl-tests {coll}: the capture holds no result row"
+                                    + (f" ({cut})" if cut else "")))
         if data.get("nccl"):
             res.findings += transport_findings(host, data["nccl"], exp, _multi_node(data))
+            res.findings += warning_findings(host, data["nccl"])
         return res
     largest = data.get("largest") or {}
     size = largest.get("size_bytes")
@@ -203,6 +208,8 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
     multi = _multi_node(data)
     if data.get("nccl"):
         res.findings += transport_findings(host, data["nccl"], exp, multi)
+        # NCCL WARN lines between the rows (NCCL_DEBUG=WARN/INFO) are judged as in an NCCL log
+        res.findings += warning_findings(host, data["nccl"])
     if n is not None and int(n) <= 1:
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
                                     f"nccl-tests {coll} ran on a single rank: bus bandwidth is 0 by definition "
@@ -298,11 +305,20 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
                                     f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
                                     "no bus bandwidth to judge"))
-    fatal = [w for w in data.get("warnings") or [] if _FATAL.search(w[:2000])]
-    for w in fatal[:5]:
-        res.findings.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
-                                    f"NCCL fatal transport error: {w[:200]}"
-                                    + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
-    for w in [w for w in data.get("warnings") or [] if w not in fatal][:5]:
-        res.findings.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
+    res.findings += warning_findings(host, data)
     return res
+
+
+def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
+    """The NCCL WARN lines of an NCCL log summary (``ccparse.nccl_log.summarize``), wherever they were
+    read: a fatal transport error is ``nccl_transport.fatal``, any other WARN ``nccl_warn.warning``."""
+    out: list[Finding] = []
+    warnings = nccl.get("warnings") or []
+    fatal = [w for w in warnings if _FATAL.search(w[:2000])]
+    for w in fatal[:5]:
+        out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
+                           f"NCCL fatal transport error: {w[:200]}"
+                           + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
+    for w in [w for w in warnings if w not in fatal][:5]:
+        out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
+    return out

@@ -122,6 +122,12 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"perftest on {dev} (Link type {data.get('link_type')}) exchanged an all-zero "
                                         "GID and measured nothing: the GID index it used holds no address, RoCE "
                                         "cannot connect (show_gids; a routable RoCE v2 GID and its -x index)"))
+        elif data.get("results"):
+            # rows pasted without their '#bytes' header: their unit is not known, nothing to judge
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}perftest result rows without their '#bytes' header: the "
+                                        "bandwidth unit (MB/sec by default, Gb/sec with --report_gbits) is not "
+                                        "in the capture"))
         elif not data.get("results"):
             # the banner (and maybe the address exchange) but no result row: a paste cut before the
             # measurement, or a run that had not finished (severity.yml coverage.nothing_judgeable)

@@ -25,6 +25,10 @@ client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to ini
 connection``, ``Failed to exchange data between server and clients``). Such a log, with or without its
 banner, parses (no result rows); a log with neither a banner, a table nor such a message raises.
 
+Result rows pasted without their ``#bytes`` header are read by perftest's five BW columns (sizes and
+iterations); their unit (MB/sec, or Gb/sec with ``--report_gbits``) is only in the header, so their
+bandwidths are None and ``truncated`` records the cut.
+
 ``results`` has one row per message size (the first report seen; ``reports`` counts how many
 sides printed it). The headline ``bw_avg_gbps`` is the average at the largest message size.
 """
@@ -89,6 +93,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
               "Connection type": "connection_type", "Number of qps": "num_qps", "Mtu": "mtu_bytes"}
     truncated = False
     seen = False
+    inferred = False  # cols read off a row pasted without its header: the unit is not known
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         line = raw.strip()
         if not line or set(line) <= {"-", "*"}:
@@ -100,12 +105,21 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             new_cols = [_col_key(c) for c in _COLS.findall(line)]
             if [c[0] for c in new_cols[:1]] != ["bytes"] or not any(c[0] == "bw_avg" for c in new_cols):
                 raise ParseError(TOOL, f"unrecognised result header {line[:80]!r}", lineno)
+            if inferred:
+                cols, inferred = None, False
+                by_size.clear()  # rows before the header were not known to be this table's
             if cols is not None and new_cols != cols:
                 raise ParseError(TOOL, "result header changes columns mid-log", lineno)
             cols = new_cols
             out["unit"] = next(u for k, u in cols if k == "bw_avg")
             continue
         tokens = [t.strip("*") for t in line.split()[:32]]  # Markdown bold pasted around a number
+        if cols is None and len(tokens) == 5 and all(_NUM.match(t) for t in tokens) and tokens[0].isdigit():
+            # result rows pasted without their '#bytes' header: perftest's five BW columns, whose unit
+            # (MB/sec by default, Gb/sec with --report_gbits) only the header says: bandwidth not read
+            cols = [("bytes", None), ("iterations", None), ("bw_peak", None), ("bw_avg", None),
+                    ("msg_rate_mpps", None)]
+            seen = inferred = truncated = True
         if tokens and all(_NUM.match(t) for t in tokens) and cols is not None and len(tokens) > 1:
             if len(tokens) != len(cols):
                 truncated = True  # a row cut short (the paste ends inside it)
@@ -114,7 +128,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
             for (key, unit), tok in zip(cols, tokens):
                 val = need_float(tok, TOOL, lineno, key)
                 if key in ("bw_peak", "bw_avg"):
-                    row[f"{key}_gbps"] = _to_gbps(val, unit, lineno)
+                    row[f"{key}_gbps"] = _to_gbps(val, unit, lineno) if unit or not inferred else None
                 elif key in ("bytes", "iterations", "sl"):
                     row[key] = need_int(tok if "." not in tok else val, TOOL, lineno, key)
                 else:
@@ -163,7 +177,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
         out["truncated"] = True
         return out
     results = [by_size[s] for s in sorted(by_size)]
-    if all(r.get("bw_peak_gbps", 0.0) == 0.0 for r in results):
+    if not inferred and all(r.get("bw_peak_gbps", 0.0) == 0.0 for r in results):
         out["mode"] = "duration"
     for r in results:
         if out["mode"] == "duration" or "bw_peak_gbps" not in r:

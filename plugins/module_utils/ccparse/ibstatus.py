@@ -35,7 +35,7 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
     """Parse ``ibstatus`` output into the shared port shape.
 
     A block cut short keeps what it shows (``truncated``; a port without its state line is
-    dropped); lines that are not ``key: value`` are skipped. ParseError when no
+    dropped, its device stays listed without ports); lines that are not ``key: value`` are skipped. ParseError when no
     ``Infiniband device '<name>' port N status:`` block is found.
     """
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -86,4 +86,6 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
         dev["ports"] = kept
     if not devices:
         raise ParseError(TOOL, "no \"Infiniband device '<name>' port N status:\" block", lineno or None)
-    return {"devices": [d for d in devices.values() if d["ports"]], "errors": [], "truncated": truncated}
+    # a device whose every port block was cut before its state line stays listed with no port: the
+    # ports check then says nothing judgeable was read (as for ibstat/ibv_devinfo cut before the ports)
+    return {"devices": list(devices.values()), "errors": [], "truncated": truncated}

@@ -27,7 +27,8 @@ failure``, ``Test failure``, ``NCCL WARN Cuda failure``) or a launcher failure i
 table (``There are not enough slots available``, ``mpirun noticed that process rank ...``) gives
 ``failure: {"line": 11, "text": ...}`` (the first such line) with whatever rows came before; the
 check reports it as critical. Input without a result header raises :class:`ParseError`; a header with
-no row after it (a paste cut there) parses with ``rows: []`` and the cut recorded. What an
+no row after it (a paste cut there), or nccl-tests' parameter line (``# nThread ... minBytes ...``) and
+``#  Rank`` list with no header after them, parses with ``rows: []`` and the cut recorded. What an
 operator's paste leaves out is recorded in ``cut`` (a list of sentences, empty for a whole run) and
 the rows there are judged: a table cut before nccl-tests' trailer (``# Avg bus bandwidth``), rows
 pasted without their header line (the layout is inferred from the row: 13 fields current, 12 old
@@ -284,14 +285,16 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
         if out["rows"]:
             _summary(out, TOOL, last or None)
         return out
-    if cols is None:
+    if cols is None and (out["min_bytes"] is None or not out["devices"] or out["rows"]):
         first = next((s.strip() for s in text.splitlines() if s.strip() and not s.startswith("# source")), "")
         raise ParseError(TOOL, f"no nccl-tests result header ('#  size  count  type ...'); starts {first[:60]!r}",
                          last or None)
     if not out["rows"]:
         # the header and no row, no failure line: a paste cut after the header (or a run that had not
         # printed a row yet): read, but nothing measured to judge
-        out["cut"].append(f"the capture ends at line {last} after the column header: no result row")
+        # (or the parameter line and the rank list with no column header: a paste cut before the table)
+        where = "after the column header" if cols is not None else "before the column header"
+        out["cut"].append(f"the capture ends at line {last} {where}: no result row")
         out["n_ranks"] = len(out["devices"]) or None
         out["hosts"] = sorted({d["host"] for d in out["devices"]})
         if nccl_lines:
