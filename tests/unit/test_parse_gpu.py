@@ -196,8 +196,8 @@ def test_table_h100_and_inforom_warning() -> None:
     v = parse("nvidia-smi", "nvidia-smi/v100x8-table-inforom-corrupted.txt")
     assert v["inforom_corrupted"] == ["00000008:00:00.0"]
     assert [g["index"] for g in v["gpus"] if g["inforom_corrupted"]] == [7]
-    with pytest.raises(ParseError):
-        registry.parse("nvidia-smi", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    gone = registry.parse("nvidia-smi", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    assert gone["driver_unreachable"].startswith("NVIDIA-SMI has failed") and gone["gpus"] == [] and gone["excerpt"]
     assert registry.parse("nvidia-smi", "No devices were found\n")["no_devices"] is True
 
 

@@ -25,8 +25,9 @@ Error``, often nvidia-smi's only output when a GPU fell off the bus) is listed i
 The ``MIG devices:`` box gives ``mig_devices`` (``{"gpu", "gi", "ci", "mig_dev", "memory_used_mib",
 "memory_total_mib", "sm", "ecc_uncorrected_volatile"}`` per instance); pasted alone (no GPU rows) it is
 an ``excerpt``. ``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
-is wrong); the driver-not-loaded message raises :class:`ParseError` quoting it. A banner cut before the first
-GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True``. Bus ids are
+is wrong); the driver-not-loaded message (``couldn't communicate with the NVIDIA driver``, ``Failed to
+initialize NVML``) gives ``driver_unreachable`` (the message) and ``excerpt`` (no count stated). A banner cut
+before the first GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True``. Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
 """
 
@@ -101,7 +102,11 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         last = lineno
         if any(f in s for f in _FATAL):
-            raise ParseError(TOOL, f"nvidia-smi failed: {s[:160]!r}", lineno)
+            # nvidia-smi's only output when NVML cannot reach the driver (not loaded, or a library/kernel module
+            # version mismatch after an upgrade): no GPU of the node is usable; the count is not stated
+            out["driver_unreachable"] = s[:200]
+            out["excerpt"] = True
+            return out
         if "No devices were found" in s:
             out["no_devices"] = True
             continue
