@@ -242,6 +242,11 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.small_messages"), host,
                                     f"nccl-tests {coll}: {where}: the largest message is below "
                                     f"{FLOOR_MIN_BYTES >> 20} MiB, latency-bound: busbw not judged against a floor"))
+        if data.get("validation") == 0 or wrong is None:
+            # no result was checked either (validation: 0, or every #wrong N/A): nothing in the run is judged
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}nccl-tests {coll}: latency-bound messages only ({where}) and "
+                                        "no result validated (#wrong N/A or validation: 0)"))
         return res
     transport = (data.get("nccl") or {}).get("transport")
     if floor is None and transport == "Socket" and size and int(size) >= SOCKET_MIN_BYTES \
