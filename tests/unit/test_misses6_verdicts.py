@@ -13,7 +13,7 @@ from ccparse.common import ParseError
 
 from clusterctl.analysis import checks
 from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CheckResult, Finding
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding
 
 ROUND2 = Path(__file__).resolve().parents[1] / "corpus" / "round2"
 
@@ -54,3 +54,49 @@ def test_sinfo_default_rows_without_header_and_garbage_still_fails() -> None:
         registry.parse("sinfo", "3 down* n[1-2]\n")  # NODES does not match the list
     with pytest.raises(ParseError):
         registry.parse("sinfo", "hello world\n")
+
+
+def nccl_log(rel: str) -> tuple[dict, list[Finding]]:
+    from clusterctl.analysis.checks.nccl import judge_nccl_log
+
+    checks.load_all()
+    data = registry.parse("nccl-log", capture(rel))
+    return data, findings(judge_nccl_log("n1", data, build({})))
+
+
+def test_pytorch_watchdog_lines_behind_a_pid_prefix_are_read_and_cannot_judge() -> None:
+    # '[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective
+    # operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, ... Timeout(ms)=600000)', ranks 0 and 4;
+    # then two 'Exception (either an error or timeout) detected by watchdog' lines of ranks 0 and 3
+    data, fs = nccl_log("nccl-log/llamafactory7396-pid-prefixed-rank-watchdog-allreduce-timeout-4-lines.txt")
+    assert [(t["rank"], t["op"], t["seq"], t["timeout_ms"]) for t in data["pg_timeouts"]] == [
+        (0, "ALLREDUCE", 1580, 600000), (4, "ALLREDUCE", 1580, 600000)]
+    assert [e["rank"] for e in data["pg_errors"]] == [0, 4, 0, 3]
+    assert not data["warnings"]
+    (f,) = fs
+    assert f.severity == "info" and f.message.startswith(NOTHING) and "ALLREDUCE SeqNum 1580" in f.message
+
+
+def test_pytorch_watchdog_lines_with_rank_prefix_and_frames_cannot_judge() -> None:
+    # '[rank5]:[E901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 5] Some NCCL operations have failed or
+    # timed out ...', then the watchdog's 'WorkNCCL(SeqNum=460631, OpType=ALLREDUCE, NumelIn=1' and C++ frames
+    data, fs = nccl_log("nccl-log/deepspeed7533-rank-prefixed-watchdog-allreduce-numel1-timeout-with-frames.txt")
+    assert [(t["rank"], t["op"], t["seq"]) for t in data["pg_timeouts"]] == [(5, "ALLREDUCE", 460631)]
+    assert len(data["pg_errors"]) == 3 and data["lines"] == 3
+    assert [f.severity for f in fs] == ["info"] and fs[0].message.startswith(NOTHING)
+
+
+def test_watchdog_beside_a_fatal_nccl_error_is_judged_by_the_error() -> None:
+    text = ("[rank1]:[E0901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 1] Some NCCL operations have failed"
+            " or timed out.\n"
+            "n1:12:34 [1] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1234> with status=12 opcode=0\n")
+    data = registry.parse("nccl-log", text)
+    fs = findings(judge_nccl_log_for(data))
+    assert any(f.severity == "critical" for f in fs)
+
+
+def judge_nccl_log_for(data: dict) -> CheckResult | Iterable[Finding]:
+    from clusterctl.analysis.checks.nccl import judge_nccl_log
+
+    checks.load_all()
+    return judge_nccl_log("n1", data, build({}))

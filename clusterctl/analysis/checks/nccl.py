@@ -305,4 +305,13 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
                                     + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
     for w in [w for w in data.get("warnings") or [] if w not in fatal][:5]:
         res.findings.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
+    timeouts = data.get("pg_timeouts") or []
+    if timeouts or data.get("pg_errors"):
+        # PyTorch's watchdog alone: the job is dead, no host or device is named (severity.yml nccl_watchdog.timeout)
+        ops = sorted({f"{t.get('op')} SeqNum {t.get('seq')}" for t in timeouts})
+        ranks = sorted({int(e["rank"]) for e in [*timeouts, *(data.get("pg_errors") or [])]})
+        what = (f"{', '.join(ops)} timed out" if ops else "NCCL operations failed or timed out")
+        res.findings.append(Finding(host, "nccl_watchdog", rule_sev("nccl_watchdog.timeout"), host,
+                                    f"{NOTHING}PyTorch ProcessGroupNCCL watchdog (rank {', '.join(map(str, ranks))}): "
+                                    f"{what}; no NCCL WARN or transport error names a host or device"))
     return res
