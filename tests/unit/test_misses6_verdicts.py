@@ -100,3 +100,29 @@ def judge_nccl_log_for(data: dict) -> CheckResult | Iterable[Finding]:
 
     checks.load_all()
     return judge_nccl_log("n1", data, build({}))
+
+
+def test_nic_link_up_again_and_again_without_a_down_is_a_reopened_port() -> None:
+    # 'Mar 27 15:37:34 cc1 kernel: mlx5_core 0000:01:00.1 eth1: Link up' at 15:37:34, :39, :43 and 15:38:19,
+    # no 'Link down' line; 8021q re-adds VLAN 0 each time
+    from clusterctl.analysis.checks.kernel_log import judge_kernel_log
+
+    checks.load_all()
+    data = registry.parse(
+        "kernel-log", capture("kernel-log/cubecos733-journalctl-f-grep-eth-mlx5-eth1-link-up-reopened-repeatedly.txt"))
+    eth1 = data["link_flaps"]["eth1"]
+    assert (eth1["ups"], eth1["downs"], eth1["first"], eth1["last"]) == (4, 0, "Mar 27 15:37:34", "Mar 27 15:38:19")
+    (f,) = findings(judge_kernel_log("n1", data, build({})))
+    assert f.severity == "warning" and f.subject == "n1/eth1" and "4 times" in f.message
+
+
+def test_virtual_links_becoming_ready_are_no_reopened_port() -> None:
+    # a container's eth0 created again and again: IPv6 ADDRCONF's 'link becomes ready', no PCI function named
+    from clusterctl.analysis.checks.kernel_log import judge_kernel_log
+
+    checks.load_all()
+    text = "".join(f"2025-01-17T17:10:4{i}+0000 h1 kernel: IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready\n"
+                   for i in range(5))
+    data = registry.parse("kernel-log", text)
+    assert data["link_flaps"]["eth0"]["ups"] == 5
+    assert not findings(judge_kernel_log("n1", data, build({})))
