@@ -126,3 +126,17 @@ def test_virtual_links_becoming_ready_are_no_reopened_port() -> None:
     data = registry.parse("kernel-log", text)
     assert data["link_flaps"]["eth0"]["ups"] == 5
     assert not findings(judge_kernel_log("n1", data, build({})))
+
+
+def test_dcgmi_table_cut_after_its_header_is_read_and_cannot_judge() -> None:
+    # 'dcgmi diag -i 0 -r 2', 'Successfully ran diagnostic for group.', then the '| Diagnostic | Result |'
+    # header and its '+===+' rule only
+    from clusterctl.analysis.checks.gpu import judge_dcgmi_diag
+
+    checks.load_all()
+    data = registry.parse("dcgmi-diag",
+                          capture("dcgmi-diag/gpuoperator670-exporter-pod-prompt-r2-i0-cut-after-table-header.txt"))
+    assert data["results"] == [] and data["tests"] == [] and data["cut"]
+    (f,) = findings(judge_dcgmi_diag("n1", data, build({})))
+    assert f.severity == "info" and f.message.startswith(NOTHING)
+    assert registry.parse("dcgmi-diag", "| Diagnostic | Result |\n")["results"] == []

@@ -599,6 +599,12 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
 @check("dcgmi-diag")
 def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
+    if not data.get("results") and not data.get("tests"):
+        # a table cut after its header: 'Successfully ran diagnostic' only says it executed (severity.yml
+        # coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}dcgmi diag: the result table holds no test row"))
+        return res
     for r in data.get("results") or []:
         st = r.get("status")
         if st not in ("Fail", "Warn"):
