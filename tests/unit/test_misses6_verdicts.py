@@ -140,3 +140,17 @@ def test_dcgmi_table_cut_after_its_header_is_read_and_cannot_judge() -> None:
     (f,) = findings(judge_dcgmi_diag("n1", data, build({})))
     assert f.severity == "info" and f.message.startswith(NOTHING)
     assert registry.parse("dcgmi-diag", "| Diagnostic | Result |\n")["results"] == []
+
+
+def test_lspci_excerpt_inside_a_device_section_behind_a_logger_prefix_is_read_and_cannot_judge() -> None:
+    # '12:16:06 DEBUG| [stdout] \t\t\t[SN] Serial number: ACYAQ04F' ... 'Read/write fields:', 'End',
+    # '\tCapabilities: [100 v2] Advanced Error Reporting': 23 lines, no device header, no LnkCap/LnkSta
+    from clusterctl.analysis.checks.gpu import judge_lspci
+
+    checks.load_all()
+    data = registry.parse("lspci", capture("lspci/avocado1281-powervm-debug-stdout-prefixed-vpd-and-aer-cut.txt"))
+    assert data["devices"] == [] and "22 of 23 lines" in data["cut"][0]
+    (f,) = findings(judge_lspci("n1", data, build({})))
+    assert f.severity == "info" and f.message.startswith(NOTHING)
+    with pytest.raises(ParseError):
+        registry.parse("lspci", "Filesystem Size Used\n/dev/sda1 10G 5G\n")

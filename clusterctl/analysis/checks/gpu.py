@@ -563,6 +563,12 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
     quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
     down-clock)."""
     res = CheckResult()
+    if not data.get("devices"):
+        # an excerpt inside one device's section (VPD, capabilities): no device and no link state read
+        # (severity.yml coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}lspci -vv: no device header and no LnkCap/LnkSta in the excerpt"))
+        return res
     lost: dict[str, list[str]] = {}
     for d in data.get("devices") or []:
         if d.get("config_all_ones"):  # one finding per device, its functions listed
