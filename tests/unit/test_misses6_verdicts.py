@@ -154,3 +154,27 @@ def test_lspci_excerpt_inside_a_device_section_behind_a_logger_prefix_is_read_an
     assert f.severity == "info" and f.message.startswith(NOTHING)
     with pytest.raises(ParseError):
         registry.parse("lspci", "Filesystem Size Used\n/dev/sda1 10G 5G\n")
+
+
+def test_xml_report_cut_inside_the_identity_fields_is_read_and_cannot_judge() -> None:
+    # 'nvidia-smi -q -x' echoed, then the v10 report of driver 430.64, attached_gpus 1, GPU 00000000:29:00.0
+    # 'GeForce GTX 1660 Ti' (persistence Enabled) up to '<minor_number>0</minor_number>': no closing tags
+    from clusterctl.analysis.checks.gpu import judge_nvidia_smi_q_xml
+
+    checks.load_all()
+    data = registry.parse(
+        "nvidia-smi-q-xml", capture("nvidia-smi-q-xml/cpux115-430.64-gtx1660ti-xml-command-echoed-cut-in-identity.txt"))
+    assert (data["driver_version"], data["attached_gpus"]) == ("430.64", 1) and data["cut"]
+    (g,) = data["gpus"]
+    assert (g["bus_id"], g["name"], g["minor_number"]) == ("00000000:29:00.0", "GeForce GTX 1660 Ti", 0)
+    (f,) = findings(judge_nvidia_smi_q_xml("n1", data, build({})))
+    assert f.severity == "info" and f.message.startswith(NOTHING)
+
+
+def test_xml_cut_inside_a_leaf_is_read_to_the_last_whole_element_and_bad_nesting_still_fails() -> None:
+    head = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<driver_version>550.54</driver_version>\n"
+    data = registry.parse("nvidia-smi-q-xml", head + "<attached_gpus>1</attached_gpus>\n<gpu id=\"00000000:01:00.0\">\n"
+                          "<product_name>NVIDIA A100</product_name>\n<vbios_version>92.00.")
+    assert [g["name"] for g in data["gpus"]] == ["NVIDIA A100"] and data["cut"]
+    with pytest.raises(ParseError):
+        registry.parse("nvidia-smi-q-xml", head + "<gpu><a></b>")
