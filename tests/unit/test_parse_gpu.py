@@ -290,8 +290,8 @@ def test_dcgmi_text_dcgm3_all_and_dcgm4_per_gpu() -> None:
     assert {r["status"] for r in t4["results"]} == {"Pass"} and len(t4["results"]) == 7 * 4
 
 
-@pytest.mark.parametrize("bad", ["", "{\"DCGM GPU Diagnostic\": {\"test_categories\": [", "Error: unable to connect",
-                                 "| Diagnostic | Result |\n"])
+# a table cut after its header is read (no test row, "cut": cannot judge): tests/unit/test_misses6_verdicts.py
+@pytest.mark.parametrize("bad", ["", "{\"DCGM GPU Diagnostic\": {\"test_categories\": [", "Error: unable to connect"])
 def test_dcgmi_errors(bad: str) -> None:
     with pytest.raises(ParseError) as e:
         registry.parse("dcgmi-diag", bad)

@@ -369,6 +369,13 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
+        elif data.get("cut") and gpus and not any(map(_has_health, gpus)) and not data.get("lost_gpus") \
+                and not res.findings:
+            # a report cut inside the GPUs' identity fields: the count is right, but no GPU carries a reading
+            # or health field, nothing says they are healthy (severity.yml coverage.nothing_judgeable)
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}{len(gpus)} GPU(s) listed with their identity only: no reading "
+                                        "(temperature, power, ECC, PCIe link, ...) and no health field"))
     elif gpus and not data.get("lost_gpus") and not any(map(_has_health, gpus)):
         # an excerpt states no count, so gpus_per_node would not help either: every field it holds is an
         # identity or reads N/A (a vGPU guest, a cut before the readings), nothing a check judges
@@ -577,6 +584,12 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
     quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
     down-clock)."""
     res = CheckResult()
+    if not data.get("devices"):
+        # an excerpt inside one device's section (VPD, capabilities): no device and no link state read
+        # (severity.yml coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}lspci -vv: no device header and no LnkCap/LnkSta in the excerpt"))
+        return res
     lost: dict[str, list[str]] = {}
     for d in data.get("devices") or []:
         if d.get("config_all_ones"):  # one finding per device, its functions listed
@@ -613,6 +626,12 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
 @check("dcgmi-diag")
 def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
+    if not data.get("results") and not data.get("tests"):
+        # a table cut after its header: 'Successfully ran diagnostic' only says it executed (severity.yml
+        # coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}dcgmi diag: the result table holds no test row"))
+        return res
     for r in data.get("results") or []:
         st = r.get("status")
         if st not in ("Fail", "Warn"):

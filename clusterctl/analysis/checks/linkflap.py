@@ -17,6 +17,7 @@ Subject ``host/<interface>`` (``host/<mlx5_N>/<port>`` for RDMA port state chang
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,9 @@ from clusterctl.analysis.severity import sev as rule_sev
 
 DEFAULT_FLAP_WARNING = 1
 DEFAULT_FLAP_CRITICAL = 3
+#: link-ups beyond the downs (and the excerpt's first up) from which a port counts as re-opened repeatedly
+REOPEN_WARNING = 2
+_PCI = re.compile(r"\b[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\b")
 
 
 @check("syslog-linkflap")
@@ -38,10 +42,22 @@ def judge_link_flaps(host: str, data: Mapping[str, Any], expectations: Mapping[s
             continue
         flaps = int(rec.get("flaps") or 0)
 
+        # 'Link up' again and again without a 'Link down' between: the port is re-opened (ifdown/ifup, a driver
+        # reset); the first up of an excerpt may follow a down before it (severity.yml link_flap.reopened)
+        # counted from the NIC driver's own 'Link up' (its line names the PCI function): a virtual device's
+        # 'link becomes ready' (a container's veth/eth0 created, IPv6 ADDRCONF) is no re-open of a port
+        ups = sum(1 for e in rec.get("events") or () if e.get("event") == "up" and _PCI.search(str(e.get("text"))))
+        reopened = ups - int(rec.get("downs") or 0) - 1
         if flaps >= crit:
             sev = rule_sev("link_flap.many")
         elif flaps >= warn:
             sev = rule_sev("link_flap.repeated")
+        elif reopened >= REOPEN_WARNING:
+            res.findings.append(Finding(
+                host, "link_flap", rule_sev("link_flap.reopened"), f"{host}/{name}",
+                f"{name}: link up {ups} times between {rec.get('first')} and {rec.get('last')} with "
+                f"{rec.get('downs') or 0} link down logged: the interface is re-opened again and again"))
+            continue
         else:
             continue
         res.findings.append(Finding(

@@ -311,6 +311,15 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
                                     f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
                                     "no bus bandwidth to judge"))
     res.findings += warning_findings(host, data)
+    timeouts = data.get("pg_timeouts") or []
+    if timeouts or data.get("pg_errors"):
+        # PyTorch's watchdog alone: the job is dead, no host or device is named (severity.yml nccl_watchdog.timeout)
+        ops = sorted({f"{t.get('op')} SeqNum {t.get('seq')}" for t in timeouts})
+        ranks = sorted({int(e["rank"]) for e in [*timeouts, *(data.get("pg_errors") or [])]})
+        what = (f"{', '.join(ops)} timed out" if ops else "NCCL operations failed or timed out")
+        res.findings.append(Finding(host, "nccl_watchdog", rule_sev("nccl_watchdog.timeout"), host,
+                                    f"{NOTHING}PyTorch ProcessGroupNCCL watchdog (rank {', '.join(map(str, ranks))}): "
+                                    f"{what}; no NCCL WARN or transport error names a host or device"))
     return res
 
 

@@ -51,6 +51,12 @@ def _link(text: str) -> dict[str, Any] | None:
             "width_downgraded": (w.group(2) == "downgraded") if w and w.group(2) else None}
 
 
+#: a line of a device's section (searched, so a logger's prefix before it does not matter): capability and
+#: register lines, VPD fields (``[SN] Serial number: ...``), the VPD's ``Read-only fields:``
+_SECTION = re.compile(r"(?:^|\s)(?:Capabilities: (?:\[[0-9a-f]{2,3}(?: v\d)?\]|<access denied>)"
+                      r"|\[[A-Z0-9]{2}\] [A-Z][\w -]{1,40}:|Read-only fields:|Read/write fields:|Product Name:"
+                      r"|Control: I/O|Status: Cap|Interrupt: pin|Region \d+:|Kernel driver in use:|Kernel modules:"
+                      r"|(?:LnkCtl|LnkCtl2|DevCap|DevCtl|DevSta|UESta|UEMsk|UESvrt|CESta|CEMsk|AERCap):)")
 _REV_FF = re.compile(r"\(rev ff\)\s*$", re.IGNORECASE)
 
 
@@ -125,5 +131,12 @@ def parse_lspci(text: str) -> dict[str, Any]:
         elif "<access denied>" in s:
             cur["access_denied"] = True
     if not devices:
+        inside = sum(1 for ln in strip_source_line(text).splitlines() if _SECTION.search(ln[:600]))
+        nonblank = sum(1 for ln in strip_source_line(text).splitlines() if ln.strip())
+        if inside and inside * 2 >= nonblank:
+            # an excerpt that starts inside a device's section (its VPD, its capabilities; also behind a
+            # logger's prefix): lspci output, but no device named and no link read
+            return {"devices": [], "cut": [f"an excerpt inside a device section ({inside} of {nonblank} lines): "
+                                           "no device header, no LnkCap/LnkSta"]}
         raise ParseError(TOOL, "no PCI device found (empty input or another tool's output)", last or None)
     return {"devices": devices}

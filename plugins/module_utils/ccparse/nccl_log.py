@@ -2,7 +2,9 @@
 
 Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines (also behind another tool's prefix:
 a log collector's time stamps), the aws-ofi-nccl plugin tests' ``WARN: Function: f Line: n: NET/OFI ...``
-lines, NCCL's net transport error quoted alone (``NET/IBP:Got completion from peer ... with status=12
+lines, PyTorch's ProcessGroupNCCL watchdog lines (``[rank5]:[E901 ... ProcessGroupNCCL.cpp:684] ...``, also
+behind a ``[pid] `` prefix: ``pg_errors``, and the collectives it timed out: ``pg_timeouts``), NCCL's net transport
+error quoted alone (``NET/IBP:Got completion from peer ... with status=12
 ...``, a warning) and NCCL's fatal result codes as an application prints them (``ncclRemoteError: ...``,
 ``ncclSystemError``, PyTorch's one-line ``NCCL error: ... Last error: ...``; warnings) (other lines are
 ignored, so a log with application output or nccl-tests tables interleaved parses)::
@@ -52,6 +54,14 @@ _LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?
 #: network error ...', PyTorch's one-line 'NCCL error: ... ncclRemoteError: ... Last error: NET/IB : ...'):
 #: the communicator failed, a warning line (the check reads which)
 _RESULT = re.compile(r"\bnccl(?:System|Remote)Error\b")
+#: PyTorch's ProcessGroupNCCL lines (glog form, month unpadded: 'E321' is 21 March; the rank's tag first, a launcher's
+#: '[pid] ' before it):
+#: '[rank5]:[E901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 5] Watchdog caught collective ...'
+_PG_LINE = re.compile(r"^(?:\[\d+\]\s*)?\[rank(?P<rank>\d+)\]:\[(?P<lvl>[EWIF])\d{3,4} [\d:.]+\s+"
+                      r"ProcessGroupNCCL\.cpp:\d+\]\s*(?P<msg>.*)$")
+#: the watchdog's timeout of one collective: 'WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, ... Timeout(ms)=600000)'
+_PG_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
+                         r"OpType=(?P<op>\w+)(?:.*?Timeout\(ms\)=(?P<ms>\d+))?")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
 _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
@@ -67,7 +77,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     out: dict[str, Any] = {"version": None, "cuda": None, "network": None, "transport": None, "net_devices": [],
                            "ib_devices": [], "socket_interfaces": [], "ib_no_device": False,
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
-                           "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": []}
+                           "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
+                           "pg_errors": [], "pg_timeouts": []}
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
@@ -79,6 +90,9 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             elif "Error" in text and _RESULT.search(text):
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
+                continue
+            elif "ProcessGroupNCCL" in text and (pg := _PG_LINE.match(text.strip())):
+                _pg_line(out, pg, _lineno)
                 continue
             else:
                 continue
@@ -159,6 +173,20 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     elif out["gdr_hcas"]:
         out["gdr"] = False
     return out
+
+
+def _pg_line(out: dict[str, Any], pg: re.Match[str], lineno: int) -> None:
+    """Record one PyTorch ProcessGroupNCCL line (an error or warning of the watchdog, no NCCL line of its own)."""
+    out["lines"] += 1
+    rank = int(pg.group("rank"))
+    msg = pg.group("msg").strip()
+    if pg.group("lvl") in ("E", "F"):
+        out["pg_errors"].append({"rank": rank, "line": lineno, "msg": msg})
+    t = _PG_TIMEOUT.search(msg)
+    if t:
+        ms = t.group("ms")
+        out["pg_timeouts"].append({"rank": rank, "seq": int(t.group("seq")), "op": t.group("op"),
+                                   "timeout_ms": int(ms) if ms else None, "line": lineno})
 
 
 @parser("nccl-log")

@@ -86,6 +86,32 @@ def _cut_unread(doc: str) -> str:
     return doc
 
 
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]{0,80})(?:\s[^<>]{0,400})?(/?)>")
+
+
+def _close_cut(doc: str) -> tuple[str, list[str]] | None:
+    """A document cut before its end (a paste cut in transit) closed after its last whole element: the
+    text up to that element's end with the end tags of the elements still open, and their names
+    (outermost first); None when nothing was left open or the tags do not nest."""
+    last = None
+    for m in _TAG.finditer(doc):
+        if m.group(1) or m.group(3):
+            last = m.end()  # an end tag or an empty element: the last whole element ends here
+    if last is None:
+        return None
+    stack: list[str] = []
+    for m in _TAG.finditer(doc, 0, last):
+        if m.group(1):
+            if not stack or stack[-1] != m.group(2):
+                return None
+            stack.pop()
+        elif not m.group(3):
+            stack.append(m.group(2))
+    if not stack:
+        return None
+    return doc[:last] + "".join(f"</{t}>" for t in reversed(stack)), stack
+
+
 def _text(el: Node | None) -> str | None:
     """The stripped text of a leaf element (None when absent or a section with children)."""
     if el is None or len(el):
@@ -372,8 +398,17 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
         raise ParseError(TOOL, "markup declaration refused (only nvidia-smi's own "
                          "'<!DOCTYPE nvidia_smi_log SYSTEM \"...dtd\">' is accepted; no DTD subset, no ENTITY)",
                          line)
+    cut: list[str] = []
     try:
-        root = ET.fromstring(_cut_unread(doc))
+        try:
+            root = ET.fromstring(_cut_unread(doc))
+        except ET.ParseError as exc:
+            closed = _close_cut(doc)
+            if closed is None:
+                raise exc from None
+            root = ET.fromstring(_cut_unread(closed[0]))
+            cut.append(f"the XML ends inside <{'>, <'.join(closed[1])}> (cut in transit): read up to its last "
+                       f"whole element")
     except ET.ParseError as exc:
         row = exc.position[0] if getattr(exc, "position", None) else 1
         raise ParseError(TOOL, f"malformed XML (cut in transit?): {exc}", first_line + row - 1) from None
@@ -403,4 +438,5 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
         "warnings": warnings,
         "lost_gpus": lost,
         "gpus": gpus,
+        **({"cut": cut} if cut else {}),
     }

@@ -155,6 +155,34 @@ def _headerless_fields(vals: list[str], tool: str, lineno: int) -> dict[str, Any
             "hosts": hosts, "line": lineno}
 
 
+def _is_state(tok: str) -> bool:
+    return _split_state(tok)[0].lower() in _BASE_STATES
+
+
+def _headerless_tokens(tok: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
+    """A sinfo row pasted without its header line, its columns told by their content: the default
+    ``PARTITION AVAIL TIMELIMIT NODES STATE NODELIST`` or a ``-o`` subset ending in the node list
+    (``%D %t %N``: ``4  maint c[005,011]``; ``%t %N``); the state is the last known node state before
+    the node list, a NODES count must match it. None if the line is not such a row."""
+    if len(tok) == 6 and tok[3].isdigit() and _is_state(tok[4]):
+        part, avail, limit, count_s, state, nodelist = tok
+    elif 2 <= len(tok) <= 3 and _is_state(tok[-2]) and (len(tok) == 2 or tok[0].isdigit()):
+        part, avail, limit = "", "up", None
+        count_s, state, nodelist = (tok[0] if len(tok) == 3 else ""), tok[-2], tok[-1]
+    else:
+        return None
+    try:
+        hosts = expand_hostlist(nodelist)
+    except ValueError:
+        return None
+    if not hosts or (count_s and int(count_s) != len(hosts)):
+        return None
+    base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
+    return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
+            "timelimit": limit, "nodes": len(hosts), "state": state, "base_state": base,
+            "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno, "header": False}
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
@@ -186,6 +214,9 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             continue
         if capture.is_command(line, ("sinfo",)):
             continue  # the shell prompt and command of a pasted session
+        if not header and (inferred := _headerless_tokens(tok, tool, lineno)) is not None:
+            rows.append(inferred)  # rows grep'd or pasted without their header: columns read by content
+            continue
         if not header:
             # 'sinfo -h' prints no header: each row must then be readable by content
             row_h = _headerless_row(line, tool, lineno) if headerless or not rows else None
@@ -211,7 +242,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
                      "timelimit": limit, "nodes": count, "state": state, "base_state": base,
                      "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno})
-    if not header and not headerless:
+    if not header and not rows:
         raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
     if not rows:
         raise ParseError(tool, "header but no partition rows (truncated?)", lineno)
