@@ -157,8 +157,13 @@ class HostReport:
     def add(self, f: Finding) -> None:
         """Record ``f`` once: two captures of one fact (``-q`` and ``--query-gpu``) give one finding."""
         target = self.notes if f.severity == "info" else self.findings
-        if f not in target:
-            target.append(f)
+        # ``f not in target``, the dataclass __eq__ (a Python call) asked only of a finding with the same
+        # message: a host's findings differ in it almost always (the subject is worded in it)
+        msg = f.message
+        for g in target:
+            if g.message == msg and g == f:
+                return
+        target.append(f)
 
     def top(self) -> Finding | None:
         return min(self.findings, key=lambda f: _SEVERITY_ORDER[f.severity], default=None)
@@ -519,10 +524,12 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
         rep.nothing += nothing
     else:
         rep.judged += 1
-    if isinstance(data, Mapping) and data.get("cut"):
+    # a parse is a dict almost always: ``isinstance(data, Mapping)`` alone asks the ABC (a Python call)
+    is_map = type(data) is dict or isinstance(data, Mapping)
+    if is_map and data.get("cut"):
         rep.add(Finding(host, COVERAGE, "info", host,
                         f"{rel}: {'; '.join(str(c) for c in data['cut'])}: judged what is there"))
-    if isinstance(data, Mapping) and data.get("blocks_missing"):
+    if is_map and data.get("blocks_missing"):
         rep.add(Finding(host, COVERAGE, "info", host,
                         f"{rel}: read {len(data.get('gpus') or [])} of {data.get('attached_gpus')} GPU blocks "
                         "(a -i subset or a cut paste): judged what is there"))
