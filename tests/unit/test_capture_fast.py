@@ -87,5 +87,10 @@ def test_autolink_gate_equals_the_six_character_search(text: str) -> None:
                 max_size=12))
 @example(["٣: x"])  # an Arabic-Indic digit: \d takes it, so must the gate
 @example(["²: x"])  # a superscript: neither does
+@example(["    [1,0]<stdout>: x"])  # an indented Open MPI tag: blanks, then its '['
+@example(["  2024-01-02T03:04:05Z: [1,0]<stdout>: x"])  # blanks, then a time stamp's digit
+@example(["\t٣"])  # blanks, then a digit \d takes: the regex is asked (and refuses)
+@example(["         [1,0]<stdout>: x"])  # nine blanks: the gate lets it through, the regex refuses
+@example(["    Product Name : A100", "\tCA type: MT4129", "   # not a tag"])  # report lines: not tried
 def test_launcher_gate_equals_the_regex_on_every_line(lines: list[str]) -> None:
     assert capture._any_launcher(lines) == any(capture._LAUNCHER.match(ln) for ln in lines)

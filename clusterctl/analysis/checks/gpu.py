@@ -48,6 +48,7 @@ What is judged, per GPU:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,6 +61,7 @@ RETIRED_PAGES_LIMIT = 64
 TOPO_UNIFORM_FRACTION = 0.8
 HW_THROTTLE = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
 SW_THROTTLE = ("sw_thermal_slowdown",)
+_THROTTLE = HW_THROTTLE + SW_THROTTLE
 
 DEFAULTS: dict[str, Any] = {
     # NVLink links each GPU should have active; None = not judged (no per-model table: A100 has 12,
@@ -190,7 +192,7 @@ def _ecc_detail(counts: Mapping[str, Any]) -> str:
 def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
     rr = g.get("remapped_rows")
-    if isinstance(rr, Mapping):
+    if type(rr) is dict or isinstance(rr, Mapping):  # a dict first: the ABC's test is a Python call
         if rr.get("failure"):
             out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.failure"), _subject(host, g),
                                f"row remapping failure occurred: no spare rows left in a bank{_bus(g)}"))
@@ -198,7 +200,7 @@ def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding(host, "gpu_row_remap", rule_sev("gpu_row_remap.pending"), _subject(host, g),
                                f"row remap pending: reset the GPU to apply it{_bus(g)}"))
     rp = g.get("retired_pages")
-    if isinstance(rp, Mapping):
+    if type(rp) is dict or isinstance(rp, Mapping):
         sbe, dbe = rp.get("single_bit") or 0, rp.get("double_bit") or 0
         if rp.get("pending"):
             out.append(Finding(host, "gpu_retired_pages", rule_sev("gpu_retired_pages.pending"), _subject(host, g),
@@ -217,7 +219,9 @@ def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
 
 def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
     reasons = g.get("clocks_event_reasons")
-    if not isinstance(reasons, Mapping):
+    if not (type(reasons) is dict or isinstance(reasons, Mapping)):
+        return []
+    if not any(map(reasons.get, _THROTTLE)):  # no reason active (most GPUs): the two lists below are empty
         return []
     hw = [r for r in HW_THROTTLE if reasons.get(r)]
     sw = [r for r in SW_THROTTLE if reasons.get(r)]
@@ -308,6 +312,7 @@ def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
 
 #: product names of desktop/workstation boards, where persistence mode off is the normal setting
 _DESKTOP = ("geforce", "titan", "quadro")
+_DESKTOP_NAME = re.compile("|".join(map(re.escape, _DESKTOP)))
 
 
 def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> list[Finding]:
@@ -319,8 +324,7 @@ def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> lis
     mode = g.get("persistence_mode")
     if mode not in ("Off", "Disabled"):
         return []
-    name = str(g.get("name") or "").lower()
-    if any(d in name for d in _DESKTOP):
+    if _DESKTOP_NAME.search(str(g.get("name") or "").lower()):  # any(d in name for d in _DESKTOP)
         return []
     sev = rule_sev("gpu_persistence.off_required" if exp.get("gpu_persistence_required") else "gpu_persistence.off")
     return [Finding(host, "gpu_persistence", sev, _subject(host, g),

@@ -55,6 +55,8 @@ def _is_up(port: Mapping[str, Any]) -> bool:
 def _expected_rate(exp: Any, link_layer: str | None) -> float | None:
     if exp is None:
         return None
+    if type(exp) is float or type(exp) is int:  # the common spec value: no Mapping test (an ABC's, slow)
+        return float(exp)
     if isinstance(exp, Mapping):
         for key, val in exp.items():
             if _FABRIC_LINK_LAYER.get(str(key).lower(), str(key)) == link_layer:

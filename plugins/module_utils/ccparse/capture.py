@@ -117,8 +117,19 @@ _LAUNCHER = re.compile(r"^(?:[ \t]{0,8}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:
 def _any_launcher(lines: Iterable[str]) -> bool:
     """``any(_LAUNCHER.match(ln) for ln in lines)``, the regex asked only of the lines that can match: each
     of its forms starts with ``[``, a letter or a digit (``str.isalnum`` takes every one of them), or with
-    the blanks of an indented Open MPI tag."""
-    return any(_LAUNCHER.match(ln) for ln in lines if ln[:1] in "[ \t" or ln[:1].isalnum())
+    the blanks of an indented Open MPI tag, which are followed by its ``[`` or its time stamp's digit
+    (an indented report line, ``    Product Name : ...``, is not tried: most lines of -q and ibstat)."""
+    match = _LAUNCHER.match
+    for ln in lines:
+        first = ln[:1]
+        if first.isalnum() or first == "[":
+            if match(ln):
+                return True
+        elif first == " " or first == "\t":
+            first = ln.lstrip(" \t")[:1]
+            if (first == "[" or first.isdigit()) and match(ln):
+                return True
+    return False
 
 
 #: words that start log lines as ``word: `` or ``[word] `` without being a host

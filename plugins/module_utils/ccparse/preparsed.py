@@ -116,10 +116,12 @@ def raw_hash_bytes(data: bytes) -> str | None:
     valid UTF-8 (the caller decoded it strictly) and, with ASCII white space stripped from its end,
     end in an ASCII character that is no white space (``str.rstrip`` strips more: U+001C-U+001F,
     U+0085, U+00A0, ...)."""
-    body = data.rstrip(_ASCII_SPACE)
-    if body and (body[-1] >= 0x80 or 0x1C <= body[-1] <= 0x1F):
+    end = len(data)
+    while end and data[end - 1] in _ASCII_SPACE:  # data.rstrip(_ASCII_SPACE) without copying the text
+        end -= 1
+    if end and (data[end - 1] >= 0x80 or 0x1C <= data[end - 1] <= 0x1F):
         return None
-    return hashlib.sha256(body).hexdigest()
+    return hashlib.sha256(memoryview(data)[:end] if end < len(data) else data).hexdigest()
 
 
 def base_kind(key: str) -> str:
