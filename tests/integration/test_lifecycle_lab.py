@@ -115,8 +115,12 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         # the pre-flight gate: an Xid on lab-c2 that no health check run has seen yet; two one-node jobs in the
         # gated partition, one allocated each node: lab-c2's Prolog runs the node check, which drains lab-c2,
         # the Prolog fails, Slurm requeues that job (eligible: nohold_on_prolog_fail) and it runs on lab-c1
+        # both nodes idle and each job a whole node (--exclusive): the two jobs cannot share lab-c1, one is
+        # allocated lab-c2 (without it both one-CPU jobs could be packed onto lab-c1 and the gate never ran)
+        _wait("lab-c1 and lab-c2 idle", lambda: all(_node(h)["State"] == "IDLE" for h in ("lab-c1", "lab-c2")), 120)
         _inject("lab-c2")
-        gated = [sh("lab-ctl", f"sbatch --parsable -p {GATED} -N1 -o /tmp/cc-preflight-%j.out --wrap hostname").strip()
+        gated = [sh("lab-ctl", f"sbatch --parsable -p {GATED} -N1 --exclusive -o /tmp/cc-preflight-%j.out "
+                               "--wrap hostname").strip()
                  for _ in range(2)]
         assert all(j.isdigit() for j in gated), gated
         _wait("the gated jobs", lambda: all(_job(j) == "COMPLETED" for j in gated), 180)
