@@ -30,6 +30,14 @@ def read_fixture(rel: str) -> str:
     return p.read_text()
 
 
+def corpus_capture(part: str, rel: str) -> str:
+    """The capture text of tests/corpus/<part>/<rel> after its ``# corpus-`` header lines."""
+    lines = (REPO / "tests" / "corpus" / part / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+    while lines and lines[0].startswith("# corpus-"):
+        lines.pop(0)
+    return "".join(lines)
+
+
 # --- test tiers (docs/DEVELOPING.md): a plain `pytest` is the fast tier; the podman tiers run only
 # when selected by marker (`-m lab`, `-m molecule`, `-m "lab or molecule"`) or with --all-tiers
 # (scripts/test.sh without --fast, hence CI) ---

@@ -5,25 +5,20 @@ parser's output)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import pytest
 from ccparse import registry
 from ccparse.common import ParseError
+from conftest import corpus_capture
 
 from clusterctl.analysis import checks
 from clusterctl.analysis.expectations import build
 from clusterctl.analysis.model import NOTHING, CheckResult, Finding
 
-ROUND2 = Path(__file__).resolve().parents[1] / "corpus" / "round2"
-
 
 def capture(rel: str) -> str:
     """The capture text after the ``# corpus-`` header lines."""
-    lines = (ROUND2 / rel).read_text(encoding="utf-8").splitlines(keepends=True)
-    while lines and lines[0].startswith("# corpus-"):
-        lines.pop(0)
-    return "".join(lines)
+    return corpus_capture("round2", rel)
 
 
 def findings(res: CheckResult | Iterable[Finding]) -> list[Finding]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ccparse import registry
+from conftest import corpus_capture
 
 from clusterctl.analysis import checks
 from clusterctl.analysis.checks.kernel_log import judge_kernel_log
@@ -16,10 +17,7 @@ SEEN = Path(__file__).resolve().parents[1] / "corpus" / "seen"
 
 def capture(rel: str) -> str:
     """The capture text after the ``# corpus-`` header lines."""
-    lines = (SEEN / rel).read_text(encoding="utf-8").splitlines(keepends=True)
-    while lines and lines[0].startswith("# corpus-"):
-        lines.pop(0)
-    return "".join(lines)
+    return corpus_capture("seen", rel)
 
 
 def kernel(rel: str) -> tuple[dict, list]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from ccparse import registry
 from ccparse.common import ParseError
+from conftest import corpus_capture
 
 from clusterctl.analysis import checks
 from clusterctl.analysis.checks.gpu import judge_nvidia_smi_q, judge_nvidia_smi_query, judge_nvidia_smi_table
@@ -15,15 +16,10 @@ from clusterctl.analysis.engine import analyze_dir
 from clusterctl.analysis.expectations import build
 from clusterctl.analysis.model import NOTHING, CheckResult, Finding
 
-SEEN = Path(__file__).resolve().parents[1] / "corpus" / "seen"
-
 
 def capture(rel: str) -> str:
     """The capture text after the ``# corpus-`` header lines."""
-    lines = (SEEN / rel).read_text(encoding="utf-8").splitlines(keepends=True)
-    while lines and lines[0].startswith("# corpus-"):
-        lines.pop(0)
-    return "".join(lines)
+    return corpus_capture("seen", rel)
 
 
 def found(res: object) -> list[Finding]:

@@ -3,9 +3,8 @@ asserts what an operator reads in it (values taken from the capture, not from th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ccparse import registry
+from conftest import corpus_capture
 
 from clusterctl.analysis import checks
 from clusterctl.analysis.checks.nccl import judge_results
@@ -14,15 +13,10 @@ from clusterctl.analysis.checks.ports import judge_ports
 from clusterctl.analysis.expectations import build
 from clusterctl.analysis.model import NOTHING, CheckResult
 
-SEEN = Path(__file__).resolve().parents[1] / "corpus" / "seen"
-
 
 def capture(rel: str) -> str:
     """The capture text after the ``# corpus-`` header lines."""
-    lines = (SEEN / rel).read_text(encoding="utf-8").splitlines(keepends=True)
-    while lines and lines[0].startswith("# corpus-"):
-        lines.pop(0)
-    return "".join(lines)
+    return corpus_capture("seen", rel)
 
 
 def test_ibstatus_cut_after_default_gid_is_nothing_judgeable() -> None:
