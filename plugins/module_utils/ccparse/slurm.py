@@ -180,7 +180,7 @@ def _headerless_tokens(tok: list[str], tool: str, lineno: int) -> dict[str, Any]
     base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
     return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
             "timelimit": limit, "nodes": len(hosts), "state": state, "base_state": base,
-            "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno, "header": False}
+            "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno}
 
 
 @parser("sinfo")
