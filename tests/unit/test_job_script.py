@@ -287,6 +287,12 @@ def test_the_lab_tests_log_check_on_a_real_elastic_restart() -> None:
     no_restart = "\n".join(ln for ln in log.splitlines() if not (START.fullmatch(ln) and "resumed-from -1" not in ln))
     with pytest.raises(AssertionError):
         check_log(no_restart, steps)
+    # the other rank's first worker failing too (its allreduce lost the peer; CI, session 11): its agent's
+    # line names its pid with exit code 1, the killed worker is still the one SIGKILL ended
+    first0 = next(int(m[2]) for m in START.findall(log) if m[0] == "0" and m[4] == "-1")
+    both = log + (f"\nE1204 05:21:28.300000 1 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+                  f"(exitcode: 1) local_rank: 0 (pid: {first0}) of binary: /tmp/job-torch/venv/bin/python3\n")
+    assert check_log(both, steps)["killed_pid"] == int(killed.group(1))
 
 
 def test_the_lab_image_is_rebuilt_when_an_input_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
