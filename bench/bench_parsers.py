@@ -17,7 +17,10 @@ ratio ``reference / today`` is the speed-up (above 1: today is faster).
 Default references: ``before-cleanup`` (4cbfd28^1: the parsers before the one capture clean-up
 ran in front of every parser), ``session7`` (8d27631: the parsers when issue 29 measured
 analysis 8x slower) and ``session8-start`` (4040015: main before the second speed round).
-Exceptions (a ``ParseError`` or any other) count as a parse, timed the same.
+Exceptions (a ``ParseError`` or any other) count as a parse, timed the same. ``--kind KIND``
+(repeatable) times one KIND's captures alone (a change to one parser shows undiluted).
+
+    .venv/bin/python bench/bench_parsers.py --ref main=cf28eb6 --kind nvidia-smi-q --kind nccl-tests
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def _time(parse: Any, items: list[tuple[str, str]]) -> float:
     return time.perf_counter() - t0
 
 
-def run(refs: dict[str, str], rounds: int) -> dict[str, Any]:
+def run(refs: dict[str, str], rounds: int, only: set[str] | None = None) -> dict[str, Any]:
     import ccparse.registry as today
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,16 +98,18 @@ def run(refs: dict[str, str], rounds: int) -> dict[str, Any]:
         common = set(today.kinds())
         for reg in impls.values():
             common &= set(reg.kinds())
-        items = captures(common)
+        items = captures(common & only if only else common)
         for reg in impls.values():  # warm-up: imports, regex compilation, caches of both
-            _time(reg.parse, items)
+            _time(reg.parse, items)  # (two passes: nvidia-smi -q takes a section whole the second
+            _time(reg.parse, items)  # time it sees it, as the next GPU of a report or node does)
         totals = dict.fromkeys(impls, 0.0)
         for _ in range(rounds):
             for name, reg in impls.items():
                 totals[name] += _time(reg.parse, items)
     per = {name: totals[name] / rounds for name in impls}
     return {
-        "captures": len(items), "kinds": len(common), "rounds": rounds, "refs": refs,
+        "captures": len(items), "kinds": len(common & only if only else common), "rounds": rounds,
+        "refs": refs,
         "seconds_per_pass": per,
         "ratio_ref_over_today": {name: per[name] / per["today"] for name in refs},
     }
@@ -114,10 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", action="append", default=[], metavar="NAME=COMMIT")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--kind", action="append", default=[],
+                    help="time only the captures of this KIND (repeatable; default: every KIND)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     refs = dict(r.split("=", 1) for r in args.ref) if args.ref else DEFAULT_REFS
-    res = run(refs, args.rounds)
+    res = run(refs, args.rounds, set(args.kind) or None)
     print(f"{res['captures']} captures of {res['kinds']} KINDs, {res['rounds']} rounds, seconds per pass:")
     for name, sec in res["seconds_per_pass"].items():
         ratio = res["ratio_ref_over_today"].get(name)

@@ -69,7 +69,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import capture
-from .common import ERROR_TOKENS, ParseError, parser, split_lines, strip_source_line, to_float, to_int
+from .common import _ASCII_BREAKS, ERROR_TOKENS, ParseError, parser, split_lines, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 from .nvidia_smi_xml import looks_like_xml, parse_nvidia_smi_q_xml
 
@@ -230,6 +230,95 @@ class _TreeBuilder:
         self.errors: list[tuple[str, str]] = []
 
 
+#: a piece of a text taken apart whole: before every line at indent 0 or exactly 4 (a line of a
+#: ``GPU`` block's top level); the deeper lines (and blank ones) stay with the line before them
+_PIECE = re.compile(r"\n(?=    \S|\S)")
+#: the indent of the first line of a piece that is put into the tree whole (a top-level section of
+#: a GPU block); every line after the piece has an indent of 0 or 4, so it closes the section
+_CHUNK_INDENT = 4
+#: piece text -> what :func:`_chunk` made of it (``()`` where the piece must go line by line); the
+#: sections of a GPU block repeat across the GPUs of a report and the nodes of a fleet (ECC
+#: counters, throttle reasons, remapped rows, clocks limits); bounded, as :data:`_LINES`
+_CHUNKS: dict[str, tuple[Any, ...]] = {}
+_CHUNKS_MAX = 4096
+#: hashes of the pieces seen once (a piece is taken apart whole the second time it is seen: the
+#: temperatures, power draws and bus ids of one GPU seldom come back)
+_SEEN: set[int] = set()
+_SEEN_MAX = 1 << 16
+
+
+class _Shared(dict[str, Any]):
+    """A section that :data:`_CHUNKS` holds: shared by every tree it went into, never changed (a
+    section reopened by a later line of the same name is replaced by a copy first); ``memo`` holds
+    what :func:`_gpu_fields` read of it (see :func:`_part`)."""
+
+    __slots__ = ("memo",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memo: dict[Any, Any] = {}
+
+
+def _unshare(tree: Tree) -> Tree:
+    return {k: _unshare(v) if isinstance(v, dict) else v for k, v in tree.items()}
+
+
+def _plain_newlines(text: str) -> bool:
+    """Whether ``text.split("\n")`` gives the lines ``splitlines`` gives (see ``split_lines``)."""
+    return text.isascii() and not any(c in text for c in _ASCII_BREAKS)
+
+
+def _chunk(piece: str) -> tuple[Any, ...]:
+    """``(name, section, errors, lines)``: the section that the lines of ``piece`` (a section line at
+    indent 4, then deeper or blank lines) build inside a GPU block, line by line as
+    :func:`parse_nvidia_smi_q` does it, the ``(key, value)`` error fields found in that order, and
+    the number of lines; ``()`` when any line would do anything else there (a warning, an elision,
+    a banner, a line that is neither ``Key : Value`` nor a section name, an indent of 4 or less)."""
+    lines = piece.split("\n")
+    tree, indent, name, _value, _stripped, _colon, _key, _section = _pieces(lines[0])
+    if tree != _TREE_SECTION or indent != _CHUNK_INDENT:
+        return ()
+    root = _Shared()
+    errors: list[tuple[str, str]] = []
+    indents: list[int] = [indent]
+    dicts: list[Tree] = [root]
+    cache = _LINES
+    for raw in lines[1:]:
+        try:
+            pieces = cache[raw]
+        except KeyError:
+            pieces = cache[raw] = _pieces(raw)
+        common, indent, _name, value, stripped, colon, key, section = pieces
+        if not stripped:
+            continue
+        if indent <= _CHUNK_INDENT:
+            return ()
+        if not common:
+            first = stripped[0]
+            if first in _RARE_FIRST and ((first == "=" and _BANNER.match(stripped)) or stripped in _ELIDED
+                                         or stripped.startswith(("WARNING:", "Unable to determine",
+                                                                 "Unable to detect"))):
+                return ()
+            if not colon and not _SECTION_NAME.match(stripped):
+                return ()
+        while indent <= indents[-1]:
+            indents.pop()
+            dicts.pop()
+        parent = dicts[-1]
+        if colon and key and stripped[-1] != ":":
+            if key not in parent:
+                parent[key] = value
+                if value in ERROR_TOKENS:
+                    errors.append((key, value))
+        else:
+            child = parent.get(section)
+            if not isinstance(child, dict):
+                child = parent[section] = {}
+            indents.append(indent)
+            dicts.append(child)
+    return name, root, tuple(errors), len(lines)
+
+
 def _ecc_counts(section: Any) -> dict[str, int | None]:
     """One of the ``Volatile``/``Aggregate`` ECC sub-sections in either layout (a flat section, the
     Ampere+ layout, is read once per distinct content: its counters repeat across GPUs and nodes)."""
@@ -283,9 +372,8 @@ def _ecc_counts_of(section: Any) -> dict[str, int | None]:
     return out
 
 
-def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
-                errors: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-    ecc = _sec(t, "ECC Errors")
+def _ecc_part(ecc: Tree) -> tuple[str | None, dict[str, Any]]:
+    """``(ecc_layout, ecc)`` of the ``ECC Errors`` section."""
     vol, agg = ecc.get("Volatile"), ecc.get("Aggregate")
     if isinstance(vol, dict) and any(k.startswith(("SRAM", "DRAM")) for k in vol):
         layout: str | None = "sram_dram"
@@ -294,7 +382,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
     else:
         layout = None
     agg_d = _sec(ecc, "Aggregate")
-    ecc_out = {
+    return layout, {
         "volatile": _ecc_counts(vol),
         "aggregate": _ecc_counts(agg),
         "sram_threshold_exceeded": _bool(agg_d.get("SRAM Threshold Exceeded")),
@@ -303,43 +391,120 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         "unrepairable_memory": _bool(ecc.get("Unrepairable Memory")),
     }
 
+
+def _retired_part(rp: Tree) -> dict[str, Any]:
+    def _count(v: Any) -> int | None:
+        if isinstance(v, dict):  # older drivers: "Single Bit ECC" section with a count inside
+            return _int(next(iter(v.values()), None))
+        return _int(v)
+    pending = _first(rp, ("Pending Page Blacklist",), ("Pending Page Retirement",), ("Pending",))
+    return {"single_bit": _count(rp.get("Single Bit ECC")), "double_bit": _count(rp.get("Double Bit ECC")),
+            "pending": _bool(pending)}
+
+
+def _remapped_part(rr: Tree) -> dict[str, Any]:
+    hist = rr.get("Bank Remap Availability Histogram")
+    return {
+        "correctable": _int(rr.get("Correctable Error")),
+        "uncorrectable": _int(rr.get("Uncorrectable Error")),
+        "pending": _bool(rr.get("Pending")),
+        "failure": _bool(rr.get("Remapping Failure Occurred")),
+        "histogram": ({_snake(k): _int(v) for k, v in hist.items()} if isinstance(hist, dict) else None),
+    }
+
+
+def _reasons_part(section: Tree) -> dict[str, Any]:
+    return {_snake(k): _bool(v) for k, v in section.items() if isinstance(v, str)}
+
+
+def _counters_part(counters: Tree) -> dict[str, Any] | None:
+    return {_snake(k): _int(v) for k, v in counters.items() if isinstance(v, str)} or None
+
+
+def _temperature_part(temp: Tree) -> dict[str, Any]:
+    return {
+        "gpu": _num(temp.get("GPU Current Temp")),
+        "memory": _num(temp.get("Memory Current Temp")),
+        "shutdown": _num(temp.get("GPU Shutdown Temp")),
+        "slowdown": _num(temp.get("GPU Slowdown Temp")),
+        "max_operating": _num(temp.get("GPU Max Operating Temp")),
+        # 535+ print T.Limit values: headroom below the limit and thresholds relative to it,
+        # not absolute temperatures, so they are kept apart
+        "tlimit_headroom": _num(temp.get("GPU T.Limit Temp")),
+        "shutdown_tlimit": _num(temp.get("GPU Shutdown T.Limit Temp")),
+        "slowdown_tlimit": _num(temp.get("GPU Slowdown T.Limit Temp")),
+        "max_operating_tlimit": _num(temp.get("GPU Max Operating T.Limit Temp")),
+    }
+
+
+def _power_part(power: Tree) -> dict[str, Any]:
+    return {
+        "draw": _num(_first(power, ("Power Draw",), ("Instantaneous Power Draw",))),
+        "average": _num(power.get("Average Power Draw")),
+        "limit": _num(_first(power, ("Current Power Limit",), ("Enforced Power Limit",), ("Power Limit",))),
+        "default_limit": _num(power.get("Default Power Limit")),
+        "max_limit": _num(power.get("Max Power Limit")),
+    }
+
+
+def _pcie_part(pci: Tree) -> dict[str, Any]:
+    link = _sec(pci, "GPU Link Info")
+    gen = _sec(link, "PCIe Generation")
+    width = _sec(link, "Link Width")
+    return {
+        "gen_current": _int(gen.get("Current")),
+        "gen_max": _int(gen.get("Max")),
+        "gen_device_max": _int(gen.get("Device Max")),
+        "gen_host_max": _int(gen.get("Host Max")),
+        "width_current": _int(width.get("Current")),
+        "width_max": _int(width.get("Max")),
+        "replays": _int(pci.get("Replays Since Reset")),
+    }
+
+
+def _utilization_part(util: Tree) -> dict[str, Any]:
+    return {"gpu": _num(_first(util, ("Gpu",), ("GPU",))), "memory": _num(util.get("Memory"))}
+
+
+def _part(section: Tree, read: Any) -> Any:
+    """``read(section)``; once per shared section (:class:`_Shared`, whose content never changes):
+    the caller copies what it hands out."""
+    if isinstance(section, _Shared):  # (a subclass of nothing else: the exact class)
+        memo = section.memo
+        try:
+            return memo[read]
+        except KeyError:
+            got = memo[read] = read(section)
+            return got
+    return read(section)
+
+
+def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
+                errors: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    layout, ecc = _part(_sec(t, "ECC Errors"), _ecc_part)
+    ecc_out = {**ecc, "volatile": dict(ecc["volatile"]), "aggregate": dict(ecc["aggregate"])}
+
     rp = t.get("Retired Pages")
-    retired = None
-    if isinstance(rp, dict):
-        def _count(v: Any) -> int | None:
-            if isinstance(v, dict):  # older drivers: "Single Bit ECC" section with a count inside
-                return _int(next(iter(v.values()), None))
-            return _int(v)
-        pending = _first(rp, ("Pending Page Blacklist",), ("Pending Page Retirement",), ("Pending",))
-        retired = {"single_bit": _count(rp.get("Single Bit ECC")), "double_bit": _count(rp.get("Double Bit ECC")),
-                   "pending": _bool(pending)}
+    retired = dict(_part(rp, _retired_part)) if isinstance(rp, dict) else None
 
     rr = t.get("Remapped Rows")
     remapped = None
     if isinstance(rr, dict):
-        hist = rr.get("Bank Remap Availability Histogram")
-        remapped = {
-            "correctable": _int(rr.get("Correctable Error")),
-            "uncorrectable": _int(rr.get("Uncorrectable Error")),
-            "pending": _bool(rr.get("Pending")),
-            "failure": _bool(rr.get("Remapping Failure Occurred")),
-            "histogram": ({_snake(k): _int(v) for k, v in hist.items()} if isinstance(hist, dict) else None),
-        }
+        remapped = dict(_part(rr, _remapped_part))
+        if remapped["histogram"] is not None:
+            remapped["histogram"] = dict(remapped["histogram"])
 
     source = next((k for k in ("Clocks Event Reasons", "Clocks Throttle Reasons") if isinstance(t.get(k), dict)), None)
     reasons = None
     if source is not None:
-        reasons = {_snake(k): _bool(v) for k, v in t[source].items() if isinstance(v, str)}
+        reasons = dict(_part(t[source], _reasons_part))
 
-    counters = _sec(t, "Clocks Event Reasons Counters")  # 550+: time spent in each reason since boot
-    event_us = {_snake(k): _int(v) for k, v in counters.items() if isinstance(v, str)} or None
+    # 550+: time spent in each reason since boot
+    event_us = _part(_sec(t, "Clocks Event Reasons Counters"), _counters_part)
+    if event_us is not None:
+        event_us = dict(event_us)
 
-    temp = _sec(t, "Temperature")
     power = _sec(t, "GPU Power Readings") or _sec(t, "Power Readings")
-    link = _sec(_sec(t, "PCI"), "GPU Link Info")
-    gen = _sec(link, "PCIe Generation")
-    width = _sec(link, "Link Width")
-    util = _sec(t, "Utilization")
     return {
         "index": index,
         "bus_id": bus_id or _get(t, "PCI", "Bus Id"),
@@ -350,36 +515,10 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         "persistence_mode": t.get("Persistence Mode"),
         "performance_state": t.get("Performance State"),
         "inforom_image": _get(t, "Inforom Version", "Image Version"),
-        "utilization_pct": {"gpu": _num(_first(util, ("Gpu",), ("GPU",))), "memory": _num(util.get("Memory"))},
-        "temperature_c": {
-            "gpu": _num(temp.get("GPU Current Temp")),
-            "memory": _num(temp.get("Memory Current Temp")),
-            "shutdown": _num(temp.get("GPU Shutdown Temp")),
-            "slowdown": _num(temp.get("GPU Slowdown Temp")),
-            "max_operating": _num(temp.get("GPU Max Operating Temp")),
-            # 535+ print T.Limit values: headroom below the limit and thresholds relative to it,
-            # not absolute temperatures, so they are kept apart
-            "tlimit_headroom": _num(temp.get("GPU T.Limit Temp")),
-            "shutdown_tlimit": _num(temp.get("GPU Shutdown T.Limit Temp")),
-            "slowdown_tlimit": _num(temp.get("GPU Slowdown T.Limit Temp")),
-            "max_operating_tlimit": _num(temp.get("GPU Max Operating T.Limit Temp")),
-        },
-        "power_w": {
-            "draw": _num(_first(power, ("Power Draw",), ("Instantaneous Power Draw",))),
-            "average": _num(power.get("Average Power Draw")),
-            "limit": _num(_first(power, ("Current Power Limit",), ("Enforced Power Limit",), ("Power Limit",))),
-            "default_limit": _num(power.get("Default Power Limit")),
-            "max_limit": _num(power.get("Max Power Limit")),
-        },
-        "pcie": {
-            "gen_current": _int(gen.get("Current")),
-            "gen_max": _int(gen.get("Max")),
-            "gen_device_max": _int(gen.get("Device Max")),
-            "gen_host_max": _int(gen.get("Host Max")),
-            "width_current": _int(width.get("Current")),
-            "width_max": _int(width.get("Max")),
-            "replays": _int(_get(t, "PCI", "Replays Since Reset")),
-        },
+        "utilization_pct": dict(_part(_sec(t, "Utilization"), _utilization_part)),
+        "temperature_c": dict(_part(_sec(t, "Temperature"), _temperature_part)),
+        "power_w": dict(_part(power, _power_part)),
+        "pcie": dict(_part(_sec(t, "PCI"), _pcie_part)),
         "ecc_mode": _first(t, ("ECC Mode", "Current"), ("Ecc Mode", "Current")),
         "ecc_layout": layout,
         "ecc": ecc_out,
@@ -424,102 +563,140 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     #: the current block when it is a ``GPU <bus id>`` block: its common lines take the fast path
     #: (a block of its own until the first GPU header: never the current one)
     gpu_block = _TreeBuilder()
-    for lineno, raw in enumerate(split_lines(body), start=1 + offset):
-        try:  # a subscript, not .get(): no method call per line (a miss is a line seen the first time)
-            pieces = cache[raw]
-        except KeyError:
-            pieces = cache[raw] = _pieces(raw)
-        common, indent, name, value, stripped, colon, key, section = pieces
-        if common and current is gpu_block:
-            # the common line inside a GPU block: what the general path below does with it
+    chunks, seen = _CHUNKS, _SEEN
+    if len(chunks) > _CHUNKS_MAX or len(seen) > _SEEN_MAX:
+        chunks.clear()
+        seen.clear()
+    # a text whose only line boundary is "\n" is taken in pieces (a line at indent 0 or 4 with the
+    # deeper lines after it: one top-level section of a GPU block), so that a section seen before
+    # is put into the tree whole (see _chunk); any other text line by line, as split_lines gives it
+    parts = _PIECE.split(body) if _plain_newlines(body) else split_lines(body)
+    lineno = offset
+    for piece in parts:
+        if current is gpu_block and "\n" in piece:
+            entry = chunks.get(piece)
+            if entry is None:
+                digest = hash(piece)
+                if digest in seen:  # the second time a piece is seen: worth taking apart whole
+                    entry = chunks[piece] = _chunk(piece)
+                else:
+                    seen.add(digest)
+            if entry:
+                cname, subtree, cerrors, nlines = entry
+                while indents[-1] >= _CHUNK_INDENT:
+                    indents.pop()
+                    dicts.pop()
+                parent = dicts[-1]
+                if not isinstance(parent.get(cname), dict):
+                    # what the lines of the piece would build, one after the other, into a new
+                    # section (the line after the piece has an indent of at most 4: it closes it)
+                    parent[cname] = subtree
+                    if cerrors:
+                        gpu_block.errors.extend(cerrors)
+                    lineno += nlines
+                    continue
+                # a section of that name is open already: the lines merge into it, one by one
+        for raw in piece.split("\n") if "\n" in piece else (piece,):
+            lineno += 1
+            try:  # a subscript, not .get(): no method call per line (a miss is a line seen the first time)
+                pieces = cache[raw]
+            except KeyError:
+                pieces = cache[raw] = _pieces(raw)
+            common, indent, name, value, stripped, colon, key, section = pieces
+            if common and current is gpu_block:
+                # the common line inside a GPU block: what the general path below does with it
+                while indent <= indents[-1]:
+                    indents.pop()
+                    dicts.pop()
+                parent = dicts[-1]
+                if common == _TREE_SECTION:
+                    child = parent.get(name)
+                    if not isinstance(child, dict):
+                        child = parent[name] = {}
+                    elif child.__class__ is _Shared:  # a section from _CHUNKS reopened: a copy of its own
+                        child = parent[name] = _unshare(child)
+                    indents.append(indent)
+                    dicts.append(child)
+                elif name not in parent:
+                    parent[name] = value
+                    if common == _TREE_ERROR:
+                        gpu_block.errors.append((name, value))
+                continue
+            if not stripped:
+                continue
+            first = stripped[0]
+            if first in _RARE_FIRST:
+                if first == "=" and _BANNER.match(stripped):
+                    continue
+                if stripped in _ELIDED:
+                    last = lineno
+                    excerpt = True
+                    continue
+                if stripped.startswith(("WARNING:", "Unable to determine", "Unable to detect")):
+                    last = lineno
+                    warnings.append(stripped)
+                    if (gone := lost_gpu(stripped)) is not None:
+                        lost.append(gone)
+                    continue
+            last = lineno
+            if indent == 0:
+                h = _GPU_HEADER.match(stripped) if stripped.startswith("GPU ") else None
+                if h:
+                    current = gpu_block = _TreeBuilder()
+                    blocks.append((h.group(1), lineno, current))
+                    indents, dicts = current.indents, current.dicts
+                    continue
+                if ":" not in stripped and not top and (not blocks or blocks[-1][0] is None) \
+                        and _SECTION_NAME.match(stripped) and not capture.is_command(stripped, ("nvidia-smi",)):
+                    # an excerpt whose sections start at column 0 ('Clocks Throttle Reasons' then its
+                    # indented lines): one GPU of unknown bus id, read as a tree
+                    if current is None:
+                        current = _TreeBuilder()
+                        blocks.append((None, lineno, current))
+                        indents, dicts = current.indents, current.dicts
+                    excerpt = True
+            if indent == 0 and not (excerpt and current is not None and blocks and blocks[-1][0] is None):
+                m = _KV.match(stripped) if ":" in stripped else None
+                if not m and capture.is_command(stripped, ("nvidia-smi",)):
+                    continue  # the pasted command line ('$ nvidia-smi -q | grep UUID')
+                if not m:
+                    raise ParseError(TOOL, f"unexpected top-level line {stripped[:80]!r}", lineno)
+                top[m.group(1).strip()] = m.group(2).strip()
+                current = None
+                continue
+            if (current is not None and blocks and blocks[-1][0] is None and stripped.startswith("GPU UUID")
+                    and "GPU UUID" in current.root):
+                current = _TreeBuilder()  # grep'd excerpt: each 'GPU UUID' line is the next GPU
+                blocks.append((None, lineno, current))
+                indents, dicts = current.indents, current.dicts
+            if current is None:
+                if blocks:
+                    raise ParseError(TOOL, f"indented line outside a GPU block: {stripped[:80]!r}", lineno)
+                # a header-less excerpt (documentation slice): one GPU of unknown bus id
+                current = _TreeBuilder()
+                blocks.append((None, lineno, current))
+                indents, dicts = current.indents, current.dicts
+                excerpt = True
+            if not colon and not _SECTION_NAME.match(stripped):
+                raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
             while indent <= indents[-1]:
                 indents.pop()
                 dicts.pop()
             parent = dicts[-1]
-            if common == _TREE_SECTION:
-                child = parent.get(name)
+            if colon and key and stripped[-1] != ":":
+                if key not in parent:
+                    parent[key] = value
+                    if value in ERROR_TOKENS:
+                        current.errors.append((key, value))
+            else:
+                key = section
+                child = parent.get(key)
                 if not isinstance(child, dict):
-                    child = parent[name] = {}
+                    child = parent[key] = {}
+                elif child.__class__ is _Shared:
+                    child = parent[key] = _unshare(child)
                 indents.append(indent)
                 dicts.append(child)
-            elif name not in parent:
-                parent[name] = value
-                if common == _TREE_ERROR:
-                    gpu_block.errors.append((name, value))
-            continue
-        if not stripped:
-            continue
-        first = stripped[0]
-        if first in _RARE_FIRST:
-            if first == "=" and _BANNER.match(stripped):
-                continue
-            if stripped in _ELIDED:
-                last = lineno
-                excerpt = True
-                continue
-            if stripped.startswith(("WARNING:", "Unable to determine", "Unable to detect")):
-                last = lineno
-                warnings.append(stripped)
-                if (gone := lost_gpu(stripped)) is not None:
-                    lost.append(gone)
-                continue
-        last = lineno
-        if indent == 0:
-            h = _GPU_HEADER.match(stripped) if stripped.startswith("GPU ") else None
-            if h:
-                current = gpu_block = _TreeBuilder()
-                blocks.append((h.group(1), lineno, current))
-                indents, dicts = current.indents, current.dicts
-                continue
-            if ":" not in stripped and not top and (not blocks or blocks[-1][0] is None) \
-                    and _SECTION_NAME.match(stripped) and not capture.is_command(stripped, ("nvidia-smi",)):
-                # an excerpt whose sections start at column 0 ('Clocks Throttle Reasons' then its
-                # indented lines): one GPU of unknown bus id, read as a tree
-                if current is None:
-                    current = _TreeBuilder()
-                    blocks.append((None, lineno, current))
-                    indents, dicts = current.indents, current.dicts
-                excerpt = True
-        if indent == 0 and not (excerpt and current is not None and blocks and blocks[-1][0] is None):
-            m = _KV.match(stripped) if ":" in stripped else None
-            if not m and capture.is_command(stripped, ("nvidia-smi",)):
-                continue  # the pasted command line ('$ nvidia-smi -q | grep UUID')
-            if not m:
-                raise ParseError(TOOL, f"unexpected top-level line {stripped[:80]!r}", lineno)
-            top[m.group(1).strip()] = m.group(2).strip()
-            current = None
-            continue
-        if (current is not None and blocks and blocks[-1][0] is None and stripped.startswith("GPU UUID")
-                and "GPU UUID" in current.root):
-            current = _TreeBuilder()  # grep'd excerpt: each 'GPU UUID' line is the next GPU
-            blocks.append((None, lineno, current))
-            indents, dicts = current.indents, current.dicts
-        if current is None:
-            if blocks:
-                raise ParseError(TOOL, f"indented line outside a GPU block: {stripped[:80]!r}", lineno)
-            # a header-less excerpt (documentation slice): one GPU of unknown bus id
-            current = _TreeBuilder()
-            blocks.append((None, lineno, current))
-            indents, dicts = current.indents, current.dicts
-            excerpt = True
-        if not colon and not _SECTION_NAME.match(stripped):
-            raise ParseError(TOOL, f"not a 'Key : Value' line or section name: {stripped[:80]!r}", lineno)
-        while indent <= indents[-1]:
-            indents.pop()
-            dicts.pop()
-        parent = dicts[-1]
-        if colon and key and stripped[-1] != ":":
-            if key not in parent:
-                parent[key] = value
-                if value in ERROR_TOKENS:
-                    current.errors.append((key, value))
-        else:
-            key = section
-            child = parent.get(key)
-            if not isinstance(child, dict):
-                child = parent[key] = {}
-            indents.append(indent)
-            dicts.append(child)
     if not blocks and not top and lost:
         return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
                 "excerpt": False, "warnings": warnings, "lost_gpus": lost, "gpus": []}
