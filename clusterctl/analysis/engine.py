@@ -461,7 +461,7 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
         rep.kinds.append(stem)
         try:
             doc = docs.get(stem)
-            data = (preparsed.load(doc, kind, text, preparsed.raw_hash_bytes(raw) if strict else None)
+            data = (preparsed.load(doc, kind, text, raw=raw if strict else None)
                     if doc is not None else preparsed.MISSING)
             if data is preparsed.MISSING:
                 data = registry.parse(kind, text)

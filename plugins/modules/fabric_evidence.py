@@ -167,7 +167,7 @@ parsed:
   description:
     - The same keys (successful captures only) -> the capture parsed on the node by the
       controller's ccparse parser, as a ccparse.preparsed envelope (C(schema), C(kind),
-      C(parser_version), C(raw_sha256), C(data)). The verify playbook writes it as
+      C(parser_version), C(raw_crc32), C(data)). The verify playbook writes it as
       C(<host>/_parsed.json); C(clusterctl analyze) uses an envelope only when its schema, parser
       source hash and raw-text hash match its own, and parses the raw text otherwise.
     - A capture that does not parse, or whose parse JSON does not carry unchanged, has no entry.

@@ -114,7 +114,7 @@ def _one_host(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("field, value", [("schema", "clusterctl-preparsed/0"), ("parser_version", "0" * 64),
-                                          ("kind", "ibstatus"), ("raw_sha256", "0" * 64)])
+                                          ("kind", "ibstatus"), ("raw_crc32", "00000000:0")])
 def test_stale_or_foreign_envelope_falls_back_to_raw(tmp_path: Path, parse_calls: list[str],
                                                     field: str, value: str) -> None:
     host = _one_host(tmp_path)
