@@ -564,8 +564,9 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     #: (a block of its own until the first GPU header: never the current one)
     gpu_block = _TreeBuilder()
     chunks, seen = _CHUNKS, _SEEN
-    if len(chunks) > _CHUNKS_MAX or len(seen) > _SEEN_MAX:
+    if len(chunks) > _CHUNKS_MAX:
         chunks.clear()
+    if len(seen) > _SEEN_MAX:  # (the sections that repeat stay in _CHUNKS)
         seen.clear()
     # a text whose only line boundary is "\n" is taken in pieces (a line at indent 0 or 4 with the
     # deeper lines after it: one top-level section of a GPU block), so that a section seen before
