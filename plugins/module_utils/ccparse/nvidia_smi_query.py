@@ -170,9 +170,10 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue
         if raw.strip() in ("[...]", "...", "....", "…"):  # rows the paster cut out
             continue
-        if capture.is_command(raw, ("nvidia-smi",)):  # the command line (kept by the clean-up) before its output
-            if not rows:
-                asked = asked or _asked_fields(raw)
+        if not rows and capture.is_command(raw, ("nvidia-smi",)):  # the command line before the header
+            asked = asked or _asked_fields(raw)
+            continue
+        if raw.startswith("$ nvidia-smi"):  # a later run's command line, kept by the clean-up
             continue
         if raw.lstrip().startswith("#"):  # a paster's note ('#  Missing :04:00.0')
             continue
