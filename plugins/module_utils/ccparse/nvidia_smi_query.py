@@ -240,6 +240,8 @@ def _asked_fields(line: str) -> list[str] | None:
         return None
     names = [_ALIASES.get(n.strip(), n.strip()) for n in query.group(1).split(",") if n.strip()]
     return names if names and all(_FIELD_NAME.fullmatch(n) for n in names) else None
+
+
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 _DRIVER = re.compile(r"\d{3}\.\d{1,3}(?:\.\d{1,3})?")
 _PRODUCT = re.compile(r"(?:NVIDIA|Tesla|Quadro|GeForce|GRID|A\d{1,3}\b|H\d{3}\b)", re.IGNORECASE)
