@@ -373,10 +373,11 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
-        elif data.get("cut") and gpus and not any(map(_has_health, gpus)) and not data.get("lost_gpus") \
-                and not res.findings:
-            # a report cut inside the GPUs' identity fields: the count is right, but no GPU carries a reading
-            # or health field, nothing says they are healthy (severity.yml coverage.nothing_judgeable)
+        elif (data.get("cut") or data.get("blocks_missing")) and gpus and not any(map(_has_health, gpus)) \
+                and not data.get("lost_gpus") and not res.findings:
+            # a report cut inside the GPUs' identity fields (or before the blocks its 'Attached GPUs' count
+            # announces): no GPU shown carries a reading or health field, nothing says they are healthy
+            # (severity.yml coverage.nothing_judgeable)
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                         f"{NOTHING}{len(gpus)} GPU(s) listed with their identity only: no reading "
                                         "(temperature, power, ECC, PCIe link, ...) and no health field"))

@@ -23,8 +23,9 @@ accepted; ``gpu_idle`` is read as ``idle``). The ``.active`` bit mask is decoded
 
 ``Unable to determine the device handle for GPU...`` lines (a GPU NVML cannot reach) go to
 ``lost_gpus`` as in :func:`ccparse.nvidia_smi_table.lost_gpu`; ``#`` comment lines a paster added are
-skipped. ``--format=csv,noheader`` output is read with the fields its columns show (an index, a bus id,
-a product name, a UUID, a driver version; others ``colN``) and ``"inferred_header": True``. Every
+skipped. ``--format=csv,noheader`` output is read with the fields its command names when the capture shows that
+command line (``nvidia-smi --query-gpu=a,b --format=csv,noheader``), else with the fields its columns show (an
+index, a bus id, a product name, a UUID, a driver version; others ``colN``), and ``"inferred_header": True``. Every
 GPU carries ``error_fields``: ``(field, value)`` of the cells that read an error token
 (``[Unknown Error]``, ``ERR!``, ``[GPU requires reset]``, ...; ``[N/A]`` is not one).
 """
@@ -163,12 +164,16 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     rows: list[tuple[int, list[str]]] = []
     lost: list[dict[str, str]] = []
+    asked: list[str] | None = None  # the fields a shown ``--query-gpu=... --format=csv,noheader`` command names
     for lineno, raw in capture.lines(text):
         if not raw.strip():
             continue
         if raw.strip() in ("[...]", "...", "....", "…"):  # rows the paster cut out
             continue
         if not rows and capture.is_command(raw, ("nvidia-smi",)):  # the command line before the header
+            asked = asked or _asked_fields(raw)
+            continue
+        if raw.startswith("$ nvidia-smi"):  # a later run's command line, kept by the clean-up
             continue
         if raw.lstrip().startswith("#"):  # a paster's note ('#  Missing :04:00.0')
             continue
@@ -194,7 +199,10 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
         raise ParseError(TOOL, f"nvidia-smi reported an error: {','.join(header)[:120]!r}", head_line)
     names = [_ALIASES.get(_UNIT_SUFFIX.sub("", h).strip(), _UNIT_SUFFIX.sub("", h).strip()) for h in header]
     inferred = False
-    if not all(_FIELD_NAME.fullmatch(n) for n in names) and (guess := _infer_header(header)) is not None:
+    if not all(_FIELD_NAME.fullmatch(n) for n in names) and asked is not None and len(asked) == len(header):
+        names, inferred = asked, True  # noheader output of the command shown above it: its own field names
+        rows.insert(0, (head_line, names))
+    elif not all(_FIELD_NAME.fullmatch(n) for n in names) and (guess := _infer_header(header)) is not None:
         names, inferred = guess, True  # --format=csv,noheader: every row is a GPU
         rows.insert(0, (head_line, names))
     if not all(_FIELD_NAME.fullmatch(n) for n in names):
@@ -220,6 +228,20 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
 
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_QUERY_ARG = re.compile(r"--query-gpu[= ]\s*['\"]?([A-Za-z0-9_.,]+)")
+_FORMAT_ARG = re.compile(r"--format[= ]\s*['\"]?([A-Za-z,]+)")
+
+
+def _asked_fields(line: str) -> list[str] | None:
+    """The field names of a shown ``nvidia-smi --query-gpu=a,b --format=csv,noheader`` command line (what
+    the header would have named, without units), or None when the line asks with a header or names none."""
+    query, fmt = _QUERY_ARG.search(line), _FORMAT_ARG.search(line)
+    if query is None or fmt is None or "noheader" not in fmt.group(1).lower().split(","):
+        return None
+    names = [_ALIASES.get(n.strip(), n.strip()) for n in query.group(1).split(",") if n.strip()]
+    return names if names and all(_FIELD_NAME.fullmatch(n) for n in names) else None
+
+
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 _DRIVER = re.compile(r"\d{3}\.\d{1,3}(?:\.\d{1,3})?")
 _PRODUCT = re.compile(r"(?:NVIDIA|Tesla|Quadro|GeForce|GRID|A\d{1,3}\b|H\d{3}\b)", re.IGNORECASE)

@@ -27,7 +27,9 @@ The ``MIG devices:`` box gives ``mig_devices`` (``{"gpu", "gi", "ci", "mig_dev",
 an ``excerpt``. ``No devices were found`` gives ``no_devices: True`` and no GPUs (the checks decide whether that
 is wrong); the driver-not-loaded message (``couldn't communicate with the NVIDIA driver``, ``Failed to
 initialize NVML``) gives ``driver_unreachable`` (the message) and ``excerpt`` (no count stated). A banner cut
-before the first GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True``. Bus ids are
+before the first GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True``; a capture that ends after a
+GPU's first row (cut inside its rows) lists that GPU with ``cut_after_first_row: True`` and no reading (a first row
+followed by anything but its second row is still an error). Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
 """
 
@@ -179,7 +181,18 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         out["excerpt"] = out["cut_before_rows"] = True
         return out
     if pending is not None and "fan_pct" not in pending:
-        raise ParseError(TOOL, f"GPU {pending['index']} row without its second line (truncated)", pending["line"])
+        if pending["line"] != last:
+            raise ParseError(TOOL, f"GPU {pending['index']} row without its second line (truncated)", pending["line"])
+        # the capture ends inside the GPU's rows (a paste cut there): the GPU is listed, as one cut between
+        # rows would be, with its first row's fields and no reading
+        pending.update({"fan_pct": None, "temperature_c": {"gpu": None}, "performance_state": None,
+                        "power_w": {"draw": None, "limit": None}, "memory_used_mib": None, "memory_total_mib": None,
+                        "utilization_pct": {"gpu": None}, "compute_mode": None, "mig_mode": None,
+                        "inforom_corrupted": False, "error_fields": [], "cut_after_first_row": True})
+        token = pending.pop("ecc_error_token")
+        if token is not None:
+            pending["error_fields"].append(("ecc.errors.uncorrected.volatile.total", token))
+        out["gpus"].append(pending)
     bad = set(out["inforom_corrupted"])
     for g in out["gpus"]:
         g["inforom_corrupted"] = g["bus_id"] in bad
