@@ -137,22 +137,45 @@ def _headerless_row(line: str, tool: str, lineno: int) -> dict[str, Any] | None:
 
 
 def _headerless_fields(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
+    if (row := _default_row(vals, tool, lineno)) is not None:
+        return row
     if len(vals) == 6 and vals[1].lower() in _AVAIL and vals[3].isdigit():
-        part, state, nodelist = vals[0], vals[4], vals[5]
-        avail, limit = vals[1], vals[2]
-    else:
-        states = [i for i, v in enumerate(vals) if i and len(v) < 40 and _split_state(v)[0].lower() in _BASE_STATES]
-        if len(vals) < 2 or not states or not re.search(r"[A-Za-z]", vals[0]) or "/" in vals[0] \
-                or len(vals[0].split()) != 1:
-            return None
-        part, state, nodelist, avail, limit = "", vals[states[-1]], vals[0], "up", None
+        return None  # the six default columns, but not a readable state or node list
+    states = [i for i, v in enumerate(vals) if i and len(v) < 40 and _is_state(v)]
+    if len(vals) < 2 or not states or not re.search(r"[A-Za-z]", vals[0]) or "/" in vals[0] \
+            or len(vals[0].split()) != 1:
+        return None
+    try:
+        base, flags, hosts = _state_and_hosts(vals[states[-1]], vals[0], tool, lineno)
+    except ParseError:
+        return None
+    return _row("", "up", None, vals[states[-1]], base, flags, vals[0], hosts, lineno)
+
+
+def _row(part: str, avail: str, limit: str | None, state: str, base: str, flags: list[str], nodelist: str,
+         hosts: list[str], lineno: int) -> dict[str, Any]:
+    return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail, "timelimit": limit,
+            "nodes": len(hosts), "state": state, "base_state": base, "flags": flags, "nodelist": nodelist,
+            "hosts": hosts, "line": lineno}
+
+
+def _default_row(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
+    """The one reader of the six default columns ``PARTITION AVAIL TIMELIMIT NODES STATE NODELIST``
+    without their header (``sinfo -h``, or rows pasted without it): AVAIL a partition availability,
+    NODES a number, STATE a known node state, NODELIST a non-empty hostlist. None if the fields are
+    not such a row; ParseError if they are but NODES disagrees with the expanded NODELIST."""
+    if len(vals) != 6 or vals[1].lower() not in _AVAIL or not vals[3].isdigit() or not _is_state(vals[4]):
+        return None
+    part, avail, limit, count_s, state, nodelist = vals
     try:
         base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
     except ParseError:
         return None
-    return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail, "timelimit": limit,
-            "nodes": len(hosts), "state": state, "base_state": base, "flags": flags, "nodelist": nodelist,
-            "hosts": hosts, "line": lineno}
+    if not hosts:
+        return None
+    if int(count_s) != len(hosts):
+        raise ParseError(tool, f"NODES says {count_s} but NODELIST {nodelist!r} has {len(hosts)}", lineno)
+    return _row(part, avail, limit, state, base, flags, nodelist, hosts, lineno)
 
 
 def _is_state(tok: str) -> bool:
@@ -161,26 +184,21 @@ def _is_state(tok: str) -> bool:
 
 def _headerless_tokens(tok: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
     """A sinfo row pasted without its header line, its columns told by their content: the default
-    ``PARTITION AVAIL TIMELIMIT NODES STATE NODELIST`` or a ``-o`` subset ending in the node list
-    (``%D %t %N``: ``4  maint c[005,011]``; ``%t %N``); the state is the last known node state before
-    the node list, a NODES count must match it. None if the line is not such a row."""
-    if len(tok) == 6 and tok[3].isdigit() and _is_state(tok[4]):
-        part, avail, limit, count_s, state, nodelist = tok
-    elif 2 <= len(tok) <= 3 and _is_state(tok[-2]) and (len(tok) == 2 or tok[0].isdigit()):
-        part, avail, limit = "", "up", None
-        count_s, state, nodelist = (tok[0] if len(tok) == 3 else ""), tok[-2], tok[-1]
-    else:
+    six columns (:func:`_default_row`) or a ``-o`` subset ending in the node list (``%D %t %N``:
+    ``4  maint c[005,011]``; ``%t %N``); the state is the last known node state before the node list,
+    a NODES count must match it. None if the line is not such a row."""
+    if len(tok) == 6:
+        return _default_row(tok, tool, lineno)
+    if not (2 <= len(tok) <= 3 and _is_state(tok[-2]) and (len(tok) == 2 or tok[0].isdigit())):
         return None
+    count_s, state, nodelist = (tok[0] if len(tok) == 3 else ""), tok[-2], tok[-1]
     try:
-        hosts = expand_hostlist(nodelist)
-    except ValueError:
+        base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
+    except ParseError:
         return None
     if not hosts or (count_s and int(count_s) != len(hosts)):
         return None
-    base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
-    return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
-            "timelimit": limit, "nodes": len(hosts), "state": state, "base_state": base,
-            "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno}
+    return _row("", "up", None, state, base, flags, nodelist, hosts, lineno)
 
 
 @parser("sinfo")
