@@ -176,11 +176,15 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         gpus.setdefault(str(ev.get("gpu") or ""), []).append(ev)
     for gpu, events in sorted(gpus.items()):
         whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
+        if whats == "API mismatch":  # the module and the libraries differ: no GPU is usable, none is at fault
+            what = (f"NVIDIA kernel module and driver libraries differ (API mismatch): no GPU is usable by CUDA or "
+                    f"NVML: {len(events)} line(s) {_when(events)}; drain, reboot into the matching module")
+        else:
+            what = (f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid "
+                    f"needed): {len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU")
         res.findings.append(Finding(
             host, "kernel_gpu", rule_sev("kernel_gpu.driver_lost"), f"{host}/{gpu}" if gpu else host,
-            f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid needed): "
-            f"{len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU. "
-            f"Last: {str(events[-1]['text'])[:160]!r}"))
+            f"{what}. Last: {str(events[-1]['text'])[:160]!r}"))
     probes: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("init_failed") or ():
         probes.setdefault(str(ev.get("pci") or ""), []).append(ev)

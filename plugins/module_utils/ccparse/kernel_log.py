@@ -43,6 +43,8 @@ operators paste ``grep Xid`` output too):
 
 ``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
 required``): the GPU takes no work until it is reset.
+It also holds ``NVRM: API mismatch: the client has the version X, but this kernel module has the version Y``
+(``what``: ``API mismatch``, ``gpu`` None: no GPU is usable by CUDA or NVML until module and libraries match).
 
 Timestamps read: syslog/journalctl (``Apr 19 13:16:41 host kernel:``, month names of any locale:
 ``июл 01 22:08:37``), ISO 8601, dmesg ``[  12.345678]``, ``dmesg -T`` ``[Sun Jan 11 09:52:01 2026]``,
@@ -231,6 +233,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             gpu = g.group("pci").lower() if g.group("pci") else g.group("idx")
             what = _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
+            continue
+        if "NVRM" in msg and "API mismatch" in msg:  # no GPU named: every GPU of the node (module vs libraries)
+            gpu_fatal.append(_event(lineno, time, msg, gpu=None, what="API mismatch"))
             continue
         if _RESET_REQUIRED in msg:
             g = _GPU_PCI.search(msg) or _GPU_INDEX.search(msg)
