@@ -189,14 +189,13 @@ def parse_results(results: dict[str, Any], kind: str | None = None) -> dict[str,
     return out
 
 
-def load(doc: Any, kind: str, text: str, digest: str | None = None, raw: bytes | None = None) -> Any:
+def load(doc: Any, kind: str, text: str, raw: bytes | None = None) -> Any:
     """The data of envelope ``doc`` when it is valid for ``text`` as ``kind`` here, else :data:`MISSING`.
 
     The raw text is checked by the envelope's ``raw_crc32`` (:func:`raw_check`), or by ``raw_sha256``
     (:func:`raw_hash`) in an envelope written before ``raw_crc32`` existed; an envelope with neither
     is not used. ``raw``: the bytes ``text`` was strictly decoded from, when the caller has them
-    (the check is then taken of the bytes where that is certain to be the same);
-    ``digest``: :func:`raw_hash` of ``text`` when the caller has it."""
+    (the check is then taken of the bytes where that is certain to be the same)."""
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("kind") != kind or "data" not in doc:
         return MISSING
     if doc.get("parser_version") != parser_version(kind):
@@ -205,7 +204,6 @@ def load(doc: Any, kind: str, text: str, digest: str | None = None, raw: bytes |
     if check is not None:
         if check != ((raw_check_bytes(raw) if raw is not None else None) or raw_check(text)):
             return MISSING
-    elif doc.get("raw_sha256") != (digest or (raw_hash_bytes(raw) if raw is not None else None)
-                                   or raw_hash(text)):
+    elif doc.get("raw_sha256") != ((raw_hash_bytes(raw) if raw is not None else None) or raw_hash(text)):
         return MISSING
     return doc["data"]
