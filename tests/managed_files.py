@@ -109,8 +109,7 @@ MANAGED: dict[str, dict[str, tuple[str, ...]]] = {
         "Write the multi-rail LNet configuration (/etc/lnet.conf)": (),
     },
     "monitoring": {
-        "Hold daemon starts while the node exporter installs (policy-rc.d)": (),
-        "Hold daemon starts while Prometheus installs (policy-rc.d)": (),
+        "Hold daemon starts (policy-rc.d) while installing {{ __monitoring_install_what }}": (),
         "Set the node exporter arguments": (),
         "Install clusterctl's alert rules": (),
         "Write the scrape configuration": (),
