@@ -51,7 +51,7 @@ from ccparse.detect import detect_kind
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.expectations import PORT_RATE_KINDS, ib_line_rate_from_ports
-from clusterctl.analysis.model import CHECKS, NOTHING, CheckResult, Finding, Metric, Severity, host_status
+from clusterctl.analysis.model import CHECKS, NEEDS, NOTHING, CheckResult, Finding, Metric, Severity, host_status
 from clusterctl.analysis.severity import sev as rule_sev
 from clusterctl.parse_capture import MAX_CAPTURE_BYTES
 from clusterctl.paths import NotRegular, read_regular
@@ -78,8 +78,6 @@ CANNOT_JUDGE = "cannot judge"
 VERDICTS = ("healthy", "degraded", "failed", NO_EVIDENCE, CANNOT_JUDGE, UNREACHABLE)
 #: checks whose findings say what was not read, never a verdict (severity info)
 COVERAGE = "coverage"
-#: the marker a check puts in an info finding when it needed an inventory key: "cannot judge: needs KEY"
-NEEDS = "cannot judge: needs "
 #: KINDs whose "ok" status means the node has GPUs (nvidia-smi found at least one)
 GPU_DISCOVERY_KINDS = ("nvidia-smi-query", "nvidia-smi-q", "nvidia-smi-q-xml", "nvidia-smi-topo", "nvidia-smi-nvlink")
 #: The GPU tools of ``verify --level full`` (their entry in _collect.json means the level asked for

@@ -13,6 +13,8 @@ SEVERITIES: tuple[Severity, ...] = ("critical", "warning", "info")
 #: the message start of an info finding (severity.yml ``coverage.nothing_judgeable``) for a capture that was
 #: read but holds nothing a check judges; the engine then counts that capture as not judged
 NOTHING = "cannot judge: nothing judgeable: "
+#: the marker a check puts in an info finding when it needed an inventory key: "cannot judge: needs KEY"
+NEEDS = "cannot judge: needs "
 
 
 @dataclass(frozen=True)

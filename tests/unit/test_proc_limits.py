@@ -81,12 +81,17 @@ def test_memlock_below_the_inventory_value_is_a_warning() -> None:
     assert "memlock 8 MiB, expected 16 MiB" in f.message
 
 
-def test_not_judged_without_an_expectation_or_for_other_processes() -> None:
+def test_not_judged_without_an_expectation_or_for_other_named_processes() -> None:
     low = as_slurmd("proc-limits/debian12-memlock-64k.txt")
     assert not judge_slurmd_memlock("n", low, {"slurm_compute_memlock_limit": ""}).findings
     (f,) = judge_slurmd_memlock("n", low, {"slurm_compute_memlock_limit": "lots"}).findings
     assert "not judged" in f.message
-    assert not judge_slurmd_memlock("n", parse("proc-limits/debian12-memlock-64k.txt"), {}).findings
+    other = registry.parse("proc-limits",
+                           "# process: sshd pid 7\n" + read_fixture("proc-limits/debian12-memlock-64k.txt"))
+    assert not judge_slurmd_memlock("n", other, {}).findings
+    # a paste naming no process: judged as the process the operator looked at
+    (f,) = judge_slurmd_memlock("n", parse("proc-limits/debian12-memlock-64k.txt"), {}).findings
+    assert (f.subject, f.severity) == ("n/process", "warning") and "memlock 64 KiB, expected unlimited" in f.message
 
 
 def _proc(root: Path, pid: int, comm: str, limits: str | None = None) -> None:

@@ -14,7 +14,9 @@ Expectation:
 
 Finding (subject ``host/slurmd``): the soft memlock limit below the expected value (warning: the
 node works, but RDMA jobs on it fail; slurmd was not restarted after the change, or a drop-in
-of its own overrides the role's). Captures of other processes are not judged here.
+of its own overrides the role's). A capture naming no process (a pasted ``/proc/<pid>/limits`` or its grep'd
+row) is judged the same way (subject ``host/process``): an RDMA job registers memory against whichever process's
+limits those are. Captures the collector names as another process are not judged here.
 """
 
 from __future__ import annotations
@@ -55,12 +57,16 @@ def _human(n: int | None) -> str:
 @check("proc-limits")
 def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
-    if data.get("process") != "slurmd":
-        return res
+    process = data.get("process")
+    if process not in ("slurmd", None):
+        return res  # the collector named another process: not slurmd's limits
     want_text = str(expectations.get("slurm_compute_memlock_limit", DEFAULT_MEMLOCK)).strip()
     if not want_text:
         return res
-    subject = f"{host}/slurmd"
+    # a pasted /proc/<pid>/limits (or its grep'd row) names no process: the limits of whatever the operator looked
+    # at (slurmd, a job step), judged the same way since an RDMA job registers memory against them
+    who = "slurmd" if process == "slurmd" else "the process"
+    subject = f"{host}/{process or 'process'}"
     try:
         want = systemd_size(want_text)
     except ValueError:
@@ -75,7 +81,7 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
     pid = f" (pid {data['pid']})" if data.get("pid") else ""
     res.findings.append(Finding(
         host, "memlock", rule_sev("memlock.limited"), subject,
-        f"slurmd{pid} runs with memlock {_human(soft)}, expected {_human(want)} "
+        f"{who}{pid} runs with memlock {_human(soft)}, expected {_human(want)} "
         f"(slurm_compute_memlock_limit={want_text}): job steps inherit it and RDMA memory "
         "registration fails; restart slurmd after draining the node, or look for a drop-in overriding LimitMEMLOCK"))
     return res

@@ -107,7 +107,16 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
     res = CheckResult()
     bw = data.get("bw_avg_gbps")
     if bw is None:
-        if data.get("not_run") and not data.get("results"):
+        if data.get("gpu_mr_failed") and not data.get("results"):
+            # a --use_cuda run whose GPU buffer the HCA could not register: GPUDirect RDMA is not available
+            # (severity.yml ib_write_bw.gpu_memory_registration)
+            dev = data.get("device")
+            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.gpu_memory_registration"),
+                                        f"{host}/{dev}" if dev else host,
+                                        f"perftest could not register its GPU buffer with the HCA: "
+                                        f"{str(data['gpu_mr_failed'])[:120]} (GPUDirect RDMA unavailable: is "
+                                        "nvidia-peermem loaded? GPU jobs stage RDMA through host memory)"))
+        elif data.get("not_run") and not data.get("results"):
             # the client never reached the server over TCP: no RDMA traffic ran, the link is not measured
             res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.not_run"), host,
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "

@@ -14,7 +14,8 @@ Expectations (all optional, from the inventory):
     (``{"infiniband": 400, "ethernet": 200}``). Default (:data:`DEFAULT_RATE`): per link layer and
     HCA model (``ca_type``) the highest rate any ACTIVE port of that model and link layer on the
     same host runs at, i.e. a port that trained below its siblings (HDR port at 100 EDR) is
-    flagged without guessing the fabric generation; with no sibling nothing is flagged.
+    flagged without guessing the fabric generation; with no sibling nothing is flagged. A source that
+    names no model (``ibstatus``) groups by the vendor prefix of the port's GID/GUID instead.
 ``rdma_devices_per_node``
     how many HCAs must have an ACTIVE/LinkUp port (of the ``fabric`` link layer when given);
     default :data:`DEFAULT_RDMA_DEVICES` (not checked).
@@ -33,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Severity, check
+from clusterctl.analysis.model import NEEDS, NOTHING, CheckResult, Finding, Severity, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: None = no fixed rate: compare each port with its siblings of the same HCA model and link layer.
@@ -65,6 +66,19 @@ def _expected_rate(exp: Any, link_layer: str | None) -> float | None:
     return float(exp)
 
 
+def _nic_key(dev: Mapping[str, Any], port: Mapping[str, Any]) -> tuple[Any, Any, str | None]:
+    """The sibling group of a port: (HCA model, link layer, vendor prefix). A source that names no model
+    (``ibstatus``) gives the first three bytes of the port's interface id (its default GID's last 64 bits: the
+    port GUID, or the MAC a RoCE GID is built from) instead, so a front-end NIC of another maker (a VM's
+    ``02:16:3e`` virtual NIC beside BlueField rails) is not compared with the rails."""
+    if dev.get("ca_type") is not None:
+        return dev.get("ca_type"), port.get("link_layer"), None
+    ident = str(port.get("default_gid") or port.get("port_guid") or dev.get("node_guid") or "")
+    hexes = ident.replace(":", "").lower().removeprefix("0x")
+    vendor = hexes[-16:-10] if len(hexes) >= 16 else None
+    return None, port.get("link_layer"), vendor
+
+
 def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     exclude = set(expectations.get("exclude_devices") or ())
@@ -87,11 +101,11 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
 
     devices = [d for d in data.get("devices") or () if d.get("name") not in exclude]
     # Sibling rate per (ca_type, link layer) among active ports: the default expectation.
-    sibling: dict[tuple[Any, Any], float] = {}
+    sibling: dict[tuple[Any, Any, str | None], float] = {}
     for d in devices:
         for p in d.get("ports") or ():
             if _is_up(p) and p.get("rate_gbps") is not None:
-                key = (d.get("ca_type"), p.get("link_layer"))
+                key = _nic_key(d, p)
                 sibling[key] = max(sibling.get(key, 0.0), float(p["rate_gbps"]))
 
     # ports of another link layer than the fabric's are front-end/storage NICs when the host also
@@ -129,7 +143,7 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
             expected = _expected_rate(rate_exp, ll)
             by_sibling = expected is None and rate_exp is None
             if by_sibling:
-                expected = sibling.get((d.get("ca_type"), ll))
+                expected = sibling.get(_nic_key(d, p))
             if expected is not None and float(rate) < expected:
                 # where the expectation came from: worded only for a port it flags
                 source = (f"the other {d.get('ca_type') or ''} {ll} ports".replace("  ", " ") if by_sibling
@@ -148,6 +162,12 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
         add("coverage", rule_sev("coverage.nothing_judgeable"), host,
             f"{NOTHING}{len(devices)} device(s) ({', '.join(str(d.get('name')) for d in devices[:4])}) listed "
             f"without a port section{cut}: no port state, rate or link layer read")
+    if not devices and not data.get("errors") and want_devices is None:
+        # the tool ran and found no RDMA device: a host without HCAs, or one whose driver lost them
+        said = f" ({data['message']})" if data.get("message") else ""
+        add("ib_hca_count", rule_sev("ib_hca_count.cannot_judge"), host,
+            f"{NEEDS}rdma_devices_per_node (the port tool found no RDMA device{said}; the capture does not say "
+            "whether this host should have one)")
     if want_devices is not None and active_devices < int(want_devices):
         what = f" {want_ll}" if want_ll else ""
         add("ib_hca_count", rule_sev("ib_hca_count.below"), host,

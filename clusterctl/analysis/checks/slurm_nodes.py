@@ -58,12 +58,15 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
                                         str(r.get("partition")),
                                         f"sinfo: partition {r.get('partition')} is {r.get('avail')}"))
     for node, n in sorted((data.get("nodes") or {}).items()):
-        states = ", ".join(n.get("states") or [])
+        states = ", ".join(x for x in n.get("states") or [] if x)
         lists = [x for x in n.get("nodelists") or [] if x != node]
-        detail = f" (sinfo state {states}" + (f", NODELIST {', '.join(lists)}" if lists else "") + (
+        # 'sinfo -R' names no state: sinfo(1) lists only nodes down, drained, fail or failing (judged as drained
+        # at least; its reason can still name lost hardware)
+        detail = (f" (sinfo state {states}" if states else " (listed by sinfo -R: down, drained, fail or failing") + (
+            f", NODELIST {', '.join(lists)}" if lists else "") + (
             f", reason {'; '.join(n['reasons'])}" if n.get("reasons") else "") + ")"
         for base in n.get("base_states") or []:
-            found = _judge(host, node, base, bool(n.get("not_responding")), detail, "sinfo")
+            found = _judge(host, node, base or "drain", bool(n.get("not_responding")), detail, "sinfo")
             if found:
                 res.findings += found
                 break

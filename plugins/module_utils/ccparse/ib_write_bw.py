@@ -20,6 +20,10 @@ Output::
 ``gids`` are the GIDs of the address exchange (``GID: fe:80:...`` after ``local address``/``remote address``
 on RoCE), as printed.
 
+``gpu_mr_failed`` is the line saying perftest could not register its GPU buffer with the HCA (``Couldn't
+allocate MR`` after ``initializing CUDA`` / ``cuMemAlloc()``: a ``--use_cuda`` run; ``gpu_buffer`` says the log
+showed one): GPUDirect RDMA does not work there; such a log parses without banner or table.
+
 ``not_run`` is perftest's own message when the test never ran: the out-of-band TCP connection between
 client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to init the socket
 connection``, ``Failed to exchange data between server and clients``). Such a log, with or without its
@@ -54,6 +58,12 @@ _NUM = re.compile(r"^-?\d{1,18}(?:\.\d{1,12})?$")
 _NOT_RUN = re.compile(r"Couldn'?t connect to \S+|Unable to init the socket connection|"
                       r"Unable to open file descriptor for socket connection|"
                       r"Failed to exchange data between server and clients", re.IGNORECASE)
+#: perftest built with CUDA (--use_cuda) reports its GPU buffer ('initializing CUDA', 'cuMemAlloc() of a N bytes
+#: GPU buffer', 'allocated GPU buffer address at ...'); registering that buffer with the HCA then fails with
+#: "Couldn't allocate MR" / "Failed to create MR" when the GPU memory cannot be pinned for RDMA (no peer memory
+#: client: nvidia-peermem not loaded)
+_CUDA_BUFFER = re.compile(r"^(?:initializing CUDA|cuMemAlloc\(\)|allocated GPU buffer)", re.IGNORECASE)
+_MR_FAILED = re.compile(r"Couldn'?t allocate MR|Failed to create MR|ibv_reg_mr failed", re.IGNORECASE)
 _ERROR = re.compile(r"(couldn'?t|failed|error|unable|conflicting|not supported)", re.IGNORECASE)
 
 
@@ -85,7 +95,8 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {"test": None, "device": None, "link_type": None, "transport": None,
                            "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
                            "mode": "iterations", "results": [], "max_size_bytes": None,
-                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None, "gids": []}
+                           "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None, "gids": [],
+                           "gpu_buffer": False, "gpu_mr_failed": None}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
@@ -159,13 +170,18 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 out[field] = to_int(m.group(0)) if m else None
             else:
                 out[field] = value
+        if _CUDA_BUFFER.match(line):
+            out["gpu_buffer"] = True
+            continue
         if _ERROR.search(line) and not line.startswith(("Waiting", "* Waiting")):
             out["errors"].append(line)
             if out["not_run"] is None and _NOT_RUN.search(line):
                 out["not_run"] = line
+            if out["gpu_buffer"] and out["gpu_mr_failed"] is None and _MR_FAILED.search(line):
+                out["gpu_mr_failed"] = line
     out["truncated"] = truncated
     if cols is None and not seen:
-        if out["not_run"] is not None:
+        if out["not_run"] is not None or out["gpu_mr_failed"] is not None:
             out["truncated"] = False
             return out
         if out["errors"]:

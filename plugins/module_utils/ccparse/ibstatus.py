@@ -3,7 +3,9 @@
 Output: the shared port shape (see ``ccparse.ibport``); ``ca_type``/``fw_version`` are None
 because ibstatus does not print them. Extra port keys: ``default_gid``, ``base_lid``,
 ``sm_lid``, ``rate_text`` (e.g. ``"200 Gb/sec (4X HDR)"``), ``width`` (``"4X"``) and ``speed``
-(``"HDR"``) when shown. Every port block must show state, phys state, rate and link_layer.
+(``"HDR"``) when shown. Every port block must show state, phys state, rate and link_layer. On a host with
+no RDMA device the script prints ``Fatal error:  device '*': sys files not found (...)``: ``{"devices": [],
+"message": <that line>}`` (the tool ran and found none).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ _HEAD = re.compile(r"^Infiniband device '([^'\n]{1,64})' port (\d{1,4}) status:\
 _KV = re.compile(r"^([a-z_ ]{1,30}?):\s*(.{0,300}?)\s*$")
 _RATE = re.compile(r"^(\d{1,5}(?:\.\d{1,4})?)\s*Gb/sec(?:\s*\((\d{1,2}X)\s*([A-Za-z0-9]{1,8})?\))?")
 _REQUIRED = ("state", "phys_state", "rate_gbps", "link_layer")
+#: the script's answer on a host with no RDMA device: "Fatal error:  device '*': sys files not found
+#: (/sys/class/infiniband/*/ports)"
+_NO_DEVICES = re.compile(r"^Fatal error:\s+device '\*': sys files not found.*$")
 
 
 def _check_port(dev: str, port: dict[str, Any] | None, lineno: int) -> None:
@@ -48,6 +53,9 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
         stripped = raw.strip()
         if not stripped:
             continue
+        if not devices and (fatal := _NO_DEVICES.match(stripped[:300])):
+            # the script finds no /sys/class/infiniband/*/ports: no RDMA device registered at all
+            return {"devices": [], "errors": [], "message": fatal.group(0), "truncated": False}
         head = _HEAD.match(stripped[:300])
         if head:
             dev = devices.setdefault(head.group(1), new_device(head.group(1)))

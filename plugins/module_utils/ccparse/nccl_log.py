@@ -1,6 +1,7 @@
 """Parser for ``NCCL_DEBUG=INFO`` logs: which NCCL ran, over which transport, with or without GDR.
 
-Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines (also behind another tool's prefix:
+Reads the ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN ...`` lines (NCCL 2.0-2.2: without the ``NCCL`` word;
+also behind another tool's prefix:
 a log collector's time stamps), the aws-ofi-nccl plugin tests' ``WARN: Function: f Line: n: NET/OFI ...``
 lines, PyTorch's ProcessGroupNCCL watchdog lines (``[rank5]:[E901 ... ProcessGroupNCCL.cpp:684] ...``, also
 behind a ``[pid] `` prefix: ``pg_errors``, and the collectives it timed out: ``pg_timeouts``), NCCL's net transport
@@ -39,7 +40,9 @@ TOOL = "nccl-log"
 #: ``NCCL INFO NET/IB : Using ...``), and may follow an mpirun rank tag (``[1,0]<stdout>:``, ``[0] ``)
 _LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
                    r"(?:(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
-                   r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$"
+                   # NCCL 2.0-2.2 printed no 'NCCL' word ('h:1:2 [3] include/socket.h:194 WARN Call to recv ...',
+                   # 'h:1:2 [3] INFO init.cu:422 -> 2'): optional only behind the host:pid:tid [dev] prefix
+                   r"(?:[\w./-]+:\d+ )?(?(host)(?:NCCL )?|NCCL )(?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$"
                    # the aws-ofi-nccl plugin's own tests: 'WARN: Function: main Line: 66: NET/OFI ...'
                    r"|^(?P<lvl2>INFO|WARN|TRACE): Function: \w+ Line: \d+: (?P<msg2>NET/OFI .*)$"
                    # NCCL's net transport error quoted alone, without prefix or level (a WARN):
@@ -49,7 +52,9 @@ _LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
 #: tag: '2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] ... NCCL WARN ...'):
 #: searched only in lines that hold 'NCCL ' and that :data:`_LINE` did not match
 _LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
-                          r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
+                          # NCCL 2.0-2.2 printed no 'NCCL' word ('h:1:2 [3] include/socket.h:194 WARN Call to recv ...',
+                   # 'h:1:2 [3] INFO init.cu:422 -> 2'): optional only behind the host:pid:tid [dev] prefix
+                   r"(?:[\w./-]+:\d+ )?(?(host)(?:NCCL )?|NCCL )(?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
 #: NCCL's fatal result codes as the application prints them ('ncclRemoteError: A call failed possibly due to a
 #: network error ...', PyTorch's one-line 'NCCL error: ... ncclRemoteError: ... Last error: NET/IB : ...'):
 #: the communicator failed, a warning line (the check reads which)

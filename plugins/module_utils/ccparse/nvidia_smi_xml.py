@@ -35,7 +35,9 @@ device handle for GPU ...``) is read as in the text report (``warnings``, ``lost
 
 A well-formed document with fewer ``<gpu>`` elements than ``attached_gpus`` (and no lost GPU
 named) was cut by hand, not in transit (the document still closes): it parses with
-``excerpt: True``, so the GPU count is not judged from it.
+``excerpt: True``, so the GPU count is not judged from it. So does a paste that starts inside the report
+(its first end tags close elements opened before it, e.g. ``</pci>``): those elements are opened before it
+inside ``<nvidia_smi_log><gpu>`` and its GPU's fields are read (``cut`` says so; ``bus_id`` None).
 """
 
 from __future__ import annotations
@@ -110,6 +112,38 @@ def _close_cut(doc: str) -> tuple[str, list[str]] | None:
     if not stack:
         return None
     return doc[:last] + "".join(f"</{t}>" for t in reversed(stack)), stack
+
+
+_DOC_START = ("<?xml", "<!DOCTYPE", "<nvidia_smi_log")
+
+
+def _fragment(doc: str) -> tuple[str, list[str]] | None:
+    """A paste that starts inside the report (``</pci>`` closes an element opened before the paste's first
+    line) put back into a report: the elements its leading end tags close are opened before it, inside
+    ``<nvidia_smi_log><gpu>`` unless one of them is that; None for a document that starts as one does or
+    whose tags do not nest."""
+    if doc.lstrip().startswith(_DOC_START):
+        return None
+    stack: list[str] = []
+    opened_before: list[str] = []  # innermost first
+    for m in _TAG.finditer(doc):
+        if m.group(3):
+            continue
+        if not m.group(1):
+            stack.append(m.group(2))
+        elif stack:
+            if stack[-1] != m.group(2):
+                return None
+            stack.pop()
+        else:
+            opened_before.append(m.group(2))
+    outer = [t for t in ("nvidia_smi_log", "gpu") if t not in opened_before]
+    if "nvidia_smi_log" in opened_before and opened_before[-1] != "nvidia_smi_log":
+        return None
+    wrap = outer + list(reversed(opened_before))
+    body = "".join(f"<{t}>" for t in wrap) + doc
+    closed = _close_cut(body)
+    return (closed[0] if closed else body), wrap
 
 
 def _text(el: Node | None) -> str | None:
@@ -399,16 +433,24 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
                          "'<!DOCTYPE nvidia_smi_log SYSTEM \"...dtd\">' is accepted; no DTD subset, no ENTITY)",
                          line)
     cut: list[str] = []
+    fragment = False
     try:
         try:
             root = ET.fromstring(_cut_unread(doc))
         except ET.ParseError as exc:
             closed = _close_cut(doc)
-            if closed is None:
+            if closed is None and (part := _fragment(doc)) is not None:
+                # a paste that starts inside the report (the thread's copy begins in a <pci> block): the GPU's
+                # elements it holds are read, the GPU count is not judged from it
+                root, fragment = ET.fromstring(_cut_unread(part[0])), True
+                cut.append(f"the XML starts inside <{'>, <'.join(part[1])}> (an excerpt of the report): read "
+                           "what it holds")
+            elif closed is None:
                 raise exc from None
-            root = ET.fromstring(_cut_unread(closed[0]))
-            cut.append(f"the XML ends inside <{'>, <'.join(closed[1])}> (cut in transit): read up to its last "
-                       f"whole element")
+            else:
+                root = ET.fromstring(_cut_unread(closed[0]))
+                cut.append(f"the XML ends inside <{'>, <'.join(closed[1])}> (cut in transit): read up to its "
+                           "last whole element")
     except ET.ParseError as exc:
         row = exc.position[0] if getattr(exc, "position", None) else 1
         raise ParseError(TOOL, f"malformed XML (cut in transit?): {exc}", first_line + row - 1) from None
@@ -421,7 +463,7 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
     attached = _int(_at(root, "attached_gpus"))
     if not gpu_elems and _at(root, "driver_version") is None and attached is None:
         raise ParseError(TOOL, "no <gpu> element and no report header (driver_version, attached_gpus)", first_line)
-    excerpt = attached is not None and len(gpu_elems) + len(lost) < attached
+    excerpt = fragment or (attached is not None and len(gpu_elems) + len(lost) < attached)
     gpus = []
     for i, g in enumerate(gpu_elems):
         line = starts[i] if i < len(starts) else first_line

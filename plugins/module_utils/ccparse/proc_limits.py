@@ -6,7 +6,9 @@ The kernel prints (fs/proc/base.c, ``proc_pid_limits``) a header and one row per
     Max locked memory         8388608              8388608              bytes
 
 columns at fixed widths (25, 20, 20 characters), ``unlimited`` for RLIM_INFINITY and no unit
-for the nice/realtime priorities. The collector may put a comment line first naming the process
+for the nice/realtime priorities. Rows grep'd without the header (``cat /proc/<pid>/limits | grep locked``)
+are read as rows (``"excerpt": True``); any other first line is a ParseError.
+The collector may put a comment line first naming the process
 (``# process: slurmd pid 812``; fabric_evidence does, since the file does not say whose it is).
 
 Result::
@@ -51,10 +53,12 @@ def parse_proc_limits(text: str) -> dict[str, Any]:
         if line.startswith("#") and not header:
             continue
         if not header:
-            if not _HEADER.match(line):
-                raise ParseError(TOOL, f"expected the header 'Limit  Soft Limit  Hard Limit  Units', got {line!r}", n)
             header = True
-            continue
+            if _HEADER.match(line):
+                continue
+            if not _ROW.match(line):
+                raise ParseError(TOOL, f"expected the header 'Limit  Soft Limit  Hard Limit  Units', got {line!r}", n)
+            out["excerpt"] = True  # rows grep'd without the header ('... /limits | grep locked'): read as rows
         r = _ROW.match(line)
         if not r:
             raise ParseError(TOOL, f"not a limit row: {line!r}", n)

@@ -11,7 +11,9 @@
 
 Other layouts are read by their header line (any that names ``STATE`` and ``NODELIST`` or
 ``HOSTNAMES``): node-oriented ``sinfo -N``/``-lNe`` (one node a row, ``REASON`` last, the time line
-of ``-l`` above it) and ``sinfo -o '%all'`` (``|``-separated); their rows carry ``reason`` too.
+of ``-l`` above it), ``sinfo -o '%all'`` (``|``-separated) and ``sinfo -R`` (``REASON USER TIMESTAMP
+NODELIST``: no STATE column, every node it lists is down, drained, fail or failing: state ``""``, flag
+``listed_by_reason``); their rows carry ``reason`` too.
 Without any header (``sinfo -h``, as scripts and exporters run it) rows are read by content: the six
 default columns, or a node-first custom format (``-o '%n,%T'``, ``-N -O NodeList,...,StateLong``) whose
 state is its last field naming a node state; a listing that names no node (``-o '%D,%T'``) is not read.
@@ -79,8 +81,8 @@ def _generic_header(line: str) -> tuple[str | None, list[str]] | None:
     (``|``-separated); None for the default header (read by :func:`parse_sinfo` itself)."""
     sep = "|" if "|" in line else None
     cols = [c.strip() for c in (line.split(sep) if sep else line.split())]
-    if "STATE" not in cols or not any(h in cols for h in _HOST_COLS):
-        return None
+    if not any(h in cols for h in _HOST_COLS) or ("STATE" not in cols and "REASON" not in cols):
+        return None  # 'sinfo -R' (REASON USER TIMESTAMP NODELIST) names no STATE: every node it lists is out
     if sep is None and set(_SINFO_HEADER) <= set(cols) and len(cols) == len(_SINFO_HEADER):
         return None
     return sep, cols
@@ -88,16 +90,25 @@ def _generic_header(line: str) -> tuple[str | None, list[str]] | None:
 
 def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, lineno: int) -> dict[str, Any]:
     sep, cols = generic
-    # whitespace-separated: the last column (REASON, FEATURES) may hold spaces
-    vals = [v.strip() for v in line.split(sep)] if sep else line.split(None, len(cols) - 1)
+    # whitespace-separated: the last column (REASON, FEATURES) may hold spaces; 'sinfo -R' prints REASON
+    # first, so its row is split from the right
+    if sep:
+        vals = [v.strip() for v in line.split(sep)]
+    elif cols[0] == "REASON":
+        vals = line.rsplit(None, len(cols) - 1)
+    else:
+        vals = line.split(None, len(cols) - 1)
     if len(vals) < len(cols) - (0 if sep else 1):
         raise ParseError(tool, f"expected {len(cols)} columns {' '.join(cols)[:60]}, got {line[:60]!r}", lineno)
     row: dict[str, str] = {}
     for c, v in zip(cols, vals):
         row.setdefault(c, v)  # '%all' repeats some names (STATE, PARTITION): the first is the node's
     nodelist = next(row[h] for h in _HOST_COLS if h in row)
-    state = row["STATE"]
-    base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
+    state = row.get("STATE", "")
+    if state:
+        base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
+    else:  # 'sinfo -R': sinfo(1) lists the reasons of nodes down, drained, fail or failing
+        base, flags, hosts = "", ["listed_by_reason"], _state_and_hosts("down", nodelist, tool, lineno)[2]
     part = row.get("PARTITION", "")
     reason = row.get("REASON", "").strip()
     return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": row.get("AVAIL", "up"),
@@ -215,7 +226,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         if not line:
             continue
         tok = line.split()
-        if generic is None and "STATE" in line and not (header and cols is not None) and (
+        if generic is None and ("STATE" in line or "REASON" in line) and not (header and cols is not None) and (
                 g := _generic_header(line)) is not None:
             header, generic = True, g  # node-oriented (-N, -lNe) or -o '%all' layout: read by its header
             continue
