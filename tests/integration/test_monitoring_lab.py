@@ -46,6 +46,8 @@ WEBHOOK_PID = "/tmp/cc-webhook.pid"
 MISSING_MOUNT = "/mnt/clusterctl-monlab-missing"
 CHECK = "/usr/local/sbin/clusterctl-node-check"
 CONFIG = "/etc/clusterctl/node-check.json"
+#: lab-c2's node check settings with MISSING_MOUNT added (the fault the verdict and alert tests look for)
+FAULT_CONFIG = "/tmp/cc-nc-fault.json"
 TAGS = "monitoring,health"
 DRAIN_REASON = "clusterctl: monlab reason-class test"
 # TLS and basic auth (test_tls_and_basic_auth_scrapes): a self-signed certificate for every lab address
@@ -140,6 +142,15 @@ def wait_for(what: str, cond: Callable[[], Any], timeout: float = 120,
         time.sleep(2)
 
 
+def run_faulted_check() -> None:
+    """lab-c2's node check once more with :data:`FAULT_CONFIG`, before each look of a wait for its failed verdict.
+
+    slurmd runs the node check as HealthCheckProgram every slurm_common_health_check_interval (300 s) with the
+    lab's own config: that run writes lab-c2's textfile healthy again, and an alert resolved before Alertmanager's
+    group_wait is never delivered (a full lab tier of session 12 timed out so)."""
+    sh("lab-c2", f"{CHECK} --config {FAULT_CONFIG} --no-drain >/dev/null 2>&1")
+
+
 def provision(inv: Path, *extra: str) -> dict[str, Any]:
     res = cc("provision", str(inv), "--tags", TAGS, "--json", *extra)
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
@@ -182,7 +193,7 @@ def monitored(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> It
         for host in ("lab-ctl", "lab-c1", "lab-c2"):
             sh(host, "for u in prometheus prometheus-alertmanager prometheus-node-exporter; do "
                      "systemctl disable -q --now $u 2>/dev/null; done; "
-                     "rm -f /var/lib/prometheus/node-exporter/clusterctl.prom /tmp/cc-nc-fault.json")
+                     f"rm -f /var/lib/prometheus/node-exporter/clusterctl.prom {FAULT_CONFIG}")
         # the node check's settings as inventories/lab renders them (no textfile folder)
         res = cc("provision", str(LAB), "--tags", "health")
         assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
@@ -221,18 +232,17 @@ def test_prometheus_scrapes_exporters_and_node_check_verdicts(monitored: Path) -
     # lab-c1 healthy; lab-c2's node check run with a shared mount it lacks: failed (not drained)
     assert sh("lab-c1", f"{CHECK} --no-drain >/dev/null 2>&1; echo $?").strip() == "0"
     sh("lab-c2", "python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); "
-                 f"c[\"mounts\"] = [sys.argv[2]]; json.dump(c, open(\"/tmp/cc-nc-fault.json\", \"w\"))' "
-                 f"{CONFIG} {MISSING_MOUNT}")
-    out = sh("lab-c2", f"{CHECK} --config /tmp/cc-nc-fault.json --no-drain; echo rc=$?")
+                 "c[\"mounts\"] = [sys.argv[2]]; json.dump(c, open(sys.argv[3], \"w\"))' "
+                 f"{CONFIG} {MISSING_MOUNT} {FAULT_CONFIG}")
+    out = sh("lab-c2", f"{CHECK} --config {FAULT_CONFIG} --no-drain; echo rc=$?")
     assert "rc=1" in out and "node_mount" in out and MISSING_MOUNT in out, out
     assert "textfile not written" not in out, out
 
     def status(host: str, value: str) -> list[dict[str, Any]]:
         return [r for r in query(f'clusterctl_node_status{{host="{host}",status="failed"}}') if r["value"][1] == value]
 
-    def failed_c2() -> list[dict[str, Any]]:  # the check again before each look (slurmd's periodic run of the
-        # lab's own config may have written lab-c2 healthy: see the alert test below)
-        sh("lab-c2", f"{CHECK} --config /tmp/cc-nc-fault.json --no-drain >/dev/null 2>&1")
+    def failed_c2() -> list[dict[str, Any]]:
+        run_faulted_check()
         return status("lab-c2", "1")
 
     wait_for("clusterctl_node_status failed=1 for lab-c2", failed_c2)
@@ -254,11 +264,7 @@ def test_alerts_reach_the_webhook_through_alertmanager(monitored: Path) -> None:
         return got
 
     def still_failed_then_delivered() -> bool:
-        # slurmd runs the node check as HealthCheckProgram every slurm_common_health_check_interval (300 s)
-        # with the lab's own config: that run writes lab-c2's textfile healthy again, and an alert resolved
-        # before Alertmanager's group_wait is never delivered (a full lab tier of session 12 timed out so).
-        # The faulted check is run again before each look, as the test above ran it.
-        sh("lab-c2", f"{CHECK} --config /tmp/cc-nc-fault.json --no-drain >/dev/null 2>&1")
+        run_faulted_check()
         return {("ClusterctlNodeFailed", "lab-c2"), ("SharedMountMissing", "lab-c2")} <= delivered()
 
     def explain() -> str:

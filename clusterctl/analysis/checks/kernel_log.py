@@ -171,20 +171,23 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             host, "kernel_pcie", rule_sev("kernel_pcie.below_capability"), f"{host}/{pci}" if pci else host,
             f"{pci or 'a device'} runs below its PCIe capability: limited by {ev.get('link')} (capable of "
             f"{ev.get('capable')}); reseat or check the slot/riser"))
+    mismatch = list(data.get("api_mismatch") or ())
+    if mismatch:  # the module and the libraries differ: no GPU is usable, none is at fault
+        res.findings.append(Finding(
+            host, "kernel_gpu", rule_sev("kernel_gpu.driver_lost"), host,
+            f"NVIDIA kernel module and driver libraries differ (API mismatch): no GPU is usable by CUDA or NVML: "
+            f"{len(mismatch)} line(s) {_when(mismatch)}; drain, reboot into the matching module. "
+            f"Last: {str(mismatch[-1]['text'])[:160]!r}"))
     gpus: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("gpu_fatal") or ():
         gpus.setdefault(str(ev.get("gpu") or ""), []).append(ev)
     for gpu, events in sorted(gpus.items()):
         whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
-        if whats == "API mismatch":  # the module and the libraries differ: no GPU is usable, none is at fault
-            what = (f"NVIDIA kernel module and driver libraries differ (API mismatch): no GPU is usable by CUDA or "
-                    f"NVML: {len(events)} line(s) {_when(events)}; drain, reboot into the matching module")
-        else:
-            what = (f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid "
-                    f"needed): {len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU")
         res.findings.append(Finding(
             host, "kernel_gpu", rule_sev("kernel_gpu.driver_lost"), f"{host}/{gpu}" if gpu else host,
-            f"{what}. Last: {str(events[-1]['text'])[:160]!r}"))
+            f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid needed): "
+            f"{len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU. "
+            f"Last: {str(events[-1]['text'])[:160]!r}"))
     probes: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("init_failed") or ():
         probes.setdefault(str(ev.get("pci") or ""), []).append(ev)

@@ -19,7 +19,7 @@ takes that back to the tool's own output, for every KIND alike:
   removed; when the paste holds several commands, only the output of the KIND's own commands is
   kept (``ibdev2netdev`` followed by ``ifconfig`` keeps the first); for :data:`KEEP_COMMAND_KINDS`
   the KIND's command line stays as ``$ <command>`` because it names the interface read (nvidia-smi-query:
-  the fields a ``--format=csv,noheader`` run printed).
+  the fields a ``--format=csv,noheader`` run printed; lspci: the device a ``-s`` selector names).
 
 Nothing else is rewritten, so a capture without any of this reaches the parser unchanged
 (byte for byte). Every pattern is bounded, so a long line costs
@@ -65,8 +65,9 @@ KIND_COMMANDS: dict[str, frozenset[str]] = {
 DEDENT_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids", "sysfs-ib",
                           "ip-link", "mlnx_qos", "dcb", "ib_write_bw", "lspci"})
 #: KINDs whose parser reads the interface from the command line (``mlnx_qos -i eth4``)
-#: (nvidia-smi-query: a ``--format=csv,noheader`` run is read with the fields its command line names)
-KEEP_COMMAND_KINDS = frozenset({"mlnx_qos", "dcb", "nvidia-smi-query"})
+#: (nvidia-smi-query: a ``--format=csv,noheader`` run is read with the fields its command line names;
+#: lspci: a grep'd excerpt without its device header line is the device its ``-s`` selector names)
+KEEP_COMMAND_KINDS = frozenset({"mlnx_qos", "dcb", "nvidia-smi-query", "lspci"})
 #: first words that are commands on any line that looks like a prompt line
 _KNOWN = frozenset().union(*KIND_COMMANDS.values()) | frozenset({
     "ifconfig", "ethtool", "ofed_info", "ibv_devices", "rdma", "ibportstate", "ibnetdiscover", "perfquery",

@@ -43,8 +43,13 @@ operators paste ``grep Xid`` output too):
 
 ``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
 required``): the GPU takes no work until it is reset.
-It also holds ``NVRM: API mismatch: the client has the version X, but this kernel module has the version Y``
-(``what``: ``API mismatch``, ``gpu`` None: no GPU is usable by CUDA or NVML until module and libraries match).
+``api_mismatch``
+    ``NVRM: API mismatch: the client has the version X, but this kernel module has the version Y`` (also the
+    ``client 'kwin_wayland' (pid 1005) has the version X`` and ``client version X, kernel module version Y``
+    forms): the driver's user-space libraries (the client) and the loaded kernel module differ, so no GPU is
+    usable by CUDA or NVML until they match. ``client_version`` and ``module_version`` as the message names them,
+    read across its continuation ``NVRM:`` lines (the driver wraps it; syslog's ``#012`` joins), None when the
+    capture does not show one; ``line``/``time``/``text`` of its first line.
 
 Timestamps read: syslog/journalctl (``Apr 19 13:16:41 host kernel:``, month names of any locale:
 ``июл 01 22:08:37``), ISO 8601, dmesg ``[  12.345678]``, ``dmesg -T`` ``[Sun Jan 11 09:52:01 2026]``,
@@ -171,6 +176,22 @@ def _event(lineno: int, time: str | None, msg: str, **extra: Any) -> dict[str, A
     return {"line": lineno, "time": time, **extra, "text": msg}
 
 
+#: the two versions of an ``NVRM: API mismatch`` message (its lines joined, ``NVRM:`` and syslog's ``#012`` out)
+_API_CLIENT = re.compile(r"\bclient(?: '[^']{0,80}')?(?: \(pid \d{1,10}\))? (?:has the )?version "
+                         r"(?P<v>\d[\w.-]{0,40}?)[.,]?(?= |$)")
+_API_MODULE = re.compile(r"\bkernel module (?:has the )?version (?P<v>\d[\w.-]{0,40}?)[.,]?(?= |$)")
+#: continuation lines an API mismatch message may take after its first (the driver wraps it at 5)
+_API_LINES = 5
+
+
+def _api_versions(event: dict[str, Any], text: str) -> None:
+    """Fill ``event``'s missing ``client_version``/``module_version`` from ``text`` (the message so far)."""
+    flat = " ".join(text.replace("#012", " ").replace("NVRM:", " ").split())[:600]
+    for key, pattern in (("client_version", _API_CLIENT), ("module_version", _API_MODULE)):
+        if event[key] is None and (m := pattern.search(flat)):
+            event[key] = m.group("v")
+
+
 @parser("kernel-log")
 def parse_kernel_log(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -185,6 +206,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     limited: list[dict[str, Any]] = []
     init_failed: list[dict[str, Any]] = []
     gpu_fatal: list[dict[str, Any]] = []
+    api_mismatch: list[dict[str, Any]] = []
+    api_text = ""  # the open API mismatch message (api_mismatch[-1]) while its continuation lines may follow
     slot_power: list[dict[str, Any]] = []
     unrecovered: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
@@ -210,6 +233,14 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif first_bad is None:
             first_bad = lineno
         recent = [*recent[-2:], msg]
+        if api_text:  # a line after an API mismatch message's first: its continuation, or the message ended
+            ev = api_mismatch[-1]
+            if msg.startswith("NVRM:") and "API mismatch" not in msg and lineno - ev["line"] <= _API_LINES:
+                api_text += " " + msg
+                _api_versions(ev, api_text)
+                api_text = "" if ev["module_version"] is not None else api_text
+            else:
+                api_text = ""
         x = _XID.search(msg)
         if x:
             rest = x.group("rest").strip()
@@ -235,7 +266,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
             continue
         if "NVRM" in msg and "API mismatch" in msg:  # no GPU named: every GPU of the node (module vs libraries)
-            gpu_fatal.append(_event(lineno, time, msg, gpu=None, what="API mismatch"))
+            api_mismatch.append(_event(lineno, time, msg, client_version=None, module_version=None))
+            _api_versions(api_mismatch[-1], msg)
+            api_text = msg if api_mismatch[-1]["module_version"] is None else ""
             continue
         if _RESET_REQUIRED in msg:
             g = _GPU_PCI.search(msg) or _GPU_INDEX.search(msg)
@@ -289,5 +322,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
-            "slot_power": slot_power, "aer_unrecovered": unrecovered, "link_flaps": flaps, "link_flaps_note": note,
-            "lines": total}
+            "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
+            "link_flaps": flaps, "link_flaps_note": note, "lines": total}

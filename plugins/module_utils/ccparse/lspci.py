@@ -15,8 +15,11 @@ kept as a flag where lspci prints it). Speeds are GT/s and the PCIe generation d
 
 A grep'd excerpt (``lspci -vv -s 01:00.0 | grep -E "LnkSta|LnkCap"``, a probe script's ``Card: 01:00.0 ...``
 lines, ``Subsystem:``/``Physical Slot:`` lines) has no device header: its link lines belong to an
-``excerpt`` device (``"excerpt": True``) named by the last slot seen on a non-indented line (the
-``-s`` of the command included), vendor from a ``Subsystem:`` line.
+``excerpt`` device (``"excerpt": True``) named by the last slot seen on a non-indented line, vendor from
+a ``Subsystem:`` line. A shown lspci command line (the capture clean-up keeps it as ``$ lspci ...``)
+names the device by its ``-s [[[[domain]:]bus]:][dev][.func]`` selector when that selects one
+function (``-vvvs c9:00.0``, ``-s 0000:c9:00.0``, ``-s1:0.0``; see :func:`selected_slot`); a selector
+of several (``-s 01:00``, ``-s *:00.0``) names none.
 
 Devices without a PCIe capability (host bridges, legacy devices) have ``lnkcap``/``lnksta`` None;
 ``Capabilities: <access denied>`` (lspci run without root) sets ``access_denied``.
@@ -60,6 +63,56 @@ _SECTION = re.compile(r"(?:^|\s)(?:Capabilities: (?:\[[0-9a-f]{2,3}(?: v\d)?\]|<
 _REV_FF = re.compile(r"\(rev ff\)\s*$", re.IGNORECASE)
 
 
+#: lspci options that take an argument (``-s`` handled apart): after one, the rest of the word is its argument
+_ARG_OPTS = frozenset("dipAOHF")
+#: where a shown command's own words end (a pipe, a list, a redirection, a comment after it)
+_CMD_END = frozenset({"|", "||", "&&", ";", ">", ">>", "2>", "2>&1", "#"})
+
+
+def _selector(cmd: str) -> str | None:
+    """The argument of the ``-s`` option of the lspci command ``cmd`` (``-s X``, ``-sX``, ``-vvvs X``),
+    or None when it has none."""
+    words = cmd.split()
+    start = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == "lspci"), None)
+    if start is None:
+        return None
+    i = start + 1
+    while i < len(words) and words[i] not in _CMD_END and words[i][:1] not in ("|", ";", "("):
+        w = words[i]
+        i += 1
+        if w[:1] != "-" or w[:2] == "--" or len(w) < 2:
+            continue
+        for k, ch in enumerate(w[1:], start=2):
+            if ch == "s":
+                arg = w[k:] or (words[i] if i < len(words) else "")
+                return arg.split("|", 1)[0].strip("'\"")
+            if ch in _ARG_OPTS:
+                i += 0 if w[k:] else 1  # its argument is the next word
+                break
+    return None
+
+
+def selected_slot(cmd: str) -> str | None:
+    """``domain:bus:dev.func`` of the one function the ``-s`` selector of lspci command ``cmd`` selects
+    (pciutils' ``[[[[<domain>]:]<bus>]:][<slot>][.[<func>]]``, hex, a missing domain read as 0000), or None:
+    no ``-s``, a wildcard or a missing part (several functions), or not a selector at all."""
+    sel = _selector(cmd)
+    if not sel:
+        return None
+    parts = sel.split(":")
+    if len(parts) not in (2, 3):
+        return None  # no bus given: every bus
+    dom, bus = (parts[0], parts[1]) if len(parts) == 3 else ("0", parts[0])
+    dev, dot, fn = parts[-1].partition(".")
+    try:
+        d, b, s, f = (int(x, 16) if x and len(x) <= 8 and x.isalnum() else -1 for x in (dom, bus, dev, fn))
+    except ValueError:
+        return None
+    if not dot or min(d, b, s, f) < 0 or b > 0xFF or s > 0x1F or f > 7:
+        return None
+    return f"{d:04x}:{b:02x}:{s:02x}.{f:x}"
+
+
 @parser("lspci")
 def parse_lspci(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -80,8 +133,11 @@ def parse_lspci(text: str) -> dict[str, Any]:
         if not raw.strip():
             continue
         if raw.lstrip().startswith("$ ") or "lspci" in raw[:200]:
-            m = _SLOT_ANY.search(raw[:600])
-            slot_hint = m.group(1) if m else slot_hint
+            if _selector(raw[:600]) is not None:
+                slot_hint = selected_slot(raw[:600])  # the -s of the command: its one device, or none
+            else:
+                m = _SLOT_ANY.search(raw[:600])
+                slot_hint = m.group(1) if m else slot_hint
             if cur is not None and cur.get("excerpt"):
                 cur = None
             continue

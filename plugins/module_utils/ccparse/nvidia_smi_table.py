@@ -88,6 +88,28 @@ def _num(v: str | None) -> float | None:
     return to_float(m.group(1)) if m else None
 
 
+def _add_second_row(gpu: dict[str, Any], cells: tuple[str | None, ...]) -> dict[str, Any]:
+    """``gpu`` (its first row's fields) completed with its second row's, read from ``cells`` (the groups of
+    :data:`_ROW2`, in :data:`_ROW2_FIELDS`' order). A GPU whose second row the capture does not hold gets
+    ``None`` cells: every field the same key, no reading (so a cut GPU and a full one cannot differ in keys)."""
+    fan, temp, perf, pdraw, pcap, mused, mtot, util, cmode = cells
+    gpu.update({"fan_pct": _num(fan), "temperature_c": {"gpu": _num(temp)}, "performance_state": perf,
+                "power_w": {"draw": _num(pdraw), "limit": _num(pcap)},
+                "memory_used_mib": _num(mused), "memory_total_mib": _num(mtot),
+                "utilization_pct": {"gpu": _num(util)}, "compute_mode": cmode.strip() if cmode is not None else None,
+                "mig_mode": None, "inforom_corrupted": False,
+                "error_fields": [(n, c.strip()) for n, c in zip(_ROW2_FIELDS, cells)
+                                 if c is not None and c.strip() in ERROR_TOKENS]})
+    token = gpu.pop("ecc_error_token")
+    if token is not None:
+        gpu["error_fields"].insert(0, ("ecc.errors.uncorrected.volatile.total", token))
+    return gpu
+
+
+#: the cells of a second row the capture does not hold
+_NO_SECOND_ROW: tuple[str | None, ...] = (None,) * len(_ROW2_FIELDS)
+
+
 @parser("nvidia-smi")
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -150,18 +172,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         r2 = _ROW2.match(s)
         if r2 and pending is not None and "fan_pct" not in pending:
-            fan, temp, perf, pdraw, pcap, mused, mtot, util, cmode = r2.groups()
-            pending.update({"fan_pct": _num(fan), "temperature_c": {"gpu": _num(temp)}, "performance_state": perf,
-                            "power_w": {"draw": _num(pdraw), "limit": _num(pcap)},
-                            "memory_used_mib": _num(mused), "memory_total_mib": _num(mtot),
-                            "utilization_pct": {"gpu": _num(util)}, "compute_mode": cmode.strip(),
-                            "mig_mode": None, "inforom_corrupted": False,
-                            "error_fields": [(n, c.strip()) for n, c in zip(_ROW2_FIELDS, r2.groups())
-                                             if c is not None and c.strip() in ERROR_TOKENS]})
-            token = pending.pop("ecc_error_token")
-            if token is not None:
-                pending["error_fields"].insert(0, ("ecc.errors.uncorrected.volatile.total", token))
-            out["gpus"].append(pending)
+            out["gpus"].append(_add_second_row(pending, r2.groups()))
             continue
         r3 = _ROW3.match(s)
         if r3 and pending is not None and pending.get("mig_mode", "") is None:
@@ -185,14 +196,8 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             raise ParseError(TOOL, f"GPU {pending['index']} row without its second line (truncated)", pending["line"])
         # the capture ends inside the GPU's rows (a paste cut there): the GPU is listed, as one cut between
         # rows would be, with its first row's fields and no reading
-        pending.update({"fan_pct": None, "temperature_c": {"gpu": None}, "performance_state": None,
-                        "power_w": {"draw": None, "limit": None}, "memory_used_mib": None, "memory_total_mib": None,
-                        "utilization_pct": {"gpu": None}, "compute_mode": None, "mig_mode": None,
-                        "inforom_corrupted": False, "error_fields": [], "cut_after_first_row": True})
-        token = pending.pop("ecc_error_token")
-        if token is not None:
-            pending["error_fields"].append(("ecc.errors.uncorrected.volatile.total", token))
-        out["gpus"].append(pending)
+        out["gpus"].append(_add_second_row(pending, _NO_SECOND_ROW))
+        pending["cut_after_first_row"] = True
     bad = set(out["inforom_corrupted"])
     for g in out["gpus"]:
         g["inforom_corrupted"] = g["bus_id"] in bad
