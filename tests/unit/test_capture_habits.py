@@ -266,3 +266,55 @@ def test_prefix_of_a_lone_line(habit: str) -> None:
 ])
 def test_a_lone_line_keeps_what_may_be_its_own_text(line: str, kind: str) -> None:
     assert clean_capture(line, kind).text == line
+
+
+def test_launcher_prefix_of_an_indented_paste() -> None:
+    # a pdsh capture pasted as a Markdown code block: every line '    host: ...'
+    cid = "round2/nccl-log/awsofi67-pdsh-prefix-p4d-no-optimal-provider.txt"
+    assert verdict(cid, "nccl-log", body(cid))[0] == "failed"
+    _same_verdict(cid, "nccl-log", indent4(body(cid), "nccl-log"))
+
+
+def test_grepd_key_value_lines_are_not_hosts() -> None:
+    # 'lspci -vvv | grep -E "LnkSta|LnkCap"' without its prompt line: 'LnkCap: ' and 'LnkSta: ' are the tool's
+    # keys, not the hosts of a parallel shell (a host holds a digit, a '-' or a '.')
+    cid = "labelled/set1/lspci/lnksta-gen1-x8-downgraded-rtx3090.txt"
+    bare = "".join(ln for ln in body(cid).splitlines(keepends=True) if not ln.startswith("$ "))
+    assert verdict(cid, "lspci", bare) == ("failed", frozenset({"pcie_link"}))
+
+
+def test_indented_q_report_dedented_at_its_top_level() -> None:
+    # the whole 'nvidia-smi -q' report indented 4 (a Markdown code block): its nesting is read from the
+    # indentation, so the common indentation goes when the report's own top-level lines sit at it
+    cid = "labelled/set1/h200-live/nvidia-smi-q-under-load.txt"
+    assert verdict(cid, "nvidia-smi-q", body(cid)) == ("failed", frozenset({"gpu_count"}))
+    _same_verdict(cid, "nvidia-smi-q", indent4(body(cid), "nvidia-smi-q"))
+    # an excerpt that starts inside a section keeps its indentation (no top-level line at it)
+    excerpt = "    ECC Errors\n        Volatile\n            DRAM Uncorrectable : 0\n"
+    assert clean_capture(excerpt, "nvidia-smi-q").text == excerpt
+
+
+def test_dedent_after_the_prompt_lines() -> None:
+    # an lspci listing pasted with a blank in front of every line, under its prompt at column 0
+    cid = "seen/lspci/talos9121-h100-2330-listing-leading-space-starts-mid-paste.txt"
+    _same_verdict(cid, "lspci", prompts(body(cid), "lspci") or "")
+
+
+@pytest.mark.parametrize(("cid", "kind"), [
+    ("seen/sinfo/sckyzo-24.11.7-h-N-o-node-reason-user-state-pipes-20-nodes.txt", "sinfo"),  # sinfo -h
+    ("seen/sinfo/promslurm-h-node-comma-statelong-709-nodes-down-star-fail-star.txt", "sinfo"),
+    ("round2/nccl-tests/awsome-p4de-2node-srun-0-prefix-8b-2g-busbw78.txt", "nccl-tests"),  # '...' among '0: ' rows
+    ("labelled/set2/nccl-tests/eks-2node-1gpu-each-net-socket-busbw-2GBps.txt", "nccl-tests"),
+])
+def test_elision_line_is_removed_and_recorded(cid: str, kind: str) -> None:
+    elided, plain = elide(body(cid)) or ("", "")
+    assert not elision_wrong(cid, kind, verdict(cid, kind, body(cid)), elided, plain)
+    assert any("elided" in str(c) for c in registry.parse(kind, elided).get("cut") or [])
+
+
+def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:
+    # 'Attached GPUs : 1' stated, a '...' further down: the count is judged (1 of the inventory's 8), the cut said
+    cid = "labelled/set1/h200-live/nvidia-smi-q-under-load.txt"
+    elided, plain = elide(body(cid)) or ("", "")
+    assert verdict(cid, "nvidia-smi-q", elided) == ("failed", frozenset({"gpu_count"}))
+    assert registry.parse("nvidia-smi-q", elided)["cut"]
