@@ -187,7 +187,7 @@ CHOSEN = captures()
 def test_habits_keep_the_verdict(cid: str, kind: str, _part: str) -> None:
     text = body(cid)
     want = verdict(cid, kind, text)
-    wrong = {}
+    wrong: dict[str, object] = {}
     for name, habit in HABITS.items():
         if (name, cid) in EXCLUDED:
             continue
@@ -315,6 +315,6 @@ def test_elision_line_is_removed_and_recorded(cid: str, kind: str) -> None:
 def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:
     # 'Attached GPUs : 1' stated, a '...' further down: the count is judged (1 of the inventory's 8), the cut said
     cid = "labelled/set1/h200-live/nvidia-smi-q-under-load.txt"
-    elided, plain = elide(body(cid)) or ("", "")
+    elided, _plain = elide(body(cid)) or ("", "")
     assert verdict(cid, "nvidia-smi-q", elided) == ("failed", frozenset({"gpu_count"}))
     assert registry.parse("nvidia-smi-q", elided)["cut"]
