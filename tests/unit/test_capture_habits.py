@@ -15,7 +15,13 @@ is left.
 
 The held-out files (``HOLDOUT.txt`` of each part) are never read here.
 
-Habits not applied, and why (see :data:`EXCLUDED`).
+Not applied, and why: a habit on a capture that already carries an outer decoration (a Markdown
+backtick, a C comment's `` * ``) would come inside it, never before it (:data:`EXCLUDED`, per
+capture); a prompt on a capture that has its own prompt and command line (one is what a terminal
+shows). Not undone, by rule: a lone line's ``node07: `` / ``ib0: `` (a host without a digit and a
+``-`` or ``.`` cannot be told from a driver's or a tool's own ``name: ``; several lines need a
+host holding a digit, ``-`` or ``.``), a lone ``N: `` on an ``ip link`` line (its own index).
+Already undone before this test and checked here too: CRLF, trailing blanks, fences.
 
 Fast: a capture and its habits are judged in a few milliseconds each (about 10-25 s for all of
 them on the shared 2-core machine), so every allowed capture is judged, no sample.
@@ -31,11 +37,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 import bench_corpus  # noqa: E402
-from ccparse import registry  # noqa: E402
+from ccparse import capture, registry  # noqa: E402
 from ccparse.capture import clean_capture  # noqa: E402
 from ccparse.common import ParseError  # noqa: E402
 
@@ -318,3 +326,12 @@ def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:
     elided, _plain = elide(body(cid)) or ("", "")
     assert verdict(cid, "nvidia-smi-q", elided) == ("failed", frozenset({"gpu_count"}))
     assert registry.parse("nvidia-smi-q", elided)["cut"]
+
+
+@given(st.lists(st.sampled_from(["...", "…", ".", " ", "\t", "[", "]", "x", "\n", "....", "[...]", "é"]),
+                max_size=16).map("".join), st.sampled_from(["sinfo", "nvidia-smi-q"]))
+@example("a\n  ...  \nb", "sinfo")
+@example("a ... b\n", "sinfo")  # '...' inside a line of text: not an elision
+def test_elision_gate_equals_the_line_test(text: str, kind: str) -> None:
+    want = kind not in capture.ELISION_KINDS and any(capture._ELISION.match(ln) for ln in text.split("\n"))
+    assert capture._elided(text, kind) == want
