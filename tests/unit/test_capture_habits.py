@@ -289,6 +289,9 @@ def test_grepd_key_value_lines_are_not_hosts() -> None:
     cid = "labelled/set1/lspci/lnksta-gen1-x8-downgraded-rtx3090.txt"
     bare = "".join(ln for ln in body(cid).splitlines(keepends=True) if not ln.startswith("$ "))
     assert verdict(cid, "lspci", bare) == ("failed", frozenset({"pcie_link"}))
+    assert clean_capture("LnkSta: Speed 8GT/s\nLnkSta: Speed 8GT/s\n", "lspci").hosts == []
+    assert clean_capture("login: a b\nlogin: c d\n", "nvidia-smi").hosts == ["login"]
+    assert clean_capture("dgx3: a b\ndgx4: c d\n", "nvidia-smi").hosts == ["dgx3", "dgx4"]
 
 
 def test_indented_q_report_dedented_at_its_top_level() -> None:

@@ -326,8 +326,11 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
             continue  # 'NVRM: Xid ...', 'kernel: ...', '[ERROR] ...': message tags, not hosts
         if form == "host" and max(names.values()) < 2 and not all(any(c.isdigit() for c in nm) for nm in names):
             continue  # 'state: 4: ACTIVE' / 'rate: 5 Gb/sec' (sysfs files): keys, not hosts
-        if form in ("host", "bracket") and not all(_HOSTLIKE.search(nm) for nm in names):
-            continue  # 'LnkCap: ...' / 'LnkSta: ...' of a grep'd excerpt: keys, not hosts (gpu-node07, dgx3, 10.0.0.7)
+        if form in ("host", "bracket") and not all(_HOSTLIKE.search(nm) for nm in names) and not (
+                len(names) == 1 and next(iter(names)).isalpha() and next(iter(names)).islower()):
+            # 'LnkCap: ...' / 'LnkSta: ...' of a grep'd excerpt: keys, not hosts (gpu-node07, dgx3, 10.0.0.7;
+            # one lower-case name alone, 'login: ', is a host too)
+            continue
         if n < need or (form == "host" and len(names) > max(8, n // 4)) or (
                 form in ("rank", "brank") and len(names) > n // 2):
             continue
@@ -344,6 +347,7 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
 
 
 #: a name a ``host: `` / ``[host] `` prefix gives on several lines holds a digit, a ``-`` or a ``.``
+#: (or is the only name, in lower-case letters: ``login: ``)
 _HOSTLIKE = re.compile(r"[\d.-]")
 #: KINDs whose own lines start ``N: `` (``2: eth0: <BROADCAST,...>``): a lone such line keeps it
 NUMBERED_KINDS = frozenset({"ip-link"})
@@ -625,7 +629,7 @@ def _general(text: str, kind: str) -> Cleaned:
         out = segments[0][2]
     if kind in DEDENT_KINDS and len(segments) > 1:
         # the common indentation of the output once the prompt lines (at column 0) are gone
-        body_at = [i for i, (n, ln) in enumerate(out) if not (keep_cmd and ln.startswith("$ "))]
+        body_at = [i for i, (_n, ln) in enumerate(out) if not (keep_cmd and ln.startswith("$ "))]
         bare = _dedent([out[i][1] for i in body_at])
         for i, ln in zip(body_at, bare):
             out[i] = (out[i][0], ln)
