@@ -92,5 +92,10 @@ def test_autolink_gate_equals_the_six_character_search(text: str) -> None:
 @example(["\t٣"])  # blanks, then a digit \d takes: the regex is asked (and refuses)
 @example(["         [1,0]<stdout>: x"])  # nine blanks: the gate lets it through, the regex refuses
 @example(["    Product Name : A100", "\tCA type: MT4129", "   # not a tag"])  # report lines: not tried
+@example(["", "    gpu-node07: x"])  # the first line of text, indented: asked whatever it starts with
+@example(["x", "    gpu-node07: x"])  # a later indented line starting with a letter: not asked
 def test_launcher_gate_equals_the_regex_on_every_line(lines: list[str]) -> None:
-    assert capture._any_launcher(lines) == any(capture._LAUNCHER.match(ln) for ln in lines)
+    first = next((i for i, ln in enumerate(lines) if ln.lstrip(" \t")), -1)
+    tried = [ln for i, ln in enumerate(lines) if i == first or not ln[:1].isspace() or
+             ln.lstrip(" \t")[:1] == "[" or ln.lstrip(" \t")[:1].isdigit()]
+    assert capture._any_launcher(lines) == any(capture._LAUNCHER.match(ln) for ln in tried)

@@ -64,7 +64,7 @@ def test_throttle_hw_power_brake_and_sw_thermal_are_degraded() -> None:
 
 def test_remap_pending_and_sram_uncorrectable_critical() -> None:
     res = run("nvidia-smi-q", "nvidia-smi-q/a100-xid63-dram-correctable-177-remap-pending-excerpt.txt", gpus_per_node=8)
-    assert by(res.findings) == [("gpu_row_remap", "n1/gpu0")]  # excerpt: GPU count not judged
+    assert by(res.findings) == [("gpu_row_remap", "n1/gpu0")]  # 'Attached GPUs : 8' = gpus_per_node
     res = run("nvidia-smi-q", "nvidia-smi-q/sram-uncorrectable-1-aggregate-5-excerpt.txt")
     assert [(f.check, f.severity) for f in res.findings] == [("gpu_ecc", "critical")]
     assert "SRAM 1" in res.findings[0].message

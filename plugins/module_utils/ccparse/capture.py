@@ -9,11 +9,19 @@ takes that back to the tool's own output, for every KIND alike:
 * Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
 * a launcher's or parallel shell's prefix on (nearly) every line is removed and the hosts it names
   recorded (:attr:`Cleaned.hosts`): Open MPI ``--tag-output`` ``[1,0]<stdout>:``, pdsh/clush
-  ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: ``, Intel MPI ``-l`` ``[0] `` (also where it
-  tagged output flushed mid-line, ``-1[0]``) (see :func:`strip_launcher_prefix`);
+  ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: `` (padded to the widest task
+  number: ``  3: ``), Intel MPI ``-l`` ``[0] `` (also where it
+  tagged output flushed mid-line, ``-1[0]``) (see :func:`strip_launcher_prefix`); also indented (a
+  Markdown code block), nested (pdsh running ``srun -l``), under a prompt line, and on a lone line
+  (:func:`_strip_lone`); a ``host: `` is a host only when it holds a digit, ``-`` or ``.``
+  (``LnkSta: `` of a grep'd excerpt is the tool's key);
+* a line that is only an elision (``...``, ``[...]``, ``…``) is removed and recorded
+  (:attr:`Cleaned.elided`, the registry adds it to the parse's ``cut``), except for
+  :data:`ELISION_KINDS`, whose parsers read it;
 * a prefix every non-blank line carries (``> `` of a quoted reply, `` * `` of a C comment) is
   removed, and for :data:`DEDENT_KINDS` the common leading whitespace too (relative indentation
-  stays);
+  stays; prompt lines at column 0 do not count), for :data:`REPORT_KINDS` (``nvidia-smi -q``) when
+  a report's top-level line sits at it;
 * shell prompt and command lines (``$ ibstat``, ``[root@x ~]# ibv_devinfo -v``,
   ``user@host:~$ ...``, ``+ mlnx_qos -i eth4`` of ``set -x``, a bare ``ip link | grep mtu``) are
   removed; when the paste holds several commands, only the output of the KIND's own commands is
@@ -108,10 +116,12 @@ _PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: time, if any; also indented, as a markdown list item pastes it), ``[host] `` (not a dmesg timestamp:
 #: the name holds a letter), ``host: `` or ``10.3.35.83: `` (pdsh, clush, dshbak -c off), srun -l ``N: ``
 #: and Intel MPI -l ``[N] ``
-_LAUNCHER = re.compile(r"^(?:[ \t]{0,8}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
+_LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or list item indents the whole paste
+                       r"(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
                        r"\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
                        r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
+                       # srun -l pads the task number to the width of the largest: '  3: ' of 100+ tasks
                        r"|(?P<rank>\d{1,5}): "
                        # Intel MPI -l / -prepend-rank: '[0] ' (digits only: never a dmesg '[  12.345]' stamp)
                        r"|\[(?P<brank>\d{1,5})\](?=\s))")
@@ -120,9 +130,11 @@ _LAUNCHER = re.compile(r"^(?:[ \t]{0,8}(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:
 def _any_launcher(lines: Iterable[str]) -> bool:
     """``any(_LAUNCHER.match(ln) for ln in lines)``, the regex asked only of the lines that can match: each
     of its forms starts with ``[``, a letter or a digit (``str.isalnum`` takes every one of them), or with
-    the blanks of an indented Open MPI tag, which are followed by its ``[`` or its time stamp's digit
-    (an indented report line, ``    Product Name : ...``, is not tried: most lines of -q and ibstat)."""
+    the blanks of an indented tag, which are followed by its ``[`` or a digit (an indented report line,
+    ``    Product Name : ...``, is not tried: most lines of -q and ibstat), except on the first line of
+    text (a whole paste indented as a Markdown code block: ``    gpu-node07: ...``)."""
     match = _LAUNCHER.match
+    text = False  # the first line of text is asked whatever it starts with (a whole paste indented: 'n7: ')
     for ln in lines:
         first = ln[:1]
         if first.isalnum() or first == "[":
@@ -130,8 +142,10 @@ def _any_launcher(lines: Iterable[str]) -> bool:
                 return True
         elif first == " " or first == "\t":
             first = ln.lstrip(" \t")[:1]
-            if (first == "[" or first.isdigit()) and match(ln):
+            if (first == "[" or first.isdigit() or (first and not text)) and match(ln):
                 return True
+        if not text and ln.lstrip(" \t"):
+            text = True
     return False
 
 
@@ -186,6 +200,8 @@ class Cleaned:
     commands: list[str] = field(default_factory=list)
     #: hosts (or ranks) a launcher prefix named, in order of first appearance
     hosts: list[str] = field(default_factory=list)
+    #: lines of the original that were an elision (``...``) the paster made: removed (see :data:`ELISION_KINDS`)
+    elided: list[int] = field(default_factory=list)
 
     def original_line(self, line: int | None) -> int | None:
         if line is None or not self.lines:
@@ -284,14 +300,17 @@ def _maybe_prompt(ln: str) -> bool:
     return bool(m and command_word(m.group("cmd")) in _KNOWN)
 
 
-def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
+def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], list[str]]:
     """``lines`` without a launcher's prefix, and the hosts/ranks it named; unchanged when fewer than
     :data:`LAUNCHER_SHARE` of the non-blank lines carry one form of it. ``host: `` needs at most a
     few distinct names (a ``Key: value`` format has many keys), srun's ``N: `` every line and ranks
     that repeat (an ``ip link`` listing's ``2: eth0:`` has unprefixed continuation lines, or one line
-    per distinct index)."""
-    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:"))]
-    if len(body) < 2:
+    per distinct index). A lone line of text: :func:`_strip_lone`."""
+    # a prompt line (the command that ran under the launcher, the prompt after it) carries no prefix
+    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _sure_prompt(ln)]
+    if len(body) == 1:
+        return _strip_lone(lines, body[0], kind in NUMBERED_KINDS)
+    if not body:
         return lines, []
     forms: dict[str, dict[str, int]] = {}
     for ln in body:
@@ -308,6 +327,11 @@ def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
             continue  # 'NVRM: Xid ...', 'kernel: ...', '[ERROR] ...': message tags, not hosts
         if form == "host" and max(names.values()) < 2 and not all(any(c.isdigit() for c in nm) for nm in names):
             continue  # 'state: 4: ACTIVE' / 'rate: 5 Gb/sec' (sysfs files): keys, not hosts
+        if form in ("host", "bracket") and not all(_HOSTLIKE.search(nm) for nm in names) and not (
+                len(names) == 1 and next(iter(names)).isalpha() and next(iter(names)).islower()):
+            # 'LnkCap: ...' / 'LnkSta: ...' of a grep'd excerpt: keys, not hosts (gpu-node07, dgx3, 10.0.0.7;
+            # one lower-case name alone, 'login: ', is a host too)
+            continue
         if n < need or (form == "host" and len(names) > max(8, n // 4)) or (
                 form in ("rank", "brank") and len(names) > n // 2):
             continue
@@ -321,6 +345,35 @@ def strip_launcher_prefix(lines: list[str]) -> tuple[list[str], list[str]]:
             out = [glued.sub(" ", ln) if "[" in ln else ln for ln in out]
         return out, list(names)
     return lines, []
+
+
+#: a name a ``host: `` / ``[host] `` prefix gives on several lines holds a digit, a ``-`` or a ``.``
+#: (or is the only name, in lower-case letters: ``login: ``)
+_HOSTLIKE = re.compile(r"[\d.-]")
+#: KINDs whose own lines start ``N: `` (``2: eth0: <BROADCAST,...>``): a lone such line keeps it
+NUMBERED_KINDS = frozenset({"ip-link"})
+#: a host a lone line's ``host: `` / ``[host] `` prefix names: a digit and a ``-`` or ``.`` in it
+#: (``gpu-node07``, ``dgx-a100-3.cluster``, ``10.3.35.83``); ``node07: `` / ``ib0: `` / ``eth0: `` (a
+#: driver's own line) cannot be told apart, so a lone line keeps them
+_LONE_HOST = re.compile(r"(?=[^-.]*[-.])(?=\D*\d)[\w.-]+$")
+
+
+def _strip_lone(lines: list[str], line: str, numbered: bool = False) -> tuple[list[str], list[str]]:
+    """``lines`` (one line of text among blank ones) without the launcher prefix of that line, when
+    the prefix cannot be the line's own text: Open MPI's tag, srun's ``N: `` (not for
+    :data:`NUMBERED_KINDS`), a host name that holds a digit and a ``-`` or ``.``."""
+    m = _LAUNCHER.match(line)
+    if m is None or not line[m.end():].strip():
+        return lines, []
+    form = m.lastgroup or ""
+    name = m.group(form)
+    if form in ("host", "bracket"):
+        if name.lower() in _NOT_HOSTS or not _LONE_HOST.match(name):
+            return lines, []
+    elif (form == "rank" and numbered) or form == "brank":
+        return lines, []
+    i = lines.index(line)
+    return [*lines[:i], line[m.end():], *lines[i + 1:]], [name]
 
 
 def _strip_prefix(lines: list[str]) -> list[str]:
@@ -337,6 +390,27 @@ def _strip_prefix(lines: list[str]) -> list[str]:
     return lines
 
 
+#: KINDs whose parser reads the nesting from the indentation (``nvidia-smi -q``): a whole paste indented
+#: (a Markdown code block) is dedented only when one of the report's top-level lines sits at the
+#: common indentation (:func:`_dedent_report`); an excerpt that starts inside a section keeps it
+REPORT_KINDS = frozenset({"nvidia-smi-q"})
+#: the top-level lines of an ``nvidia-smi -q`` report (column 0 in the tool's output)
+_REPORT_TOP = re.compile(r"^[ \t]{1,16}(?:=+\s*NVSMI LOG\s*=+|Timestamp\s+:|Driver Version\s+:|Attached GPUs\s+:"
+                         r"|GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$)", re.MULTILINE)
+
+
+def _dedent_report(lines: list[str]) -> list[str]:
+    """``lines`` without their common indentation when a report's top-level line sits at it."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    if not first[:1].isspace():
+        return lines
+    dedented = _dedent(lines)
+    if dedented is not lines and any(new[:1].strip() and _REPORT_TOP.match(old)
+                                     for old, new in zip(lines, dedented)):
+        return dedented
+    return lines
+
+
 def _dedent(lines: list[str]) -> list[str]:
     body = [ln for ln in lines if ln.strip()]
     if not body:
@@ -350,6 +424,35 @@ def _dedent(lines: list[str]) -> list[str]:
         if not common:
             return lines
     return [ln[len(common):] if ln.startswith(common) else ln.lstrip(" \t") for ln in lines]
+
+
+#: KINDs whose parser reads an elision line itself (an ``nvidia-smi -q`` excerpt, ``....`` between nvlink
+#: GPUs, a cut ``--query-gpu`` table, sdiag, scontrol, ibstat values, mlnx_qos); for every other KIND a
+#: line that is only an elision (``...``, ``[...]``, ``…``) is removed before the parser and recorded
+#: (:attr:`Cleaned.elided`; the registry adds it to the parse's ``cut``): what is left is judged
+ELISION_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-nvlink", "sdiag", "scontrol-node",
+                           "ibstat", "mlnx_qos"})
+_ELISION = re.compile(r"^[ \t]{0,40}(?:\[ ?)?(?:\.{3,16}|…)(?: ?\])?[ \t]{0,40}$")
+_ELISION_ANY = re.compile(_ELISION.pattern, re.MULTILINE)
+
+
+def _elided(text: str, kind: str) -> bool:
+    """Whether ``text`` holds an elision line the reading layer removes for ``kind``: the line of each
+    ``...``/``…`` is matched (``str.find``; a regex search of the whole text costs 3 ms on a 250 kB log)."""
+    if kind in ELISION_KINDS:
+        return False
+    match = _ELISION_ANY.match
+    for needle in ("...", "…"):
+        pos = text.find(needle)
+        while pos >= 0:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            if end < 0:
+                end = len(text)
+            if match(text, start, end):
+                return True
+            pos = text.find(needle, end)
+    return False
 
 
 #: a markdown autolink an issue editor made of a file:line or an address: ``[net_ib.cc:101](http://net_ib.cc:101/)``
@@ -427,7 +530,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
-    if _fenced(text):
+    if _fenced(text) or _elided(text, kind):
         return _general(text, kind)
     if kind not in DEDENT_KINDS:
         # without cutting the whole text into lines: its first lines tell whether a launcher or
@@ -438,6 +541,9 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40]):
             return _general(text, kind)
         nonblank = next((ln for ln in lead if ln.strip()), None)
+        if nonblank is not None and kind in REPORT_KINDS and nonblank[:1] in (" ", "\t") and \
+                _REPORT_TOP.search(text):
+            return _general(text, kind)
         if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
                                             for pre in _PREFIXES):
             if _plain(text[len(first[0]) + 1:] if head else text, kind):
@@ -467,10 +573,22 @@ def _general(text: str, kind: str) -> Cleaned:
         source, numbered = numbered[:1], numbered[1:]
     if _fenced(text):
         numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
+    elided: list[int] = []
+    if _elided(text, kind):
+        elided = [n for n, ln in numbered if _ELISION.match(ln)]
+        numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
     hosts: list[str] = []
-    if kind not in NO_LAUNCHER_KINDS and any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
-        bare, hosts = strip_launcher_prefix([ln for _n, ln in numbered])
+    if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]]):
+        bare = [ln for _n, ln in numbered]
+        for _depth in range(3):  # nested: pdsh running srun -l ('node07: 0: ...'), mpirun under a parallel shell
+            bare, named = strip_launcher_prefix(bare, kind)
+            hosts += [h for h in named if h not in hosts]
+            if not named or not any(_LAUNCHER.match(ln) for ln in bare[:40]):
+                break
         numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare)]
+        if hosts and kind not in ELISION_KINDS and any(_ELISION.match(ln) for _n, ln in numbered):
+            elided += [n for n, ln in numbered if _ELISION.match(ln)]  # '0: ...': the elision behind the prefix
+            numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
     stripped = [ln for _n, ln in numbered]
     for _depth in range(4):  # nested quoting: '>> ' of a reply to a reply
         again = _strip_prefix(stripped)
@@ -479,6 +597,8 @@ def _general(text: str, kind: str) -> Cleaned:
         stripped = again
     if kind in DEDENT_KINDS:
         stripped = _dedent(stripped)
+    elif kind in REPORT_KINDS:
+        stripped = _dedent_report(stripped)
     numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped)]
 
     # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
@@ -508,6 +628,12 @@ def _general(text: str, kind: str) -> Cleaned:
             out.extend(body[1:])
     if len(segments) == 1:  # nothing was a command: keep the text as it was (after the clean-up)
         out = segments[0][2]
+    if kind in DEDENT_KINDS and len(segments) > 1:
+        # the common indentation of the output once the prompt lines (at column 0) are gone
+        body_at = [i for i, (_n, ln) in enumerate(out) if not (keep_cmd and ln.startswith("$ "))]
+        bare = _dedent([out[i][1] for i in body_at])
+        for i, ln in zip(body_at, bare):
+            out[i] = (out[i][0], ln)
     out = source + out
     if kind not in DEDENT_KINDS and out:
         # the GPU/NCCL/Slurm parsers report line numbers inside their results (a failed
@@ -518,7 +644,7 @@ def _general(text: str, kind: str) -> Cleaned:
     result = "\n".join(ln for _n, ln in out)
     if out and trailing_newline:
         result += "\n"
-    return Cleaned(result, [n for n, _ln in out], commands, hosts)
+    return Cleaned(result, [n for n, _ln in out], commands, hosts, sorted(elided))
 
 
 # --- line-level helpers of the GPU/NCCL/Slurm parsers -------------------------------------------

@@ -551,6 +551,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     blocks: list[tuple[str | None, int, _TreeBuilder]] = []
     current: _TreeBuilder | None = None
     excerpt = False
+    elided: list[int] = []
     last = 0
     # The hot path at fleet scale (about 1,300 lines per 8-GPU report, one report per node): each
     # line is stripped once, the rare cases (banner, elision, warnings) are gated on the first
@@ -631,7 +632,11 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
                     continue
                 if stripped in _ELIDED:
                     last = lineno
-                    excerpt = True
+                    elided.append(lineno)
+                    # a report whose header stated its count stays a report: the count is judged, what is
+                    # left of the blocks too, and the cut is said; an elision before it makes an excerpt
+                    if "Attached GPUs" not in top:
+                        excerpt = True
                     continue
                 if stripped.startswith(("WARNING:", "Unable to determine", "Unable to detect")):
                     last = lineno
@@ -723,7 +728,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     for g, (_bus, ln, b) in zip(gpus, blocks):
         if not b.root:
             raise ParseError(TOOL, f"GPU {g['bus_id']} block is empty (truncated?)", ln)
-    return {
+    out: dict[str, Any] = {
         "driver_version": top.get("Driver Version"),
         "cuda_version": top.get("CUDA Version"),
         "timestamp": top.get("Timestamp"),
@@ -734,3 +739,6 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         "lost_gpus": lost,
         "gpus": gpus,
     }
+    if elided and not excerpt:
+        out["cut"] = [f"lines elided ('...' at line {', '.join(map(str, elided[:4]))})"]
+    return out

@@ -52,12 +52,17 @@ def parse(kind: str, text: str) -> Any:
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
     try:
-        return PARSERS[kind](cleaned.text)
+        out = PARSERS[kind](cleaned.text)
     except ParseError as exc:
         line = cleaned.original_line(exc.line)
         if line == exc.line:
             raise
         raise ParseError(exc.tool, exc.reason, line) from exc
+    if cleaned.elided and type(out) is dict:
+        # the paster's '...': what is left was judged, the cut is said (the engine's coverage note)
+        at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
+        out = {**out, "cut": [*(out.get("cut") or []), f"lines elided ('...' at line {at})"]}
+    return out
 
 
 def parse_raw(kind: str, text: str) -> Any:

@@ -1,0 +1,340 @@
+"""Capture habits never decide a verdict (issue 29 class 1).
+
+Operators paste what their terminal showed: a parallel shell's or launcher's prefix on every line,
+CRLF line ends, the paste indented as a Markdown code block or fenced, the prompt and command
+around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
+allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
+``network``, and the labelled captures of ``tests/fixtures/labelled``), and the capture is judged
+through the production path (:func:`clusterctl.analysis.engine.analyze_dir` on a one-host
+evidence folder, as ``clusterctl analyze`` and ``bench/bench_corpus.py`` do). The verdict (host
+status and the set of checks of its real findings) must be the one of the capture as it is.
+
+An elision (``...`` in place of lines) removes evidence, so it is compared with the same cut
+without the ``...`` line: the marker may add a coverage note, never change the verdict of what
+is left.
+
+The held-out files (``HOLDOUT.txt`` of each part) are never read here.
+
+Not applied, and why: a habit on a capture that already carries an outer decoration (a Markdown
+backtick, a C comment's `` * ``) would come inside it, never before it (:data:`EXCLUDED`, per
+capture); a prompt on a capture that has its own prompt and command line (one is what a terminal
+shows). Not undone, by rule: a lone line's ``node07: `` / ``ib0: `` (a host without a digit and a
+``-`` or ``.`` cannot be told from a driver's or a tool's own ``name: ``; several lines need a
+host holding a digit, ``-`` or ``.``), a lone ``N: `` on an ``ip link`` line (its own index).
+Already undone before this test and checked here too: CRLF, trailing blanks, fences.
+
+Fast: a capture and its habits are judged in a few milliseconds each (about 10-25 s for all of
+them on the shared 2-core machine), so every allowed capture is judged, no sample.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+import bench_corpus  # noqa: E402
+from ccparse import capture, registry  # noqa: E402
+from ccparse.capture import clean_capture  # noqa: E402
+from ccparse.common import ParseError  # noqa: E402
+
+from clusterctl.analysis import checks, engine  # noqa: E402
+
+LABELLED = REPO / "tests" / "fixtures" / "labelled"
+HOST = "gpu-node07"
+#: checks whose findings are not verdicts (bench_corpus.NOT_A_VERDICT)
+NOT_A_VERDICT = bench_corpus.NOT_A_VERDICT
+
+#: the command an operator ran for each KIND (the prompt habit puts it on a prompt line)
+COMMANDS = {
+    "dcb": "dcb ets show dev eth2", "dcgmi-diag": "dcgmi diag -r 3", "ib_write_bw": "ib_write_bw -d mlx5_0 -F 10.0.0.2",
+    "ibdev2netdev": "ibdev2netdev", "ibstat": "ibstat", "ibstatus": "ibstatus", "ibv_devinfo": "ibv_devinfo -v",
+    "ip-link": "ip link show", "kernel-log": "dmesg -T", "lspci": "lspci -vvv -s 41:00.0",
+    "mlnx_qos": "mlnx_qos -i eth2", "nccl-log": "NCCL_DEBUG=INFO mpirun -np 8 ./build/all_reduce_perf -g 1",
+    "nccl-tests": "./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8", "nvidia-smi": "nvidia-smi",
+    "nvidia-smi-nvlink": "nvidia-smi nvlink -s", "nvidia-smi-q": "nvidia-smi -q",
+    "nvidia-smi-q-xml": "nvidia-smi -q -x",
+    "nvidia-smi-topo": "nvidia-smi topo -m", "proc-limits": "cat /proc/$(pgrep -o slurmd)/limits",
+    "scontrol-node": f"scontrol show node {HOST}", "show_gids": "show_gids", "sinfo": "sinfo -R",
+    "sysfs-ib": "grep . /sys/class/infiniband/*/ports/*/{state,phys_state,rate}", "sdiag": "sdiag",
+}
+
+#: habits not applied to a capture, with the reason: (habit, capture id) -> why
+EXCLUDED = {
+    **{(habit, "round2/nvidia-smi-q/gnomeshell356-375.66-d-memory-util-backtick-cut.txt"):
+       "the paste opens with a Markdown backtick: a terminal's prefix, indentation, prompt or fence comes inside "
+       "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
+                                                     "prompt", "fence")},
+    **{(habit, "network/show_gids/idx41646267603-c-comment-star-prefix.txt"):
+       "the capture is quoted inside a C comment (' * ' on every line): a prompt or indentation comes inside "
+       "the comment, after its ' * '" for habit in ("indent4", "prompt")},
+}
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+def _join(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def _each_line(prefix: str) -> Callable[[str, str], str | None]:
+    """The prefix on every line, blank ones too (pdsh/clush/srun/mpirun print it for an empty line)."""
+    return lambda text, kind: _join([prefix + ln for ln in _lines(text)])
+
+
+def indent4(text: str, kind: str) -> str:
+    return _join(["    " + ln if ln.strip() else ln for ln in _lines(text)])
+
+
+def fence(text: str, kind: str) -> str:
+    return "```console\n" + _join(_lines(text)) + "```\n"
+
+
+def crlf(text: str, kind: str) -> str:
+    return _join(_lines(text)).replace("\n", "\r\n")
+
+
+def trailing_blanks(text: str, kind: str) -> str:
+    return _join([ln + "  " if ln.strip() else ln for ln in _lines(text)]) + "\n\n \n"
+
+
+def prompts(text: str, kind: str) -> str | None:
+    cmd = COMMANDS.get(kind)
+    if cmd is None or clean_capture(text, kind).commands:
+        return None  # the capture has its own prompt and command: one is what a terminal shows
+    return f"[root@{HOST} ~]# {cmd}\n" + _join(_lines(text)) + f"[root@{HOST} ~]# \n"
+
+
+HABITS: dict[str, Callable[[str, str], str | None]] = {
+    "pdsh": _each_line(f"{HOST}: "),
+    "srun-l": _each_line("0: "),
+    "srun-l-wide": _each_line("  3: "),
+    "mpirun-tag": _each_line("[1,0]<stdout>:"),
+    "crlf": crlf,
+    "indent4": indent4,
+    "fence": fence,
+    "prompt": prompts,
+    "trailing-blanks": trailing_blanks,
+}
+
+
+def elide(text: str) -> tuple[str, str] | None:
+    """(the capture with its middle third replaced by a ``...`` line, the same cut without the line);
+    None for a capture too short to elide."""
+    lines = _lines(text)
+    if len(lines) < 24:
+        return None
+    a, b = len(lines) // 3, 2 * len(lines) // 3
+    return _join([*lines[:a], "...", *lines[b:]]), _join(lines[:a] + lines[b:])
+
+
+def captures() -> list[tuple[str, str, str]]:
+    """(id, KIND, spec key) of every allowed capture: corpus parts without their hold-out, labelled sets."""
+    out = []
+    for part in ("seen", "round2", "gpu", "network"):
+        held = bench_corpus.load_holdout(part)
+        out += [(f"{part}/{rel}", rel.split("/", 1)[0], part) for rel in bench_corpus.corpus_files(part)
+                if rel not in held]
+    from test_labelled import manifest
+
+    for set_name in ("set1", "set2"):
+        out += [(f"labelled/{set_name}/{rel}", kind, set_name) for rel, kind, _exp in manifest(set_name)]
+    return out
+
+
+@functools.cache
+def _expect(part: str) -> dict[str, Any]:
+    return bench_corpus.load_expect(part)
+
+
+def body(cid: str) -> str:
+    """The capture text without the file's provenance header."""
+    part, rel = cid.split("/", 1)
+    if part == "labelled":
+        raw = (LABELLED / rel).read_bytes().decode("utf-8", errors="replace")
+        return raw.split("\n", 1)[1] if raw.startswith("# source:") else raw
+    return bench_corpus.read_capture(bench_corpus.CORPUS / part / rel)
+
+
+def spec(cid: str) -> dict[str, Any]:
+    part, rel = cid.split("/", 1)
+    if part == "labelled":
+        from test_labelled import expectations
+
+        return dict(expectations(rel.split("/", 1)[0]))
+    return dict(_expect(part)[rel].get("spec") or {})
+
+
+def verdict(cid: str, kind: str, text: str) -> tuple[str, frozenset[str]]:
+    """Host status and the checks of its real findings, judged as ``clusterctl analyze`` does."""
+    checks.load_all()
+    exp = spec(cid)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / HOST).mkdir()
+        (Path(tmp) / HOST / f"{kind}.txt").write_bytes(text.encode("utf-8", errors="replace"))
+        rep = engine.analyze_dir(tmp, exp, jobs=1).hosts[HOST]
+    return rep.status, frozenset(f.check for f in rep.findings if f.check not in NOT_A_VERDICT)
+
+
+#: every allowed capture (about 460; each habit through the engine: about 15 s here)
+CHOSEN = captures()
+
+
+@pytest.mark.parametrize(("cid", "kind", "_part"), CHOSEN, ids=[c[0] for c in CHOSEN])
+def test_habits_keep_the_verdict(cid: str, kind: str, _part: str) -> None:
+    text = body(cid)
+    want = verdict(cid, kind, text)
+    wrong: dict[str, object] = {}
+    for name, habit in HABITS.items():
+        if (name, cid) in EXCLUDED:
+            continue
+        pasted = habit(text, kind)
+        if pasted is None:
+            continue
+        got = verdict(cid, kind, pasted)
+        if got != want:
+            wrong[name] = got
+    cut = elide(text)
+    if cut is not None and ("elision", cid) not in EXCLUDED:
+        why = elision_wrong(cid, kind, want, *cut)
+        if why:
+            wrong["elision"] = why
+    assert not wrong, f"as is: {want}; {wrong}"
+
+
+def elision_wrong(cid: str, kind: str, want: tuple[str, frozenset[str]], elided: str, plain: str) -> str:
+    """What an elision did that it may not, or "". ``plain`` is the same cut without the ``...`` line:
+    what is left of the capture. The ``...`` may lower coverage, nothing else: no finding the capture
+    and what is left of it both lack; every finding of the capture whose evidence is left (``plain``
+    has it too) kept; read whenever what is left is read (never a parse failure for the marker)."""
+    got, left = verdict(cid, kind, elided), verdict(cid, kind, plain)
+    if not got[1] <= want[1] | left[1]:
+        return f"invented {sorted(got[1] - want[1] - left[1])}"
+    if not want[1] & left[1] <= got[1]:
+        return f"lost {sorted(want[1] & left[1] - got[1])} whose evidence is left ({got})"
+    if parses(kind, plain) and not parses(kind, elided):
+        return "the '...' line made it unreadable"
+    return ""
+
+
+def parses(kind: str, text: str) -> bool:
+    try:
+        registry.parse(kind, text)
+    except ParseError:
+        return False
+    return True
+
+
+# --- the reading-layer rules the habits above found missing, each on a real capture --------------------
+
+def _same_verdict(cid: str, kind: str, pasted: str) -> None:
+    assert verdict(cid, kind, pasted) == verdict(cid, kind, body(cid))
+
+
+def test_srun_label_padded_to_the_task_count_width() -> None:
+    # srun -l pads the task number to the width of the largest ('  3: ' in a step of 100+ tasks)
+    cid = "round2/ibstat/archwiki-mlx4-mt25418-ddr-port1-active-port2-polling.txt"
+    assert verdict(cid, "ibstat", body(cid))[0] == "failed"
+    _same_verdict(cid, "ibstat", HABITS["srun-l-wide"](body(cid), "ibstat") or "")
+    assert clean_capture(" 3: a\n 3: b\n", "nvidia-smi").hosts == ["3"]
+
+
+def test_nested_launcher_prefixes() -> None:
+    # a capture srun -l already labelled ('0: ...'), pasted from pdsh or Open MPI's tagged output
+    cid = "round2/nccl-tests/awsome-p4de-2node-srun-0-prefix-8b-2g-busbw78.txt"
+    for habit in ("pdsh", "mpirun-tag"):
+        _same_verdict(cid, "nccl-tests", HABITS[habit](body(cid), "nccl-tests") or "")
+    assert clean_capture("node7: 0: a\nnode7: 0: b\n", "nvidia-smi").hosts == ["node7", "0"]
+
+
+@pytest.mark.parametrize("habit", ["pdsh", "srun-l", "srun-l-wide", "mpirun-tag"])
+def test_prefix_of_a_lone_line(habit: str) -> None:
+    # pdsh -w gpu[01-64] nvidia-smi: one line per host, the lost GPU's line alone
+    cid = "seen/nvidia-smi/ogkm259-device-handle-not-found-d8-open-515.txt"
+    assert verdict(cid, "nvidia-smi", body(cid))[0] == "failed"
+    _same_verdict(cid, "nvidia-smi", HABITS[habit](body(cid), "nvidia-smi") or "")
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    ("2: eth0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 9000 state DOWN\n", "ip-link"),  # ip link's own index
+    ("ib0: Link is down\n", "kernel-log"),  # a driver's own line, not a host
+    ("node07: Unable to determine the device handle for GPU 0000:D8:00.0: Not Found\n", "nvidia-smi"),
+    ("NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n", "kernel-log"),
+])
+def test_a_lone_line_keeps_what_may_be_its_own_text(line: str, kind: str) -> None:
+    assert clean_capture(line, kind).text == line
+
+
+def test_launcher_prefix_of_an_indented_paste() -> None:
+    # a pdsh capture pasted as a Markdown code block: every line '    host: ...'
+    cid = "round2/nccl-log/awsofi67-pdsh-prefix-p4d-no-optimal-provider.txt"
+    assert verdict(cid, "nccl-log", body(cid))[0] == "failed"
+    _same_verdict(cid, "nccl-log", indent4(body(cid), "nccl-log"))
+
+
+def test_grepd_key_value_lines_are_not_hosts() -> None:
+    # 'lspci -vvv | grep -E "LnkSta|LnkCap"' without its prompt line: 'LnkCap: ' and 'LnkSta: ' are the tool's
+    # keys, not the hosts of a parallel shell (a host holds a digit, a '-' or a '.')
+    cid = "labelled/set1/lspci/lnksta-gen1-x8-downgraded-rtx3090.txt"
+    bare = "".join(ln for ln in body(cid).splitlines(keepends=True) if not ln.startswith("$ "))
+    assert verdict(cid, "lspci", bare) == ("failed", frozenset({"pcie_link"}))
+    assert clean_capture("LnkSta: Speed 8GT/s\nLnkSta: Speed 8GT/s\n", "lspci").hosts == []
+    assert clean_capture("login: a b\nlogin: c d\n", "nvidia-smi").hosts == ["login"]
+    assert clean_capture("dgx3: a b\ndgx4: c d\n", "nvidia-smi").hosts == ["dgx3", "dgx4"]
+
+
+def test_indented_q_report_dedented_at_its_top_level() -> None:
+    # the whole 'nvidia-smi -q' report indented 4 (a Markdown code block): its nesting is read from the
+    # indentation, so the common indentation goes when the report's own top-level lines sit at it
+    cid = "labelled/set1/h200-live/nvidia-smi-q-under-load.txt"
+    assert verdict(cid, "nvidia-smi-q", body(cid)) == ("failed", frozenset({"gpu_count"}))
+    _same_verdict(cid, "nvidia-smi-q", indent4(body(cid), "nvidia-smi-q"))
+    # an excerpt that starts inside a section keeps its indentation (no top-level line at it)
+    excerpt = "    ECC Errors\n        Volatile\n            DRAM Uncorrectable : 0\n"
+    assert clean_capture(excerpt, "nvidia-smi-q").text == excerpt
+
+
+def test_dedent_after_the_prompt_lines() -> None:
+    # an lspci listing pasted with a blank in front of every line, under its prompt at column 0
+    cid = "seen/lspci/talos9121-h100-2330-listing-leading-space-starts-mid-paste.txt"
+    _same_verdict(cid, "lspci", prompts(body(cid), "lspci") or "")
+
+
+@pytest.mark.parametrize(("cid", "kind"), [
+    ("seen/sinfo/sckyzo-24.11.7-h-N-o-node-reason-user-state-pipes-20-nodes.txt", "sinfo"),  # sinfo -h
+    ("seen/sinfo/promslurm-h-node-comma-statelong-709-nodes-down-star-fail-star.txt", "sinfo"),
+    ("round2/nccl-tests/awsome-p4de-2node-srun-0-prefix-8b-2g-busbw78.txt", "nccl-tests"),  # '...' among '0: ' rows
+    ("labelled/set2/nccl-tests/eks-2node-1gpu-each-net-socket-busbw-2GBps.txt", "nccl-tests"),
+])
+def test_elision_line_is_removed_and_recorded(cid: str, kind: str) -> None:
+    elided, plain = elide(body(cid)) or ("", "")
+    assert not elision_wrong(cid, kind, verdict(cid, kind, body(cid)), elided, plain)
+    assert any("elided" in str(c) for c in registry.parse(kind, elided).get("cut") or [])
+
+
+def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:
+    # 'Attached GPUs : 1' stated, a '...' further down: the count is judged (1 of the inventory's 8), the cut said
+    cid = "labelled/set1/h200-live/nvidia-smi-q-under-load.txt"
+    elided, _plain = elide(body(cid)) or ("", "")
+    assert verdict(cid, "nvidia-smi-q", elided) == ("failed", frozenset({"gpu_count"}))
+    assert registry.parse("nvidia-smi-q", elided)["cut"]
+
+
+@given(st.lists(st.sampled_from(["...", "…", ".", " ", "\t", "[", "]", "x", "\n", "....", "[...]", "é"]),
+                max_size=16).map("".join), st.sampled_from(["sinfo", "nvidia-smi-q"]))
+@example("a\n  ...  \nb", "sinfo")
+@example("a ... b\n", "sinfo")  # '...' inside a line of text: not an elision
+def test_elision_gate_equals_the_line_test(text: str, kind: str) -> None:
+    want = kind not in capture.ELISION_KINDS and any(capture._ELISION.match(ln) for ln in text.split("\n"))
+    assert capture._elided(text, kind) == want
