@@ -143,12 +143,19 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
     ))
 
 
+#: once a signature is found at position p, the others are looked for only up to p + this (a match
+#: starting before p is one line, or a few): the common capture shows its KIND in its first lines
+_REACH = 4096
+
+
 def _structure(head: str) -> Detection | None:
     best: tuple[int, int, str, str] | None = None
+    end = len(head)
     for order, (kind, why, pattern) in enumerate(_STRUCTURE):
-        m = pattern.search(head)
+        m = pattern.search(head, 0, end)
         if m and (best is None or (m.start(), order) < best[:2]):
             best = (m.start(), order, kind, why)
+            end = min(len(head), m.start() + _REACH)
     if best is None:
         return None
     return _at(head, best[0], best[2], best[3])
