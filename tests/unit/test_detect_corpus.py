@@ -295,6 +295,13 @@ def test_the_json_report_names_the_chosen_kind_and_why(tmp_path: Path) -> None:
     assert "kernel log lines" in read_as["why"] and "on line 1" in read_as["why"]
     assert any(n["host"] == "n1" and "n1/journal.txt: read as KIND kernel-log (recognised from its content: "
                "kernel log lines" in n["message"] for n in doc["notes"])
+    # the table says it too, one line a file, after the hosts' rows
+    (tmp_path / "n1" / "uname_-a").write_text("Linux n1 5.15.0-105-generic #115-Ubuntu SMP x86_64 GNU/Linux\n")
+    out = CliRunner().invoke(app, ["analyze", str(tmp_path)]).output.splitlines()
+    assert [ln for ln in out if ln.startswith("n1/")] == [
+        f"n1/journal.txt: read as KIND kernel-log ({read_as['why']})",
+        "n1/uname_-a: unknown KIND: not recognised from its name or content, file not judged (name it <KIND>.txt "
+        "to choose)"]
 
 
 # --- a support bundle's folder -------------------------------------------------------------------
