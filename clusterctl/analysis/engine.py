@@ -47,7 +47,7 @@ from typing import Any
 
 from ccparse import preparsed, registry
 from ccparse.common import PARSERS, ParseError
-from ccparse.detect import detect
+from ccparse.detect import detect, why_unknown
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.expectations import PORT_RATE_KINDS, ib_line_rate_from_ports
@@ -467,7 +467,7 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
         if kind not in known or suffix != ".txt":
             found = detect(text)
             if found is None:
-                _not_read(rep, host, name, f"{rel}: unknown KIND: not recognised from its name or content, "
+                _not_read(rep, host, name, f"{rel}: unknown KIND: {why_unknown(text)}, "
                                            "file not judged (name it <KIND>.txt to choose)")
                 continue
             rep.add(Finding(host, "evidence", "info", host,

@@ -357,3 +357,27 @@ def test_support_bundle_folder_picks_the_kinds_it_knows_and_lists_the_rest(tmp_p
     assert got.status == want.status == "failed"
     assert sorted((f.check, f.severity, f.subject) for f in got.findings) == sorted(
         (f.check, f.severity, f.subject) for f in want.findings)
+
+
+#: the prologue nvidia-bug-report.sh writes (its own echo lines), then sections of several tools
+BUG_REPORT = (
+    "____________________________________________\n\n"
+    "Start of NVIDIA bug report log file.  Please include this file, along\n"
+    "with a detailed description of your problem, when reporting a graphics\n"
+    "driver bug via the NVIDIA Linux forum (see forums.developer.nvidia.com)\n"
+    "or by sending email to 'linux-bugs@nvidia.com'.\n\n"
+    "nvidia-bug-report.sh Version: 31831145\n\n"
+    "____________________________________________\n\n")
+
+
+def test_an_nvidia_bug_report_log_is_many_tools_not_one_kind(tmp_path: Path) -> None:
+    from ccparse.detect import detect_kind, why_unknown
+
+    q = _capture("nvidia-smi-q/h100x8-535.183.01-full-sw-thermal-active.txt").decode()
+    dmesg = _capture("kernel-log/fallen-off-bus-no-xid-dmesg.txt").decode()
+    text = BUG_REPORT + q + "\n____________________________________________\n\n" + dmesg
+    assert detect_kind(text) is None and "nvidia-bug-report" in why_unknown(text)
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "nvidia-bug-report.log").write_text(text)
+    host = engine.analyze_dir(tmp_path, None, jobs=1).hosts["n1"]
+    assert host.status == "no evidence" and "nvidia-bug-report log" in host.read_as["nvidia-bug-report.log"]["why"]

@@ -17,8 +17,9 @@ name is not a KIND (``dmesg.txt``, ``gpu.log``, a support bundle's files).
    (``nvidia-smi --query-gpu=...``, ``.../all_reduce_perf``).
 
 A program, template or test (:data:`PROGRAM_SHARE` of its lines are code: source code quotes every
-signature) is no capture. A text whose lines carry a launcher's prefix (pdsh ``host: ``, ``[rank3]: ``,
-Open MPI tags) is tried again without it. Returns None when nothing matches: the file is then not
+signature) is no capture, nor is an ``nvidia-bug-report.log`` (many tools in one file); :func:`why_unknown`
+says which. A text whose lines carry a launcher's prefix (pdsh ``host: ``, ``[rank3]: ``, Open MPI
+tags) is tried again without it. Returns None when nothing matches: the file is then not
 judged, and said so. The answer names the signature and the line that showed it, so the report can
 say why it chose.
 """
@@ -239,10 +240,29 @@ _PROGRAM = re.compile(r"^\s*(?:def |class |import |from [\w.]+ import |return\b|
 PROGRAM_SHARE = 0.1
 
 
+#: a report of many tools in one file (each section its own KIND): not one capture
+_MANY_TOOLS = re.compile(r"^Start of NVIDIA bug report log file", re.MULTILINE)
+
+
+def _program(head: str) -> bool:
+    return len(_PROGRAM.findall(head)) >= PROGRAM_SHARE * max(1, sum(1 for ln in head.splitlines() if ln.strip()))
+
+
+def why_unknown(text: str) -> str:
+    """Why :func:`detect` recognised no KIND in ``text``, in words for the report."""
+    head = text[:SNIFF_CHARS]
+    if _MANY_TOOLS.search(head):
+        return ("an nvidia-bug-report log: many tools' output in one file (copy a section, e.g. its "
+                "nvidia-smi -q part, into <KIND>.txt)")
+    if _program(head):
+        return "program text (source code, a template or a test), not a capture"
+    return "not recognised from its name or content"
+
+
 def detect(text: str) -> Detection | None:
     """The KIND ``text`` shows (see the module docstring), or None."""
     head = text[:SNIFF_CHARS]
-    if len(_PROGRAM.findall(head)) >= PROGRAM_SHARE * max(1, sum(1 for ln in head.splitlines() if ln.strip())):
+    if _MANY_TOOLS.search(head) or _program(head):
         return None
     found = _structure(head) or _lines(head)
     if found is None and head.strip():
