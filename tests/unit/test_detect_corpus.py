@@ -37,18 +37,14 @@ LABELLED = FIXTURES / "labelled"
 ALIASES = {"syslog": "kernel-log"}
 #: names an operator or a support bundle gives a capture: none is a KIND, so detection decides
 OPERATOR_NAMES = ("node07.txt", "gpu.log", "dmesg.txt", "capture.out", "bundle-part.log", "paste")
-#: folder KIND -> other KINDs that read the same capture to the same verdict (documented equivalences):
-#: an all_reduce_perf run with NCCL_DEBUG=INFO is a nccl-tests report holding an NCCL log (the
-#: nccl-tests parser judges its NCCL lines too); a GPU error line of nvidia-smi alone ('Unable to
-#: determine the device handle ...', 'Failed to initialize NVML') is the same evidence whichever
-#: nvidia-smi form printed it; `nvidia-smi -q` and `-q -x` carry the same fields.
+#: folder KIND -> other KINDs that read the same capture to the same verdict (documented equivalences,
+#: each used by a capture here): an all_reduce_perf run with NCCL_DEBUG=INFO is a nccl-tests report
+#: holding an NCCL log (see JUDGES_MORE); nvidia-smi's one-line error ('Unable to determine the device
+#: handle for GPU ...') is the same evidence whichever form (-q, the table) printed it; the -J JSON of
+#: nccl-tests is read under the KIND nccl-tests (README).
 EQUIVALENT: dict[str, frozenset[str]] = {
     "nccl-log": frozenset({"nccl-tests"}),
-    "nccl-tests": frozenset({"nccl-log"}),
-    "nvidia-smi-q": frozenset({"nvidia-smi", "nvidia-smi-q-xml"}),
-    "nvidia-smi-q-xml": frozenset({"nvidia-smi-q"}),
-    "nvidia-smi-query": frozenset({"nvidia-smi"}),
-    "nvidia-smi": frozenset({"nvidia-smi-query", "nvidia-smi-q"}),
+    "nvidia-smi-q": frozenset({"nvidia-smi"}),
     "nccl-tests-json": frozenset({"nccl-tests"}),
 }
 #: (folder KIND, chosen KIND) where the chosen reading judges more of the capture: an all_reduce_perf run
