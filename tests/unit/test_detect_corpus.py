@@ -377,3 +377,26 @@ def test_an_nvidia_bug_report_log_is_many_tools_not_one_kind(tmp_path: Path) -> 
     (tmp_path / "n1" / "nvidia-bug-report.log").write_text(text)
     host = engine.analyze_dir(tmp_path, None, jobs=1).hosts["n1"]
     assert host.status == "no evidence" and "nvidia-bug-report log" in host.read_as["nvidia-bug-report.log"]["why"]
+
+
+# --- the same captures as pastes carry them: quoted, behind pdsh, in fences -----------------------
+
+PASTES = {
+    "pdsh": lambda x: "".join(f"node07: {ln}\n" for ln in x.splitlines()),
+    "quoted": lambda x: "".join(f"> {ln}\n" for ln in x.splitlines()),
+    "fenced": lambda x: "```\n" + x + ("" if x.endswith("\n") else "\n") + "```\n",
+}
+#: a one-line capture: no prefix is told from the text on one line
+ONE_LINE = {"seen/sinfo/sckyzo-25.11.2-h-N-O-gres-multitype-comma-one-node-mixed.txt"}
+
+
+@pytest.mark.parametrize("paste", sorted(PASTES))
+def test_every_capture_pasted_with_a_prefix_is_read_as_the_same_kind(paste: str) -> None:
+    from ccparse.detect import detect_kind
+
+    wrong = []
+    for case in cases():
+        text = case.data.decode("utf-8", "replace")
+        if detect_kind(PASTES[paste](text)) != detect_kind(text):
+            wrong.append(case.ident)
+    assert set(wrong) <= ONE_LINE, wrong

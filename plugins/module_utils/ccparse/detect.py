@@ -18,8 +18,9 @@ name is not a KIND (``dmesg.txt``, ``gpu.log``, a support bundle's files).
 
 A program, template or test (:data:`PROGRAM_SHARE` of its lines are code: source code quotes every
 signature) is no capture, nor is an ``nvidia-bug-report.log`` (many tools in one file); :func:`why_unknown`
-says which. A text whose lines carry a launcher's prefix (pdsh ``host: ``, ``[rank3]: ``, Open MPI
-tags) is tried again without it. Returns None when nothing matches: the file is then not
+says which. A text whose lines all carry a quoting prefix (``> ``, `` * ``) or a launcher's (pdsh ``host: ``,
+``[rank3]: ``, Open MPI tags), or that sits in Markdown fences, is read without them first, as its
+parser will read it. Returns None when nothing matches: the file is then not
 judged, and said so. The answer names the signature and the line that showed it, so the report can
 say why it chose.
 """
@@ -29,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ccparse.capture import strip_launcher_prefix
+from ccparse.capture import strip_launcher_prefix, strip_quoting
 
 #: how much of a file is looked at
 SNIFF_CHARS = 65536
@@ -163,13 +164,15 @@ def _structure(head: str) -> Detection | None:
 
 
 def _at(head: str, pos: int, kind: str, why: str) -> Detection:
+    while pos < len(head) - 1 and head[pos] in " \t\r\n":  # a match's leading blanks and blank lines
+        pos += 1
     start = head.rfind("\n", 0, pos) + 1
     end = head.find("\n", pos)
     return Detection(kind, why, head.count("\n", 0, pos) + 1, head[start:end if end >= 0 else None].strip())
 
 
 #: lines that are no tool's output: shell prompts and commands, comments, quoted-reply markers alone
-_NOISE = re.compile(r"^\s*(?:#|>+\s*$|\(\w+\)\s|\S+@\S+?[:\s]\S*\s*[$#%]|\$\s|\[\S+@[^\]]*\][$#])")
+_NOISE = re.compile(r"^\s*(?:```|~~~|#|>+\s*$|\(\w+\)\s|\S+@\S+?[:\s]\S*\s*[$#%]|\$\s|\[\S+@[^\]]*\][$#])")
 
 
 def _lines(head: str) -> Detection | None:
@@ -264,13 +267,19 @@ def detect(text: str) -> Detection | None:
     head = text[:SNIFF_CHARS]
     if _MANY_TOOLS.search(head) or _program(head):
         return None
-    found = _structure(head) or _lines(head)
-    if found is None and head.strip():
-        lines = head.splitlines()
-        bare, _hosts = strip_launcher_prefix(lines)
-        if bare is not lines:
-            found = _structure("\n".join(bare)) or _lines("\n".join(bare))
-    return found or _command(head)
+    lines = head.splitlines()
+    # the reading layer's view first (what the KIND's parser will read): fences blanked, quoting and
+    # launcher prefixes (two, as srun's inside pdsh's) off
+    bare = [ln if not ln.lstrip().startswith(("```", "~~~")) else "" for ln in lines]
+    bare = strip_quoting(bare)
+    for _ in range(2):
+        bare = strip_launcher_prefix(bare)[0]
+    views = ["\n".join(bare), head] if bare != lines else [head]
+    for view in views:
+        found = _structure(view) or _lines(view)
+        if found is not None:
+            return found
+    return next((found for view in views if (found := _command(view)) is not None), None)
 
 
 def detect_kind(text: str) -> str | None:
