@@ -260,7 +260,8 @@ TRACEBACK = (
 
 @pytest.mark.parametrize("source", ["README.md", "CHANGELOG.md", "docs/DEVELOPING.md", "roles/slurm_compute/README.md",
                                     "tests/fixtures/labelled/README.md", "plugins/module_utils/ccparse/nccl_log.py",
-                                    "clusterctl/analysis/checks/gpu.py", "traceback"])
+                                    "clusterctl/analysis/checks/gpu.py", "bench/device/h200_gpu_tools.sh",
+                                    "roles/monitoring/templates/clusterctl-slurm-textfile.service.j2", "traceback"])
 def test_text_that_is_no_capture_is_unknown_kind_never_a_verdict(tmp_path: Path, source: str) -> None:
     from ccparse.detect import detect_kind
 

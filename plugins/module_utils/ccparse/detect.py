@@ -237,7 +237,8 @@ def _command(head: str) -> Detection | None:
 
 #: lines of a program, a template or a test (source code quotes every signature above, and is no capture)
 _PROGRAM = re.compile(r"^\s*(?:def |class |import |from [\w.]+ import |return\b|assert |raise |elif |except\b|try:|"
-                      r"#include|int main|printf\(|print\(|\{%|@pytest|@dataclass|if .*:\s*$|for .* in .*:\s*$)",
+                      r"#include|int main|printf\(|print\(|\{%|@pytest|@dataclass|if .*:\s*$|for .* in .*:\s*$|"
+                      r"#!/|fi$|then$|done$|esac$|export \w+=|\S.*\{\{ .* \}\})",
                       re.MULTILINE)
 #: the share of such lines that makes a text a program
 PROGRAM_SHARE = 0.1
