@@ -128,7 +128,8 @@ _SMI_ERROR = (r"Unable to determine the device handle for GPU|NVIDIA-SMI has fai
 _STATES = (r"(?:idle|mix(?:ed)?|alloc(?:ated)?|drain(?:ed|ing)?|drng|down|fail(?:ing)?|maint|comp(?:leting)?|resv|"
            r"reserved|plnd|planned|unk(?:nown)?|inval|futr|future|pow(?:er)?_?(?:dn|down|up)|npc|boot)[*~#!%$@^+-]?")
 
-#: (KIND, why, line pattern, least share of the non-blank lines), in order of precedence
+#: (KIND, why, line pattern, least share of the non-blank lines): of those that reach their share, the
+#: KIND with the most lines wins (a tie: the earlier entry)
 _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
     (k, why, re.compile(p, re.MULTILINE), share) for k, why, p, share in (
         ("nvidia-smi", "an nvidia-smi error line", r"^.*(?:" + _SMI_ERROR + r").*$", 0.2),
