@@ -51,6 +51,19 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def read_as_lines(report: Report, limit: int = 20) -> list[str]:
+    """What ``analyze`` chose for the files not named ``<KIND>.txt``, one line each (at most ``limit``,
+    then how many more): ``n1/dmesg.txt: read as KIND kernel-log (kernel log lines ... on line 1: ...)``
+    or ``n1/uname_-a: unknown KIND: ..., file not judged ...``."""
+    out = []
+    for h, r in sorted(report.hosts.items()):
+        for name, v in sorted(r.read_as.items()):
+            out.append(f"{h}/{name}: read as KIND {v['kind']} ({v['why']})" if v["kind"] else f"{h}/{name}: {v['why']}")
+    if len(out) > limit:
+        out = [*out[:limit], f"... and {len(out) - limit} more files (--json: each host's read_as)"]
+    return [visible(ln) for ln in out]
+
+
 def summary_line(report: Report) -> str:
     c = report.status_counts()
     none = f", {c['no evidence']} with no evidence" if c.get("no evidence") else ""

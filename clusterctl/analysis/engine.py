@@ -47,7 +47,7 @@ from typing import Any
 
 from ccparse import preparsed, registry
 from ccparse.common import PARSERS, ParseError
-from ccparse.detect import detect_kind
+from ccparse.detect import detect, why_unknown
 
 from clusterctl.analysis import checks, schedule, stragglers
 from clusterctl.analysis.expectations import PORT_RATE_KINDS, ib_line_rate_from_ports
@@ -60,6 +60,8 @@ COLLECT_FILE = "_collect.json"
 #: file suffixes read as evidence: ``<KIND>.txt``, and captures named otherwise (``dmesg.log``,
 #: ``gpu.out``, a support bundle's ``.csv``) whose KIND is recognised from their content
 EVIDENCE_SUFFIXES = frozenset({".txt", ".log", ".out", ".csv", ".json", ".xml", ""})
+#: compressed files of a support bundle (``nvidia-bug-report.log.gz``): listed as not read
+COMPRESSED_SUFFIXES = frozenset({".gz", ".xz", ".bz2", ".zst", ".lz4", ".zip", ".tgz", ".tar", ".7z"})
 #: the collectors' pre-parsed evidence of a host (ccparse.preparsed); see _preparsed_docs
 PARSED_FILE = "_parsed.json"
 #: KINDs whose "device absent" contradicts ``rdma_devices_per_node > 0`` / ``gpus_per_node > 0``.
@@ -128,6 +130,8 @@ class HostReport:
     nothing: list[str] = field(default_factory=list)
     #: why the collection did not reach this host ("" when it did); what it left is still judged
     unreachable: str = ""
+    #: files whose KIND is not their name: file name -> {"kind": KIND or None (not read), "why": ...}
+    read_as: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -217,7 +221,8 @@ class Report:
         return {
             "hosts": {h: {"status": r.status, "findings": [f.to_dict() for f in r.findings],
                           **({"cannot_judge": r.cannot_judge_reason} if r.status == CANNOT_JUDGE else {}),
-                          **({"unreachable": r.unreachable} if r.unreachable else {})}
+                          **({"unreachable": r.unreachable} if r.unreachable else {}),
+                          **({"read_as": r.read_as} if r.read_as else {})}
                       for h, r in self.hosts.items()},
             "stragglers": [s.to_dict() for s in self.stragglers],
             "pairs": [
@@ -428,15 +433,25 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
             continue
         dot = name.rfind(".")  # Path.suffix and Path.stem, without a Path per name
         suffix, stem = (name[dot:], name[:dot]) if 0 < dot < len(name) - 1 else ("", name)
-        if suffix not in EVIDENCE_SUFFIXES:
-            continue
         kind, _, peer = stem.partition("@")
         kind = kind.partition("#")[0]
         rel = f"{host}/{name}"
+        if suffix not in EVIDENCE_SUFFIXES:
+            # a support bundle's other files (sosreport's 'nvidia-smi_--query-gpu_..._temperature.gpu_...'):
+            # read by content like any capture not named <KIND>.txt; compressed ones are listed, not read
+            kind = ""
+            if suffix.lower() in COMPRESSED_SUFFIXES:
+                _not_read(rep, host, name, f"{rel}: compressed, not read (decompress it to have it judged)")
+                continue
         try:
             raw = (_read_real(f"{real_dir}/{name}") if real_dir and not links[name]
                    else _read_real(inside(host_dir / name, root, host_real)))
         except Refused as exc:
+            if kind not in known and not links[name] and (host_dir / name).is_dir():
+                # a bundle's subfolder (sos_commands/): not evidence of this layout, and no fault of the host
+                _not_read(rep, host, name, f"{rel}/: a subfolder, not read (analyze reads the files directly "
+                                           f"in {host}/; copy a capture there to have it judged)")
+                continue
             refuse(name, exc)
             continue
         try:
@@ -448,14 +463,16 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
             rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
             continue
         if kind not in known or suffix != ".txt":
-            found = detect_kind(text)
+            found = detect(text)
             if found is None:
-                rep.add(Finding(host, COVERAGE, "info", host,
-                                f"{rel}: KIND not recognised from its name or content, file not judged"))
+                _not_read(rep, host, name, f"{rel}: unknown KIND: {why_unknown(text)}, "
+                                           "file not judged (name it <KIND>.txt to choose)")
                 continue
-            rep.add(Finding(host, "evidence", "info", host, f"{rel}: read as KIND {found} (recognised from its "
-                                                            "content; name the file <KIND>.txt to choose)"))
-            kind, peer = found, ""
+            rep.add(Finding(host, "evidence", "info", host,
+                            f"{rel}: read as KIND {found.kind} (recognised from its content: {found}; "
+                            "name the file <KIND>.txt to choose)"))
+            rep.read_as[name] = {"kind": found.kind, "why": str(found)}
+            kind, peer = found.kind, ""
         rep.kinds.append(stem)
         try:
             doc = docs.get(stem)
@@ -488,6 +505,12 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
         rep.add(Finding(host, "evidence", "info", host,
                         f"{host}/: no evidence: no readable <KIND>.txt capture in the folder, nothing was judged"))
     return rep, pairs
+
+
+def _not_read(rep: HostReport, host: str, name: str, message: str) -> None:
+    """A file of the host folder that is not judged: a coverage note, and ``read_as`` says why."""
+    rep.add(Finding(host, COVERAGE, "info", host, message))
+    rep.read_as[name] = {"kind": None, "why": message.split(": ", 1)[1]}
 
 
 _LOADED = False

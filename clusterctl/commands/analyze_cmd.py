@@ -55,7 +55,7 @@ def analyze_command(
 
     Only regular files inside EVIDENCE_DIR are read: symlinks leaving it, fifos and devices are
     refused and named."""
-    from clusterctl.report_table import findings_table, summary_line, write_outputs
+    from clusterctl.report_table import findings_table, read_as_lines, summary_line, write_outputs
     from clusterctl.verify import judge_folder
 
     report = judge_folder(evidence_dir, inventory, jobs=jobs)
@@ -71,6 +71,8 @@ def analyze_command(
                             for name, _, why in (ln.partition(": ") for ln in report.refused)])
     else:
         print_table(findings_table(report, f"analysis of {evidence_dir}", all_hosts=all_hosts))
+        for line in read_as_lines(report):
+            console.print(line, markup=False, highlight=False)
         for s in report.stragglers:
             console.print(f"[yellow]straggler[/] {s.host}: {s.message()}", markup=True)
         if html is not None:

@@ -411,6 +411,18 @@ def _dedent_report(lines: list[str]) -> list[str]:
     return lines
 
 
+def strip_quoting(lines: list[str]) -> list[str]:
+    """``lines`` without the quoting prefix (``> ``, `` * ``, ``// ``) every non-blank line carries, nested
+    ones too (``>> ``); the same list when none is there (what :func:`clean_capture` takes off)."""
+    out = lines
+    for _ in range(4):
+        stripped = _strip_prefix(out)
+        if stripped is out:
+            return out
+        out = stripped
+    return out
+
+
 def _dedent(lines: list[str]) -> list[str]:
     body = [ln for ln in lines if ln.strip()]
     if not body:

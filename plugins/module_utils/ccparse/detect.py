@@ -1,55 +1,290 @@
 """Recognise a capture's KIND from its content (issue 29): ``analyze`` uses it for a file whose
 name is not a KIND (``dmesg.txt``, ``gpu.log``, a support bundle's files).
 
-:func:`detect_kind` looks at the first :data:`SNIFF_CHARS` characters only, with one compiled
-pattern per KIND, tried from the most specific signature to the least (nccl-tests before nccl-log:
-a nccl-tests run holds NCCL INFO lines; the kernel log last: dmesg quotes every driver). Returns
-None when no signature matches: the file is then not judged, and said so.
+:func:`detect` looks at the first :data:`SNIFF_CHARS` characters only, in two tiers:
+
+1. **Structure**: a tool's banner, header row or characteristic line shape (``CA 'mlx5_0'``,
+   ``NVIDIA-SMI 550.90 ... Driver Version``, a ``size count type`` header, an ``lspci`` device line). The
+   signature seen *first in the text* wins (a paste of ``ibstat`` then ``nvidia-smi topo -m`` is an
+   ibstat capture); at one position the earlier entry of :data:`_STRUCTURE`.
+2. **Lines**: message lines that other text can also quote (kernel log lines, NCCL log lines, the
+   one-line errors of ``nvidia-smi``, headerless ``sinfo -h`` rows). A KIND is claimed only where such
+   lines are at least a share of the non-blank lines that are no prompt or comment (:data:`_LINES`; the
+   KIND with the most such lines): a README or a design note that quotes a ``NVRM: Xid`` line is no
+   capture.
+3. **Command**: a paste of at most :data:`COMMAND_TIER_LINES` lines whose output shows none of the
+   above (``[Not Supported]``, an ``mpirun`` error) is read as the KIND of the command it names
+   (``nvidia-smi --query-gpu=...``, ``.../all_reduce_perf``).
+
+A program, template or test (:data:`PROGRAM_SHARE` of its lines are code: source code quotes every
+signature) is no capture, nor is an ``nvidia-bug-report.log`` (many tools in one file); :func:`why_unknown`
+says which. A text whose lines all carry a quoting prefix (``> ``, `` * ``) or a launcher's (pdsh ``host: ``,
+``[rank3]: ``, Open MPI tags), or that sits in Markdown fences, is read without them first, as its
+parser will read it. Returns None when nothing matches: the file is then not
+judged, and said so. The answer names the signature and the line that showed it, so the report can
+say why it chose.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+from ccparse.capture import strip_launcher_prefix, strip_quoting
 
 #: how much of a file is looked at
 SNIFF_CHARS = 65536
 
-_SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.MULTILINE)) for k, p in (
-    ("nvidia-smi-q-xml", r"<nvidia_smi_log>"),
-    ("gemm", r"^#\s*clusterctl-gemm \d|^gemm\tindex=\d"),
-    ("nvidia-smi-q", r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
-                     r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|"
-                     r"Retired Pages)\s*$|"
-                     r"^\s*(?:Product Name|GPU UUID|Reset Required)\s+: "),
-    ("nvidia-smi", r"NVIDIA-SMI \d+\.\d+.{0,80}Driver Version"),
-    ("dcgmi-diag", r"^\|\s*Diagnostic\s+\|\s*Result|^\|\s*DCGM Version\s+\|"),
-    ("nvidia-smi-topo", r"^\s*GPU0\s.{0,400}CPU Affinity|^Legend:\s*$"),
-    ("nccl-tests", r"#\s+size\s+count\s+type|# Avg bus bandwidth"),
-    ("nccl-log", r"NCCL (?:INFO|WARN) "),
-    ("ib_write_bw", r"#bytes\s+#iterations\s+BW peak"),
-    ("ibv_devinfo", r"^hca_id:\s"),
-    ("ibstatus", r"^Infiniband device '"),
-    ("ibstat", r"^CA '[^']+'\s*$"),
-    ("ibdev2netdev", r"^\S+ port \d+ ==> \S+ \((?:Up|Down)\)"),
-    ("show_gids", r"^DEV\s+PORT\s+INDEX\s+GID"),
-    ("mlnx_qos", r"^(?:DCBX mode:|Priority trust state:|PFC configuration:)"),
-    ("lspci", r"^\s*Lnk(?:Cap|Sta):\s"),
-    ("sdiag", r"^sdiag output at |^Main schedule statistics \(microseconds\):|"
-              r"^Remote Procedure Call statistics by message type"),
-    ("scontrol-node", r"^\s*NodeName=\S+"),
-    ("sinfo", r"^PARTITION\s+AVAIL\s"),
-    ("proc-limits", r"^Max locked memory\s"),
-    ("nvidia-smi-query", r"^(?:index|name|pci\.bus_id|uuid|driver_version)\s*,\s*[a-z_.]+|"
-                         r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],"),
-    ("ip-link", r"^\d+: [^\s:]+(?:@\S+)?: <[A-Z_,-]*>"),
-    ("kernel-log", r"NVRM: |\bXid\b|\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport"),
+
+@dataclass(frozen=True)
+class Detection:
+    """A KIND recognised from content: which, by what signature, on which line of the file."""
+
+    kind: str
+    why: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.why} on line {self.line}: {self.text[:80]!r}"
+
+
+#: quoted replies, C comments, indentation before a tool's line
+_LEAD = r"^[ \t]*(?:[>*][ \t]*)*"
+
+_STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (k, why, re.compile(p, re.MULTILINE)) for k, why, p in (
+        ("nvidia-smi-q-xml", "the <nvidia_smi_log> XML root", r"<nvidia_smi_log>"),
+        ("gemm", "the clusterctl-gemm header", r"^#\s*clusterctl-gemm \d|^gemm\tindex=\d"),
+        ("dcgmi-diag", "dcgmi diag's JSON keys",
+         r'"(?:DCGM (?:GPU )?Diagnostic|test_categories)"\s*:|"entity_group"\s*:\s*"GPU"'),
+        ("dcgmi-diag", "dcgmi diag's table",
+         _LEAD + r"\|\s*Diagnostic\s+\|\s*Result|" + _LEAD + r"\|\s*DCGM Version\s+\||"
+         + _LEAD + r"[+|]-{3,}\s+(?:Metadata|Deployment|Integration|Hardware|Stress)\s+-{3,}[+|]|"
+         + _LEAD + r"\|[\w /-]{2,40}\|\s*(?:Pass|Fail|Skip|Warn)\s+-\s+(?:All|GPUs?:)|"
+         + _LEAD + r"\|\s*(?:Warning|Info|Error)\s+\|\s*GPU ?\d"),
+        ("nvidia-smi-q", "nvidia-smi -q's header or sections",
+         r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
+         r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|"
+         r"Retired Pages)\s*$|"
+         r"^\s*(?:Product Name|GPU UUID|Reset Required)\s+: |"
+         r"^\s*(?:Enforced Power Limit|Current Power Limit|Performance State|Persistence Mode|VBIOS Version|"
+         r"GPU Current Temp|Minor Number|Power Draw|Bus Id)\s+: "),
+        ("nvidia-smi-nvlink", "nvidia-smi nvlink -s link lines",
+         r"^\s*Link \d+: (?:\d+(?:\.\d+)? GB/s|<inactive>)|^\s*(?:NVML:\s*)?Unable to retrieve NVLink information"),
+        ("nvidia-smi", "the nvidia-smi table",
+         r"NVIDIA-SMI \d+\.\d+.{0,80}(?:Driver|KMD) Version|"
+         r"^\|\s*GPU\s+Name\s+(?:Persistence-M|Driver-Model|TCC/WDDM)|^\|\s*MIG devices:|"
+         r"^\|\s*GPU\s+GI\s+CI\s+MIG|"
+         r"^\|\s+\d{1,2}\s+\S.{0,40}?\s(?:On|Off|WDDM|TCC)\s+\|\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d|"
+         r"^\|\s*(?:N/A|\d{1,3}%)\s+\d{1,3}C\s+P\d{1,2}\s"),
+        ("nvidia-smi-topo", "the nvidia-smi topo -m matrix",
+         r"^\s*GPU0\s.{0,400}CPU Affinity|^Legend:\s*$|"
+         r"^\s*GPU\d+\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX)\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX)\s"),
+        ("nccl-tests", "nccl-tests' -J JSON keys", r'"(?:nccl_version|average_bus_bandwid\w*)"\s*:\s*\d'),
+        ("nccl-tests", "the nccl-tests banner or header",
+         r"^\s*#?\s*size\s+count\s+type|# Avg bus bandwidth|^\s*#?\s*nThread \d+ nGpus \d+|"
+         r"nccl-tests version \d|Collective test starting:|^\s*#\s*Using devices\s*$|"
+         r"Test (?:CUDA|NCCL) failure common\.cu:\d+|"
+         r"^\s*(?:\[\d+\]\s*)?\d+\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64)"
+         r"\s+(?:sum|prod|max|min|avg|none)\s+-?\d+(?:\[\d+\])?\s+[\d.]+\s"),
+        ("ib_write_bw", "perftest's banner or header",
+         r"#bytes\s+#iterations\s+BW peak|^\s*#bytes\s+#iterations|"
+         + _LEAD + r"(?:RDMA_(?:Write|Read)|Send|Atomic)(?: Bidirectional)? BW Test\s*$|"
+         r"^\s*local address: LID|^\s*Couldn't connect to \S+:\d+"),
+        ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",
+         r"^\s*hca_id:\s|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]"),
+        ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '"),
+        ("ibstat", "ibstat's CA header", r"^\s*CA '[^']+'\s*$"),
+        ("ibdev2netdev", "ibdev2netdev lines",
+         r"^\s*\S+\s+port\s+\d+\s+==>\s+\S+\s+\((?:Up|Down)\)|"
+         r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] \S+ \(MT\d+"),
+        ("show_gids", "show_gids' header", _LEAD + r"DEV\s+PORT\s+INDEX\s+GID"),
+        ("mlnx_qos", "mlnx_qos' sections", _LEAD + r"(?:DCBX mode:|Priority trust state:|PFC configuration:)"),
+        ("dcb", "dcb's pfc/ets/app lines", r"\bpfc-cap \d+ prio-pfc |^\s*prio-tc (?:\d:\d ?)+|^\s*dscp-prio "),
+        ("lspci", "lspci's capability lines",
+         r"^\s*Lnk(?:Cap|Sta):\s|\t(?:Capabilities: \[[0-9a-f]{2,3}(?: v\d)?\]|Kernel driver in use: )"),
+        ("sdiag", "sdiag's sections", r"^sdiag output at |^Main schedule statistics \(microseconds\):|"
+                                      r"^Remote Procedure Call statistics by message type"),
+        ("scontrol-node", "scontrol show node's NodeName=", r"^\s*NodeName=\S+"),
+        ("sinfo", "a sinfo header",
+         r"^\s*PARTITION\s+AVAIL\s|^(?=[^\n]*\bSTATE\b)(?=[^\n]*\b(?:NODELIST|PARTITION|HOSTNAMES|NODES)\b)"
+         r"[ \t]*[A-Z][A-Z_:()|/ \t]+$"),
+        ("proc-limits", "/proc/<pid>/limits' rows", r"^Max locked memory\s"),
+        ("nvidia-smi-query", "nvidia-smi --query-gpu CSV",
+         r"^(?:index|name|pci\.bus_id|uuid|driver_version|timestamp)\s*,\s*[a-z_.]+|"
+         r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],"),
+        ("ip-link", "ip link's interface lines", r"^\s*(?:\d+: )?[^\s:]+(?:@\S+)?: <[A-Z_,-]*> mtu \d+"),
+        ("lspci", "lspci's device lines",
+         r"^[ \t]*(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] [A-Za-z][\w /,.-]*?(?: \[[0-9a-f]{4}\])?: \S"),
+        ("kernel-log", "a kernel log's raw or decoded form",
+         r"^\d+,\d+,\d+,[-c];|^(?:kern|user|daemon|syslog)\s*:\s*(?:emerg|alert|crit|err|warn|notice|info|debug)\s*: |"
+         r"^-- (?:Logs begin at|Journal begins at) "),
+    ))
+
+#: the one-line errors nvidia-smi prints instead of its output
+_SMI_ERROR = (r"Unable to determine the device handle for GPU|NVIDIA-SMI has failed because|"
+              r"Failed to initialize NVML|No devices were found\s*$|Unable to (?:determine|detect) the device")
+_STATES = (r"(?:idle|mix(?:ed)?|alloc(?:ated)?|drain(?:ed|ing)?|drng|down|fail(?:ing)?|maint|comp(?:leting)?|resv|"
+           r"reserved|plnd|planned|unk(?:nown)?|inval|futr|future|pow(?:er)?_?(?:dn|down|up)|npc|boot)[*~#!%$@^+-]?")
+
+#: (KIND, why, line pattern, least share of the non-blank lines): of those that reach their share, the
+#: KIND with the most lines wins (a tie: the earlier entry)
+_LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
+    (k, why, re.compile(p, re.MULTILINE), share) for k, why, p, share in (
+        ("nvidia-smi", "an nvidia-smi error line", r"^.*(?:" + _SMI_ERROR + r").*$", 0.2),
+        ("nccl-log", "NCCL log lines",
+         r"^.*(?:\bNCCL (?:INFO|WARN)\b|ProcessGroupNCCL|\bnccl(?:Remote|System|Internal|UnhandledCuda)Error\b|"
+         r"\bNCCL error\b|\bNET/(?:IB|IBP|OFI|Socket)\b|NCCL failure).*$", 0.1),
+        ("ib_write_bw", "perftest command lines", r"^.*\bib_(?:write|read|send)_bw\s.*$", 0.2),
+        ("kernel-log", "kernel log lines",
+         r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport|"
+         r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.()/-]+(?:\[\d+\])?: |"
+         r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: ).*$", 0.2),
+        ("sinfo", "sinfo -h rows (a node or count and a Slurm state)",
+         r"^[ \t]*[\w.\-\[\],]+(?:[ \t|,]+[^ \t|,\n]+){0,12}?[ \t|,]+" + _STATES + r"(?=[ \t|,]|$).*$", 0.6),
+    ))
+
+
+#: once a signature is found at position p, the others are looked for only up to p + this (a match
+#: starting before p is one line, or a few): the common capture shows its KIND in its first lines
+_REACH = 4096
+
+
+def _structure(head: str) -> Detection | None:
+    best: tuple[int, int, str, str] | None = None
+    end = len(head)
+    for order, (kind, why, pattern) in enumerate(_STRUCTURE):
+        m = pattern.search(head, 0, end)
+        if m and (best is None or (m.start(), order) < best[:2]):
+            best = (m.start(), order, kind, why)
+            end = min(len(head), m.start() + _REACH)
+    if best is None:
+        return None
+    return _at(head, best[0], best[2], best[3])
+
+
+def _at(head: str, pos: int, kind: str, why: str) -> Detection:
+    while pos < len(head) - 1 and head[pos] in " \t\r\n":  # a match's leading blanks and blank lines
+        pos += 1
+    start = head.rfind("\n", 0, pos) + 1
+    end = head.find("\n", pos)
+    return Detection(kind, why, head.count("\n", 0, pos) + 1, head[start:end if end >= 0 else None].strip())
+
+
+#: lines that are no tool's output: shell prompts and commands, comments, quoted-reply markers alone
+_NOISE = re.compile(r"^\s*(?:```|~~~|#|>+\s*$|\(\w+\)\s|\S+@\S+?[:\s]\S*\s*[$#%]|\$\s|\[\S+@[^\]]*\][$#])")
+
+
+def _lines(head: str) -> Detection | None:
+    nonblank = sum(1 for ln in head.splitlines() if ln.strip() and not _NOISE.match(ln))
+    if not nonblank:
+        return None
+    best: tuple[int, str, str, re.Pattern[str]] | None = None
+    for kind, why, pattern, share in _LINES:
+        hits = len(pattern.findall(head))
+        if hits and hits >= share * nonblank and (best is None or hits > best[0]):
+            best = (hits, kind, why, pattern)
+    if best is None:
+        return None
+    hits, kind, why, pattern = best
+    m = pattern.search(head)
+    assert m is not None
+    return _at(head, m.start(), kind, f"{why} ({hits} of {nonblank} lines)")
+
+
+#: (KIND, the command that printed it): the third tier, for a short paste whose output shows no signature
+#: a command line's start: an optional prompt, variables, wrappers and a path before the command word
+_CMD_LEAD = (r"^[ \t>]*(?:\S*[$#%>][ \t]*|\(\w+\)[ \t]+\S*[$#%][ \t]*)?(?:\w+=\S*[ \t]+)*"
+             r"(?:(?:sudo|time|taskset[ \t]+-c[ \t]+\S+|numactl[^\n]*?|mpirun[^\n]*?|mpiexec[^\n]*?|srun[^\n]*?)"
+             r"[ \t]+)*(?:[\w./~-]*/)?")
+_COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(_CMD_LEAD + p, re.MULTILINE)) for k, p in (
+    ("nvidia-smi-query", r"nvidia-smi\s[^\n]*--query-gpu"),
+    ("nvidia-smi-q-xml", r"\bnvidia-smi\s+(?:-q\s+-x|-x\s+-q|-qx|-xq)\b"),
+    ("nvidia-smi-q", r"\bnvidia-smi\s+(?:-q|-a|--query)\b"),
+    ("nvidia-smi-topo", r"\bnvidia-smi\s+topo\b"),
+    ("nvidia-smi-nvlink", r"\bnvidia-smi\s+nvlink\b"),
+    ("nccl-tests", r"\b(?:all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|scatter|gather|"
+                   r"hypercube)_perf\b"),
+    ("ib_write_bw", r"\bib_(?:write|read|send)_bw\b"),
+    ("dcgmi-diag", r"\bdcgmi\s+diag\b"),
+    ("ibv_devinfo", r"\bibv_devinfo\b"),
+    ("ibstatus", r"\bibstatus\b"),
+    ("ibstat", r"\bibstat\b"),
+    ("ibdev2netdev", r"\bibdev2netdev\b"),
+    ("show_gids", r"\bshow_gids\b"),
+    ("mlnx_qos", r"\bmlnx_qos\b"),
+    ("sinfo", r"\bsinfo\b"),
+    ("scontrol-node", r"\bscontrol\s+show\s+node"),
+    ("sdiag", r"\bsdiag\b"),
+    ("lspci", r"\blspci\b"),
+    ("kernel-log", r"\b(?:dmesg|journalctl)\b"),
+    ("nvidia-smi", r"\bnvidia-smi\b"),
 ))
+#: the command tier reads only pastes this short (a README names every tool and is no capture)
+COMMAND_TIER_LINES = 40
+
+
+def _command(head: str) -> Detection | None:
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    if not lines or len(lines) > COMMAND_TIER_LINES:
+        return None
+    for kind, pattern in _COMMANDS:
+        m = pattern.search(head)
+        if m:
+            return _at(head, m.start(), kind, "the command it names (a short paste with no output signature)")
+    return None
+
+
+#: lines of a program, a template or a test (source code quotes every signature above, and is no capture)
+_PROGRAM = re.compile(r"^\s*(?:def |class |import |from [\w.]+ import |return\b|assert |raise |elif |except\b|try:|"
+                      r"#include|int main|printf\(|print\(|\{%|@pytest|@dataclass|if .*:\s*$|for .* in .*:\s*$|"
+                      r"#!/|fi$|then$|done$|esac$|export \w+=|\S.*\{\{ .* \}\})",
+                      re.MULTILINE)
+#: the share of such lines that makes a text a program
+PROGRAM_SHARE = 0.1
+
+
+#: a report of many tools in one file (each section its own KIND): not one capture
+_MANY_TOOLS = re.compile(r"^Start of NVIDIA bug report log file", re.MULTILINE)
+
+
+def _program(head: str) -> bool:
+    return len(_PROGRAM.findall(head)) >= PROGRAM_SHARE * max(1, sum(1 for ln in head.splitlines() if ln.strip()))
+
+
+def why_unknown(text: str) -> str:
+    """Why :func:`detect` recognised no KIND in ``text``, in words for the report."""
+    head = text[:SNIFF_CHARS]
+    if _MANY_TOOLS.search(head):
+        return ("an nvidia-bug-report log: many tools' output in one file (copy a section, e.g. its "
+                "nvidia-smi -q part, into <KIND>.txt)")
+    if _program(head):
+        return "program text (source code, a template or a test), not a capture"
+    return "not recognised from its name or content"
+
+
+def detect(text: str) -> Detection | None:
+    """The KIND ``text`` shows (see the module docstring), or None."""
+    head = text[:SNIFF_CHARS]
+    if _MANY_TOOLS.search(head) or _program(head):
+        return None
+    lines = head.splitlines()
+    # the reading layer's view first (what the KIND's parser will read): fences blanked, quoting and
+    # launcher prefixes (two, as srun's inside pdsh's) off
+    bare = [ln if not ln.lstrip().startswith(("```", "~~~")) else "" for ln in lines]
+    bare = strip_quoting(bare)
+    for _ in range(2):
+        bare = strip_launcher_prefix(bare)[0]
+    views = ["\n".join(bare), head] if bare != lines else [head]
+    for view in views:
+        found = _structure(view) or _lines(view)
+        if found is not None:
+            return found
+    return next((found for view in views if (found := _command(view)) is not None), None)
 
 
 def detect_kind(text: str) -> str | None:
-    """The KIND whose signature ``text`` shows first, or None."""
-    head = text[:SNIFF_CHARS]
-    for kind, pattern in _SIGNATURES:
-        if pattern.search(head):
-            return kind
-    return None
+    """The KIND whose signature ``text`` shows, or None."""
+    found = detect(text)
+    return found.kind if found else None
