@@ -102,3 +102,32 @@ def test_no_rdma_device_at_all_fails_against_the_inventory_and_cannot_be_judged_
     # ibv_devinfo's own words for the same host: never healthy without the inventory either
     _, fs = judge("ibv_devinfo", "No IB devices found\n")
     assert fs[0].message.startswith("cannot judge: needs rdma_devices_per_node")
+
+
+def test_grep_numbers_harness_log_and_ray_prefixes_come_off() -> None:
+    from ccparse.capture import clean_capture
+
+    # grep -b: '3879:CA \'mlx5_19\'' (a match) and '3892-   CA type: MT4120' (context): the CA is read, no port
+    data, fs = judge("ibstat", capture("ibstat/ucx8905-grep-b-byte-offsets-mlx5_19-header-only-cut-before-port.txt"))
+    assert [d["name"] for d in data["devices"]] == ["mlx5_19"]  # type: ignore[index]
+    assert [f.check for f in fs] == ["coverage"] and fs[0].message.startswith("cannot judge: nothing judgeable")
+    # an ISO date is not a grep number; an ip link listing's '2: eth0:' neither
+    dated = "2019-07-16 03:43:24,132 a\n2019-07-16 03:43:25,132 b\n"
+    assert clean_capture(dated, "kernel-log").text == dated
+    # Avocado's job.log: '2019-07-16 03:43:24,134 process L0458 DEBUG| [stdout]  #bytes #iterations ...'
+    data, fs = judge("ib_write_bw", capture("ib_write_bw/avocado1196-job-log-prefixed-send-bw-mgid-1024b-row.txt"))
+    assert [(r["bytes"], r["iterations"]) for r in data["results"]] == [(1024, 1000)]  # type: ignore[index]
+    assert fs[0].message.startswith("cannot judge: needs ib_rate_gbps")
+    # Ray: '(ReferenceModelRayActor pid=5823, ip=10.164.227.153) [rank0]:[E1225 ... ProcessGroupNCCL.cpp:616] ...'
+    data, _ = judge("nccl-log", capture(
+        "nccl-log/openrlhf624-ray-actor-ip-prefix-watchdog-allgather-timeout-repeated-14x.txt"))
+    assert [(t["rank"], t["seq"], t["op"]) for t in data["pg_timeouts"]][:1] == [(0, 17284, "_ALLGATHER_BASE")]  # type: ignore[index]
+
+
+def test_time_report_and_a_second_runs_header_under_a_directory_prompt() -> None:
+    # '~ $  time nvidia-smi --query-gpu=gpu_name,...', two rows, bash's 'real\t0m0,022s' / 'user' / 'sys', then a
+    # second run's prompt and header
+    data, fs = judge("nvidia-smi-query", capture(
+        "nvidia-smi-query/bpytop26-gtx1080ti-gtx1060-time-prompt-header-echoed-cut-in-second-run.txt"))
+    assert [g["name"] for g in data["gpus"]] == ["GeForce GTX 1080 Ti", "GeForce GTX 1060 6GB"]  # type: ignore[index]
+    assert not [f for f in fs if f.severity in ("warning", "critical")]

@@ -97,6 +97,8 @@ _PROMPT_SURE = re.compile(
     r"(?:\[[^\]\n]{1,160}\][ \t]?[#$%]"
     r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?)?[ \t]?[#$%]"
     r"|[\w.-]{1,64}:[~/][^\s]{0,256}?[#$]"
+    # a prompt of the working directory alone ('\\w \\$'): '~ $', '~/src $'
+    r"|~[^\s]{0,256}?[ \t]?[#$]"
     r"|\$)"
     r"[ \t]{0,8}(?P<cmd>\S.{0,4000})?$")
 #: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``
@@ -124,12 +126,19 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        # srun -l pads the task number to the width of the largest: '  3: ' of 100+ tasks
                        r"|(?P<rank>\d{1,5}): "
                        # Intel MPI -l / -prepend-rank: '[0] ' (digits only: never a dmesg '[  12.345]' stamp)
-                       r"|\[(?P<brank>\d{1,5})\](?=\s))")
+                       r"|\[(?P<brank>\d{1,5})\](?=\s)"
+                       # a test harness' log of the tool's output: '2019-07-16 03:43:24,132 process L0458 DEBUG|
+                       # [stdout] ...' (time stamp, logger, then the stream tag before the tool's own text)
+                       # Ray's tag of a remote worker's line: '(ReferenceModelRayActor pid=5823, ip=10.164.227.153) '
+                       r"|\((?P<ray>[A-Za-z_][\w.:-]{0,80} pid=\d{1,9}(?:, ip=[\d.]{7,15})?)\) "
+                       r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?[^\[\n]{0,100}?"
+                       r"\[(?P<logstd>std(?:out|err))\] ?"
+                       r")")
 
 
 def _any_launcher(lines: Iterable[str]) -> bool:
     """``any(_LAUNCHER.match(ln) for ln in lines)``, the regex asked only of the lines that can match: each
-    of its forms starts with ``[``, a letter or a digit (``str.isalnum`` takes every one of them), or with
+    of its forms starts with ``[``, ``(`` (Ray), a letter or a digit (``str.isalnum`` takes the others), or with
     the blanks of an indented tag, which are followed by its ``[`` or a digit (an indented report line,
     ``    Product Name : ...``, is not tried: most lines of -q and ibstat), except on the first line of
     text (a whole paste indented as a Markdown code block: ``    gpu-node07: ...``)."""
@@ -137,12 +146,12 @@ def _any_launcher(lines: Iterable[str]) -> bool:
     text = False  # the first line of text is asked whatever it starts with (a whole paste indented: 'n7: ')
     for ln in lines:
         first = ln[:1]
-        if first.isalnum() or first == "[":
+        if first.isalnum() or first == "[" or first == "(":
             if match(ln):
                 return True
         elif first == " " or first == "\t":
             first = ln.lstrip(" \t")[:1]
-            if (first == "[" or first.isdigit() or (first and not text)) and match(ln):
+            if (first == "[" or first == "(" or first.isdigit() or (first and not text)) and match(ln):
                 return True
         if not text and ln.lstrip(" \t"):
             text = True
@@ -153,8 +162,9 @@ def _any_launcher(lines: Iterable[str]) -> bool:
 _NOT_HOSTS = frozenset({"nvrm", "kernel", "nccl", "error", "warning", "warn", "info", "debug", "note", "fatal",
                         "notice", "crit", "err", "systemd", "dcgm", "nvidia", "mlx5_core", "mlx5_ib", "pcieport",
                         "failed", "ok", "pass", "fail", "result", "status", "usage", "trace", "stdout", "stderr"})
-#: KINDs whose own lines are ``<name>: <value>`` at column 0 (sysfs files printed by grep/head)
-NO_LAUNCHER_KINDS = frozenset({"sysfs-ib", "proc-limits"})
+#: KINDs whose own lines are ``<name>: <value>`` at column 0 (sysfs files printed by grep/head); a
+#: /proc/<pid>/limits row (``Max locked memory  ...``) has no such colon, so its pdsh prefix comes off
+NO_LAUNCHER_KINDS = frozenset({"sysfs-ib"})
 #: share of the non-blank lines that must carry one launcher prefix form before it is removed
 LAUNCHER_SHARE = 0.9
 
@@ -343,8 +353,41 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
             # the launcher also tags output it flushed mid-line: '... -1[0]    1626.5 ...' (glued to the text)
             glued = re.compile(r"(?<=\S)\[(?:" + "|".join(names) + r")\](?=\s)")
             out = [glued.sub(" ", ln) if "[" in ln else ln for ln in out]
-        return out, list(names)
+        return out, [] if form == "logstd" else list(names)
     return lines, []
+
+
+#: grep -n / -b output: the line number or byte offset, ``:`` on a matching line, ``-`` on a context line
+_GREP_NUMBER = re.compile(r"^(\d{1,12})([:-])(?!\d\d[-:])")  # not a date or a time: '2019-07-16', '03:43:24'
+
+
+def strip_grep_numbers(lines: list[str]) -> list[str]:
+    """``lines`` without grep's ``-n``/``-b`` prefix (``3879:CA 'mlx5_19'``, ``3892-   CA type: MT4120``),
+    when every non-blank line (two at least) but grep's ``--`` group separators carries one, the numbers go up
+    and the prefix cannot be a tool's own numbering: a context line (``-``) is there, or a ``:`` is not
+    followed by a blank (srun -l's ``0: ``, ip link's ``2: eth0:`` always are); else ``lines`` itself."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    if not first[:1].isdigit():
+        return lines
+    last = -1
+    seen = 0
+    context = glued = False
+    for ln in lines:
+        if not ln.strip() or ln.strip() == "--":
+            continue
+        m = _GREP_NUMBER.match(ln)
+        if m is None or int(m.group(1)) <= last:
+            return lines
+        last = int(m.group(1))
+        seen += 1
+        if m.group(2) == "-":
+            context = True
+        elif not ln[m.end():m.end() + 1].isspace():
+            glued = True
+    if seen < 2 or not (context or glued):
+        return lines
+    return ["" if ln.strip() == "--" else ((m := _GREP_NUMBER.match(ln)) and ln[m.end():]) or ln
+            for ln in lines]
 
 
 #: a name a ``host: `` / ``[host] `` prefix gives on several lines holds a digit, a ``-`` or a ``.``
@@ -553,6 +596,8 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40]):
             return _general(text, kind)
         nonblank = next((ln for ln in lead if ln.strip()), None)
+        if nonblank is not None and nonblank[:1].isdigit() and strip_grep_numbers(lead) is not lead:
+            return _general(text, kind)  # grep -n / -b numbers before every line
         if nonblank is not None and kind in REPORT_KINDS and nonblank[:1] in (" ", "\t") and \
                 _REPORT_TOP.search(text):
             return _general(text, kind)
@@ -567,12 +612,28 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         body = raw[head:]
         if kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40]):
             return _general(text, kind)
+        if body and body[0][:1].isdigit() and strip_grep_numbers(body[:40]) is not body[:40]:
+            return _general(text, kind)
         stripped = _strip_prefix(body)
         if kind in DEDENT_KINDS:
             stripped = _dedent(stripped)
         if stripped is body and _plain(text[len(raw[0]) + 1:] if head else text, kind):
             return Cleaned(text, range(1, len(raw) + 1), [])
     return _general(text, kind)
+
+
+#: the report of the shell's ``time`` (``real\t0m0,022s`` / ``user ...`` / ``sys ...``) after a timed command
+_TIME_REPORT = re.compile(r"^[ \t]{0,16}(real|user|sys)[ \t]+\d{1,6}m\d{1,4}[.,]\d{1,6}s[ \t]*$")
+
+
+def _without_time_report(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``numbered`` without the three lines of each ``time`` report (real, user, sys in that order)."""
+    drop: set[int] = set()
+    for i in range(len(numbered) - 2):
+        trio = [_TIME_REPORT.match(numbered[i + j][1]) for j in range(3)]
+        if all(trio) and [m.group(1) for m in trio if m] == ["real", "user", "sys"]:
+            drop.update((i, i + 1, i + 2))
+    return [x for i, x in enumerate(numbered) if i not in drop] if drop else numbered
 
 
 def _general(text: str, kind: str) -> Cleaned:
@@ -602,6 +663,9 @@ def _general(text: str, kind: str) -> Cleaned:
             elided += [n for n, ln in numbered if _ELISION.match(ln)]  # '0: ...': the elision behind the prefix
             numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
     stripped = [ln for _n, ln in numbered]
+    first = next((ln for ln in stripped if ln.strip()), "")
+    if first[:1].isdigit():
+        stripped = strip_grep_numbers(stripped)  # grep -n / -b, behind a launcher's prefix too
     for _depth in range(4):  # nested quoting: '>> ' of a reply to a reply
         again = _strip_prefix(stripped)
         if again == stripped:
@@ -612,6 +676,9 @@ def _general(text: str, kind: str) -> Cleaned:
     elif kind in REPORT_KINDS:
         stripped = _dedent_report(stripped)
     numbered = [(n, ln) for (n, _old), ln in zip(numbered, stripped)]
+
+    if any("real" in ln for _n, ln in numbered):
+        numbered = _without_time_report(numbered)
 
     # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
     segments: list[tuple[str | None, bool, list[tuple[int, str]]]] = [(None, False, [])]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ccparse.capture import strip_launcher_prefix, strip_quoting
+from ccparse.capture import strip_grep_numbers, strip_launcher_prefix, strip_quoting
 
 #: how much of a file is looked at
 SNIFF_CHARS = 65536
@@ -55,6 +55,10 @@ _LEAD = r"^[ \t]*(?:[>*][ \t]*)*"
 _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (k, why, re.compile(p, re.MULTILINE)) for k, why, p in (
         ("nvidia-smi-q-xml", "the <nvidia_smi_log> XML root", r"<nvidia_smi_log>"),
+        ("nvidia-smi-q-xml", "nvidia-smi -q -x's GPU elements (a paste from inside the report)",
+         r"^\s*</?(?:fb_memory_usage|pci_bridge_chip|replay_counter|retired_pages|remapped_rows|gpu_temp|"
+         r"clocks_(?:throttle|event)_reasons|performance_state|power_readings|gpu_power_readings|ecc_errors|"
+         r"product_name|minor_number|pci_gpu_link_info)>"),
         ("gemm", "the clusterctl-gemm header", r"^#\s*clusterctl-gemm \d|^gemm\tindex=\d"),
         ("dcgmi-diag", "dcgmi diag's JSON keys",
          r'"(?:DCGM (?:GPU )?Diagnostic|test_categories)"\s*:|"entity_group"\s*:\s*"GPU"'),
@@ -94,7 +98,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^\s*local address: LID|^\s*Couldn't connect to \S+:\d+"),
         ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",
          r"^\s*hca_id:\s|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]"),
-        ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '"),
+        ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '|"
+         r"^\s*Fatal error:\s+device '\*': sys files not found"),
         ("ibstat", "ibstat's CA header", r"^\s*CA '[^']+'\s*$"),
         ("ibdev2netdev", "ibdev2netdev lines",
          r"^\s*\S+\s+port\s+\d+\s+==>\s+\S+\s+\((?:Up|Down)\)|"
@@ -109,7 +114,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("scontrol-node", "scontrol show node's NodeName=", r"^\s*NodeName=\S+"),
         ("sinfo", "a sinfo header",
          r"^\s*PARTITION\s+AVAIL\s|^(?=[^\n]*\bSTATE\b)(?=[^\n]*\b(?:NODELIST|PARTITION|HOSTNAMES|NODES)\b)"
-         r"[ \t]*[A-Z][A-Z_:()|/ \t]+$"),
+         r"[ \t]*[A-Z][A-Z_:()|/ \t]+$|"
+         r"^\s*REASON\s+(?:USER\s+)?(?:TIMESTAMP\s+)?(?:STATE\s+)?NODELIST\s*$"),
         ("proc-limits", "/proc/<pid>/limits' rows", r"^Max locked memory\s"),
         ("nvidia-smi-query", "nvidia-smi --query-gpu CSV",
          r"^(?:index|name|pci\.bus_id|uuid|driver_version|timestamp)\s*,\s*[a-z_.]+|"
@@ -135,7 +141,9 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
         ("nvidia-smi", "an nvidia-smi error line", r"^.*(?:" + _SMI_ERROR + r").*$", 0.2),
         ("nccl-log", "NCCL log lines",
          r"^.*(?:\bNCCL (?:INFO|WARN)\b|ProcessGroupNCCL|\bnccl(?:Remote|System|Internal|UnhandledCuda)Error\b|"
-         r"\bNCCL error\b|\bNET/(?:IB|IBP|OFI|Socket)\b|NCCL failure).*$", 0.1),
+         r"\bNCCL error\b|\bNET/(?:IB|IBP|OFI|Socket)\b|NCCL failure|"
+         # NCCL 2.0-2.2: no 'NCCL' word after the host:pid:tid [dev] prefix
+         r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ).*$", 0.1),
         ("ib_write_bw", "perftest command lines", r"^.*\bib_(?:write|read|send)_bw\s.*$", 0.2),
         ("kernel-log", "kernel log lines",
          r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport|"
@@ -276,6 +284,7 @@ def detect(text: str) -> Detection | None:
     bare = strip_quoting(bare)
     for _ in range(2):
         bare = strip_launcher_prefix(bare)[0]
+    bare = strip_grep_numbers(bare)
     views = ["\n".join(bare), head] if bare != lines else [head]
     for view in views:
         found = _structure(view) or _lines(view)

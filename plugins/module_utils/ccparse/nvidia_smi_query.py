@@ -173,8 +173,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
         if not rows and capture.is_command(raw, ("nvidia-smi",)):  # the command line before the header
             asked = asked or _asked_fields(raw)
             continue
-        if raw.startswith("$ nvidia-smi"):  # a later run's command line, kept by the clean-up
-            continue
+        if raw.startswith("$ ") and capture.is_command(raw[2:], ("nvidia-smi",)):
+            continue  # a later run's command line, kept by the clean-up ('$ time nvidia-smi ...')
         if raw.lstrip().startswith("#"):  # a paster's note ('#  Missing :04:00.0')
             continue
         if (gone := lost_gpu(raw)) is not None:
@@ -184,7 +184,10 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             cells = next(csv.reader(io.StringIO(raw), skipinitialspace=True))
         except (csv.Error, StopIteration) as exc:
             raise ParseError(TOOL, f"not CSV: {exc}", lineno) from exc
-        rows.append((lineno, [c.strip() for c in cells]))
+        cells = [c.strip() for c in cells]
+        if rows and cells == rows[0][1]:
+            continue  # a later run's header (two runs pasted one after the other)
+        rows.append((lineno, cells))
     if not rows and lost:
         return {"fields": [], "gpus": [], "lost_gpus": lost}
     if not rows:

@@ -43,8 +43,9 @@ def parse_proc_limits(text: str) -> dict[str, Any]:
     lines = strip_source_line(text).splitlines()
     out: dict[str, Any] = {"process": None, "pid": None, "limits": {}}
     header = False
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()  # a paste indented as a block (columns are read by runs of blanks)
+        if not line:
             continue
         m = _PROCESS.match(line)
         if m and not header:
