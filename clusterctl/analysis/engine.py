@@ -586,24 +586,24 @@ def _preparsed_docs(host_dir: Path, names: Sequence[str] | None = None) -> dict[
     docs: dict[str, Any] = {}
     if names is None:
         names = sorted(os.listdir(host_dir))
-    for doc_file in [host_dir / n for n in _glob_names(names, PARSED_FILE[:-5], ".json")]:
+    for name in _glob_names(names, PARSED_FILE[:-5], ".json"):
         try:  # a regular file only (a fifo named like the envelope would block the read)
-            doc = _loads_envelope(read_regular(doc_file, MAX_CAPTURE_BYTES))
+            doc = _loads_envelope(read_regular(f"{host_dir}/{name}", MAX_CAPTURE_BYTES))
         except (OSError, ValueError):
             continue
-        docs.update(_status_entries(COLLECT_FILE[:-5] + doc_file.name[len(PARSED_FILE) - 5:], doc))
+        docs.update(_status_entries(COLLECT_FILE[:-5] + name[len(PARSED_FILE) - 5:], doc))
     return docs
 
 
-def _analyze_chunk(args: tuple[list[tuple[str, str, str]], dict[str, Any], str]
-                   ) -> list[tuple[HostReport, list[PairResult]]]:
+#: one chunk of host folders: ``([(host, folder, its checked real path), ...], expectations, root)``
+_Chunk = tuple[list[tuple[str, Path, Path]], dict[str, Any], Path]
+_ChunkResult = list[tuple[HostReport, list[PairResult]]]
+
+
+def _analyze_chunk(args: _Chunk) -> _ChunkResult:
     items, exp, root = args
     checks.load_all()
-    return [_analyze_host(h, Path(d), exp, Path(root), Path(real)) for h, d, real in items]
-
-
-_Chunk = tuple[list[tuple[str, str, str]], dict[str, Any], str]
-_ChunkResult = list[tuple[HostReport, list[PairResult]]]
+    return [_analyze_host(h, d, exp, root, real) for h, d, real in items]
 
 
 def _claim(lock: Any, bounds: Any, front: bool) -> int:
@@ -767,7 +767,7 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
         # small chunks: where the parent meets the workers it waits for at most the chunk each one
         # holds (no call queue any more: a worker claims its next chunk itself)
         size = max(4, -(-len(items) // (jobs * 128)))
-        chunks = [([(h, str(d), str(real)) for h, d, real in items[i:i + size]], dict(exp), str(root))
+        chunks = [(items[i:i + size], dict(exp), root)
                   for i in range(0, len(items), size)]
         for part in _run_chunks(chunks, jobs):
             results.extend(part)
