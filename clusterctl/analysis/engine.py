@@ -440,43 +440,55 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
         except Refused as exc:
             refuse(name, exc)
             continue
-        try:
-            text = raw.decode("utf-8")
-            strict = True
-        except UnicodeDecodeError:
-            text, strict = raw.decode("utf-8", errors="replace"), False
-        if not text or text.isspace():  # not text.strip(), without a copy of the text
-            rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
-            continue
-        if kind not in known or suffix != ".txt":
-            found = detect_kind(text)
-            if found is None:
-                rep.add(Finding(host, COVERAGE, "info", host,
-                                f"{rel}: KIND not recognised from its name or content, file not judged"))
+        doc = docs.get(stem)
+        data: Any = preparsed.MISSING
+        if doc is not None and suffix == ".txt" and kind in known:
+            # a capture of a named KIND with an envelope: its check is taken of the bytes (a match says
+            # they are the envelope's text: valid UTF-8, not blank), and the text is decoded only where
+            # the envelope cannot be used (preparsed.load, text None; the same answers as below)
+            try:
+                data = preparsed.load(doc, kind, None, raw=raw)
+            except Exception:  # the path below meets the same error and reports it
+                data = preparsed.MISSING
+        if data is not preparsed.MISSING:
+            rep.kinds.append(stem)
+        else:
+            try:
+                text = raw.decode("utf-8")
+                strict = True
+            except UnicodeDecodeError:
+                text, strict = raw.decode("utf-8", errors="replace"), False
+            if not text or text.isspace():  # not text.strip(), without a copy of the text
+                rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
                 continue
-            rep.add(Finding(host, "evidence", "info", host, f"{rel}: read as KIND {found} (recognised from its "
-                                                            "content; name the file <KIND>.txt to choose)"))
-            kind, peer = found, ""
-        rep.kinds.append(stem)
-        try:
-            doc = docs.get(stem)
-            data = (preparsed.load(doc, kind, text, raw=raw if strict else None)
-                    if doc is not None else preparsed.MISSING)
-            if data is preparsed.MISSING:
-                data = registry.parse(kind, text)
-        except ParseError as exc:
-            # a parse failure never decides a verdict alone: it is coverage (issue 29)
-            where = f" line {exc.line}" if exc.line is not None else ""
-            total = text.count("\n") + (not text.endswith("\n"))
-            rep.unreadable += 1
-            rep.add(Finding(host, COVERAGE, "info", host,
-                            f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
-            continue
-        except Exception as exc:  # parser bug: report it, keep going
-            rep.unreadable += 1
-            rep.add(Finding(host, "parse", "warning", host,
-                            f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
-            continue
+            if kind not in known or suffix != ".txt":
+                found = detect_kind(text)
+                if found is None:
+                    rep.add(Finding(host, COVERAGE, "info", host,
+                                    f"{rel}: KIND not recognised from its name or content, file not judged"))
+                    continue
+                rep.add(Finding(host, "evidence", "info", host, f"{rel}: read as KIND {found} (recognised from its "
+                                                                "content; name the file <KIND>.txt to choose)"))
+                kind, peer = found, ""
+            rep.kinds.append(stem)
+            try:
+                data = (preparsed.load(doc, kind, text, raw=raw if strict else None)
+                        if doc is not None else preparsed.MISSING)
+                if data is preparsed.MISSING:
+                    data = registry.parse(kind, text)
+            except ParseError as exc:
+                # a parse failure never decides a verdict alone: it is coverage (issue 29)
+                where = f" line {exc.line}" if exc.line is not None else ""
+                total = text.count("\n") + (not text.endswith("\n"))
+                rep.unreadable += 1
+                rep.add(Finding(host, COVERAGE, "info", host,
+                                f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
+                continue
+            except Exception as exc:  # parser bug: report it, keep going
+                rep.unreadable += 1
+                rep.add(Finding(host, "parse", "warning", host,
+                                f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
+                continue
         if kind in PORT_RATE_KINDS and isinstance(data, Mapping):
             port_evidence.append((rel, data))
         if kind == "ib_write_bw" and exp.get("ib_rate_gbps") is None and isinstance(data, Mapping):
