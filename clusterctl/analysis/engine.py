@@ -40,7 +40,6 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -454,45 +453,57 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
                 continue
             refuse(name, exc)
             continue
-        try:
-            text = raw.decode("utf-8")
-            strict = True
-        except UnicodeDecodeError:
-            text, strict = raw.decode("utf-8", errors="replace"), False
-        if not text or text.isspace():  # not text.strip(), without a copy of the text
-            rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
-            continue
-        if kind not in known or suffix != ".txt":
-            found = detect(text)
-            if found is None:
-                _not_read(rep, host, name, f"{rel}: unknown KIND: {why_unknown(text)}, "
-                                           "file not judged (name it <KIND>.txt to choose)")
+        doc = docs.get(stem)
+        data: Any = preparsed.MISSING
+        if doc is not None and suffix == ".txt" and kind in known:
+            # a capture of a named KIND with an envelope: its check is taken of the bytes (a match says
+            # they are the envelope's text: valid UTF-8, not blank), and the text is decoded only where
+            # the envelope cannot be used (preparsed.load, text None; the same answers as below)
+            try:
+                data = preparsed.load(doc, kind, None, raw=raw)
+            except Exception:  # the path below meets the same error and reports it
+                data = preparsed.MISSING
+        if data is not preparsed.MISSING:
+            rep.kinds.append(stem)
+        else:
+            try:
+                text = raw.decode("utf-8")
+                strict = True
+            except UnicodeDecodeError:
+                text, strict = raw.decode("utf-8", errors="replace"), False
+            if not text or text.isspace():  # not text.strip(), without a copy of the text
+                rep.add(Finding(host, COVERAGE, "info", host, f"{rel}: empty file, nothing to judge"))
                 continue
-            rep.add(Finding(host, "evidence", "info", host,
-                            f"{rel}: read as KIND {found.kind} (recognised from its content: {found}; "
-                            "name the file <KIND>.txt to choose)"))
-            rep.read_as[name] = {"kind": found.kind, "why": str(found)}
-            kind, peer = found.kind, ""
-        rep.kinds.append(stem)
-        try:
-            doc = docs.get(stem)
-            data = (preparsed.load(doc, kind, text, raw=raw if strict else None)
-                    if doc is not None else preparsed.MISSING)
-            if data is preparsed.MISSING:
-                data = registry.parse(kind, text)
-        except ParseError as exc:
-            # a parse failure never decides a verdict alone: it is coverage (issue 29)
-            where = f" line {exc.line}" if exc.line is not None else ""
-            total = text.count("\n") + (not text.endswith("\n"))
-            rep.unreadable += 1
-            rep.add(Finding(host, COVERAGE, "info", host,
-                            f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
-            continue
-        except Exception as exc:  # parser bug: report it, keep going
-            rep.unreadable += 1
-            rep.add(Finding(host, "parse", "warning", host,
-                            f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
-            continue
+            if kind not in known or suffix != ".txt":
+                found = detect(text)
+                if found is None:
+                    _not_read(rep, host, name, f"{rel}: unknown KIND: {why_unknown(text)}, "
+                                               "file not judged (name it <KIND>.txt to choose)")
+                    continue
+                rep.add(Finding(host, "evidence", "info", host,
+                                f"{rel}: read as KIND {found.kind} (recognised from its content: {found}; "
+                                "name the file <KIND>.txt to choose)"))
+                rep.read_as[name] = {"kind": found.kind, "why": str(found)}
+                kind, peer = found.kind, ""
+            rep.kinds.append(stem)
+            try:
+                data = (preparsed.load(doc, kind, text, raw=raw if strict else None)
+                        if doc is not None else preparsed.MISSING)
+                if data is preparsed.MISSING:
+                    data = registry.parse(kind, text)
+            except ParseError as exc:
+                # a parse failure never decides a verdict alone: it is coverage (issue 29)
+                where = f" line {exc.line}" if exc.line is not None else ""
+                total = text.count("\n") + (not text.endswith("\n"))
+                rep.unreadable += 1
+                rep.add(Finding(host, COVERAGE, "info", host,
+                                f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
+                continue
+            except Exception as exc:  # parser bug: report it, keep going
+                rep.unreadable += 1
+                rep.add(Finding(host, "parse", "warning", host,
+                                f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
+                continue
         if kind in PORT_RATE_KINDS and isinstance(data, Mapping):
             port_evidence.append((rel, data))
         if kind == "ib_write_bw" and exp.get("ib_rate_gbps") is None and isinstance(data, Mapping):
@@ -608,20 +619,108 @@ def _preparsed_docs(host_dir: Path, names: Sequence[str] | None = None) -> dict[
     docs: dict[str, Any] = {}
     if names is None:
         names = sorted(os.listdir(host_dir))
-    for doc_file in [host_dir / n for n in _glob_names(names, PARSED_FILE[:-5], ".json")]:
+    for name in _glob_names(names, PARSED_FILE[:-5], ".json"):
         try:  # a regular file only (a fifo named like the envelope would block the read)
-            doc = _loads_envelope(read_regular(doc_file, MAX_CAPTURE_BYTES))
+            doc = _loads_envelope(read_regular(f"{host_dir}/{name}", MAX_CAPTURE_BYTES))
         except (OSError, ValueError):
             continue
-        docs.update(_status_entries(COLLECT_FILE[:-5] + doc_file.name[len(PARSED_FILE) - 5:], doc))
+        docs.update(_status_entries(COLLECT_FILE[:-5] + name[len(PARSED_FILE) - 5:], doc))
     return docs
 
 
-def _analyze_chunk(args: tuple[list[tuple[str, str, str]], dict[str, Any], str]
-                   ) -> list[tuple[HostReport, list[PairResult]]]:
+#: one chunk of host folders: ``([(host, folder, its checked real path), ...], expectations, root)``
+_Chunk = tuple[list[tuple[str, Path, Path]], dict[str, Any], Path]
+_ChunkResult = list[tuple[HostReport, list[PairResult]]]
+
+
+def _analyze_chunk(args: _Chunk) -> _ChunkResult:
     items, exp, root = args
     checks.load_all()
-    return [_analyze_host(h, Path(d), exp, Path(root), Path(real)) for h, d, real in items]
+    return [_analyze_host(h, d, exp, root, real) for h, d, real in items]
+
+
+def _claim(lock: Any, bounds: Any, front: bool) -> int:
+    """The index of the next unjudged chunk, from the front (a worker) or the back (the parent), or -1
+    when none is left; ``bounds``: ``[first unclaimed, one past the last unclaimed]``."""
+    with lock:
+        lo, hi = bounds[0], bounds[1]
+        if lo >= hi:
+            return -1
+        if front:
+            bounds[0] = lo + 1
+            return int(lo)
+        bounds[1] = hi - 1
+        return int(hi - 1)
+
+
+def _chunk_worker(chunks: Sequence[_Chunk], lock: Any, bounds: Any, conn: Any) -> None:
+    """A worker process of :func:`_run_chunks`: claims chunks from the front until none is left, each
+    one's result pickled as soon as it is judged (while the parent still works), then sends them all
+    at once. A chunk that raises ends the worker there: it is left to the parent, which judges it and
+    raises the same error as one process would."""
+    import pickle
+
+    checks.load_all()
+    done: list[tuple[int, bytes]] = []
+    try:
+        while (i := _claim(lock, bounds, True)) >= 0:
+            done.append((i, pickle.dumps(_analyze_chunk(chunks[i]), protocol=pickle.HIGHEST_PROTOCOL)))
+    except Exception:  # chunk i stays unreturned: the parent judges it and raises
+        pass
+    finally:
+        conn.send(done)
+        conn.close()
+
+
+def _run_chunks(chunks: Sequence[_Chunk], jobs: int) -> list[_ChunkResult]:
+    """Each chunk's :func:`_analyze_chunk` result, in order, judged by ``jobs`` processes: the parent
+    and ``jobs - 1`` worker processes (the default start method: forked on Linux).
+
+    The workers take the chunks from the front and the parent from the back, each claiming its next
+    one itself under a shared lock, until they meet: no process waits on another to be handed work
+    (a pool's call queue is fed by threads of the parent, which wait for the GIL its own judging
+    holds: about 5 ms a turn, and a worker of short pre-parsed chunks sat idle for them), the
+    parent's share is never pickled, and a worker's results come back in one message at the end.
+    A chunk no worker returned (a worker that died or raised) is judged by the parent."""
+    import multiprocessing
+    import pickle
+
+    ctx = multiprocessing.get_context()
+    lock = ctx.Lock()
+    bounds = ctx.RawArray("q", [0, len(chunks)])
+    results: list[_ChunkResult | None] = [None] * len(chunks)
+    procs = []
+    conns = []
+    read = False
+    # the parent's objects to the permanent generation: the workers' collections then leave their
+    # (forked, shared) pages alone instead of copying them
+    gc.freeze()
+    try:
+        for _ in range(jobs - 1):
+            recv, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_chunk_worker, args=(chunks, lock, bounds, send), daemon=True)
+            p.start()
+            send.close()
+            procs.append(p)
+            conns.append(recv)
+        while (i := _claim(lock, bounds, False)) >= 0:
+            results[i] = _analyze_chunk(chunks[i])
+        for conn in conns:
+            try:
+                for i, payload in conn.recv():
+                    results[i] = pickle.loads(payload)
+            except (EOFError, OSError):  # a worker that died: its chunks are judged below
+                pass
+        read = True
+    finally:
+        gc.unfreeze()
+        for conn in conns:
+            conn.close()
+        for p in procs:
+            if not read:  # the parent failed: a worker may wait for it to read
+                p.terminate()
+            p.join()
+    return [r if r is not None else _analyze_chunk(chunks[i]) for i, r in enumerate(results)]
 
 
 def judge_pairs(pairs: Sequence[PairResult], bad_fraction: float) -> tuple[list[tuple[str, str]], schedule.Verdicts]:
@@ -698,31 +797,13 @@ def analyze_dir(evidence_dir: Path | str, expectations: Mapping[str, Any] | None
     if jobs == 1:
         results = [_analyze_host(h, d, exp, root, real) for h, d, real in items]
     else:
-        # 64 chunks a process: where the parent meets the workers it waits for what they hold, a chunk
-        # running and one queued (the pool queues one call beyond its workers): the smaller the chunk,
-        # the shorter that wait (4096 raw 8-GPU hosts, 2 processes: 32-host chunks, about 45 ms each
-        # on one core of the H200 host; 64-host chunks left the parent idle for up to about 180 ms)
-        size = max(8, -(-len(items) // (jobs * 64)))
-        chunks = [([(h, str(d), str(real)) for h, d, real in items[i:i + size]], dict(exp), str(root))
+        # small chunks: where the parent meets the workers it waits for at most the chunk each one
+        # holds (no call queue any more: a worker claims its next chunk itself)
+        size = max(4, -(-len(items) // (jobs * 128)))
+        chunks = [(items[i:i + size], dict(exp), root)
                   for i in range(0, len(items), size)]
-        # the parent's objects to the permanent generation: the workers' collections then leave their
-        # (forked, shared) pages alone instead of copying them
-        gc.freeze()
-        try:
-            # ``jobs`` processes: the parent and jobs - 1 workers. The workers take the chunks from the
-            # front, the parent from the back (each one it can still cancel in the pool), until they
-            # meet: the parent's share is neither pickled nor waited for, and no process sits idle
-            with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
-                futures = [pool.submit(_analyze_chunk, c) for c in chunks]
-                own: dict[int, list[tuple[HostReport, list[PairResult]]]] = {}
-                for i in range(len(chunks) - 1, -1, -1):
-                    if not futures[i].cancel():
-                        break
-                    own[i] = _analyze_chunk(chunks[i])
-                for i, fut in enumerate(futures):
-                    results.extend(own[i] if i in own else fut.result())
-        finally:
-            gc.unfreeze()
+        for part in _run_chunks(chunks, jobs):
+            results.extend(part)
     report = Report(hosts={r.host: r for r, _ in results}, expectations=exp, refused=refused)
     report.pairs = [p for _, ps in results for p in ps]
     _cross_host(report, exp)

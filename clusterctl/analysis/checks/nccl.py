@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Metric, check
@@ -266,7 +265,8 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
                                     f"nccl-tests {coll}: {where}; {why}, set nccl_busbw_floor_GBps{model_note}"))
         return res
     # the report draws the floor this check applied (derived or from the inventory)
-    res.metrics[-1] = replace(res.metrics[-1], floor=floor, floor_source=why)
+    res.metrics[-1] = Metric(host, "nccl_busbw_GBps", float(busbw), subject=coll, unit="GB/s", floor=floor,
+                             floor_source=why)
     frac = float(busbw) / floor
     sev = rule_sev("nccl_busbw.at_floor" if frac >= 1.0 else "nccl_busbw.far_below_floor" if frac < CRITICAL_FRACTION
                    else "nccl_busbw.below_floor")

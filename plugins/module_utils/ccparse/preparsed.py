@@ -189,21 +189,35 @@ def parse_results(results: dict[str, Any], kind: str | None = None) -> dict[str,
     return out
 
 
-def load(doc: Any, kind: str, text: str, raw: bytes | None = None) -> Any:
+def load(doc: Any, kind: str, text: str | None, raw: bytes | None = None) -> Any:
     """The data of envelope ``doc`` when it is valid for ``text`` as ``kind`` here, else :data:`MISSING`.
 
     The raw text is checked by the envelope's ``raw_crc32`` (:func:`raw_check`), or by ``raw_sha256``
     (:func:`raw_hash`) in an envelope written before ``raw_crc32`` existed; an envelope with neither
     is not used. ``raw``: the bytes ``text`` was strictly decoded from, when the caller has them
-    (the check is then taken of the bytes where that is certain to be the same)."""
+    (the check is then taken of the bytes where that is certain to be the same).
+
+    ``text`` None: ``raw`` is a file's bytes, not decoded. The check is then taken of the bytes alone,
+    and :data:`MISSING` answers where that is not certain to be the text's check (:func:`raw_check_bytes`
+    None) or where nothing but white space is there (the stripped length 0): the caller decodes the
+    text and asks again. A check that matches says the bytes are those the envelope's text encoded
+    to, so valid UTF-8, whose decoding is that text (bytes that are no UTF-8 could only match by a
+    collision of the check, which is as likely as a changed capture keeping it)."""
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("kind") != kind or "data" not in doc:
         return MISSING
     if doc.get("parser_version") != parser_version(kind):
         return MISSING
     check = doc.get("raw_crc32")
     if check is not None:
-        if check != ((raw_check_bytes(raw) if raw is not None else None) or raw_check(text)):
+        got = raw_check_bytes(raw) if raw is not None else None
+        if text is None and (got is None or got.endswith(":0")):
             return MISSING
-    elif doc.get("raw_sha256") != ((raw_hash_bytes(raw) if raw is not None else None) or raw_hash(text)):
-        return MISSING
+        if check != (got or raw_check(str(text))):
+            return MISSING
+    else:
+        got = raw_hash_bytes(raw) if raw is not None else None
+        if text is None and (got is None or raw is None or _stripped_end(raw) == 0):
+            return MISSING
+        if doc.get("raw_sha256") != (got or raw_hash(str(text))):
+            return MISSING
     return doc["data"]
