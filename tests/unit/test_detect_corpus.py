@@ -130,6 +130,9 @@ def outcomes(tmp: str) -> dict[str, Outcome]:
 
 #: captures whose content shows no KIND an operator would recognise either (kept honest, each named)
 NOT_RECOGNISABLE: dict[str, str] = {
+    "round2/sinfo/rivosinc-sinfo-h-o-json-lines-completing-alloc-idle-mixed.txt":
+        "an exporter's sinfo -h -o format string printing JSON lines ('{\"s\": \"completing\", ...}'): no sinfo "
+        "header or row shape (a round2 known miss of the parser too)",
 }
 
 
@@ -387,8 +390,9 @@ PASTES = {
     "quoted": lambda x: "".join(f"> {ln}\n" for ln in x.splitlines()),
     "fenced": lambda x: "```\n" + x + ("" if x.endswith("\n") else "\n") + "```\n",
 }
-#: a one-line capture: no prefix is told from the text on one line
-ONE_LINE = {"seen/sinfo/sckyzo-25.11.2-h-N-O-gres-multitype-comma-one-node-mixed.txt"}
+def _one_line(text: str) -> bool:
+    """A one-line capture (after its header lines): no prefix is told from the text on one line."""
+    return len([ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]) == 1
 
 
 @pytest.mark.parametrize("paste", sorted(PASTES))
@@ -398,6 +402,6 @@ def test_every_capture_pasted_with_a_prefix_is_read_as_the_same_kind(paste: str)
     wrong = []
     for case in cases():
         text = case.data.decode("utf-8", "replace")
-        if detect_kind(PASTES[paste](text)) != detect_kind(text):
+        if detect_kind(PASTES[paste](text)) != detect_kind(text) and not _one_line(text):
             wrong.append(case.ident)
-    assert set(wrong) <= ONE_LINE, wrong
+    assert not wrong, wrong

@@ -131,3 +131,39 @@ def test_time_report_and_a_second_runs_header_under_a_directory_prompt() -> None
         "nvidia-smi-query/bpytop26-gtx1080ti-gtx1060-time-prompt-header-echoed-cut-in-second-run.txt"))
     assert [g["name"] for g in data["gpus"]] == ["GeForce GTX 1080 Ti", "GeForce GTX 1060 6GB"]  # type: ignore[index]
     assert not [f for f in fs if f.severity in ("warning", "critical")]
+
+
+def test_xid_named_as_the_cause_of_a_later_xid_is_judged() -> None:
+    # 'NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149' (the
+    # Xid 149 line itself is not in the paste): NVLink NETIR error on dc:00
+    text = capture("kernel-log/ogkm1150-kernel-xid45-caused-by-previous-xid149-145-four-gpus.txt")
+    data, fs = judge("kernel-log", text)
+    assert {(x["pci"], x["xid"], x["cause_xid"]) for x in data["xids"]} >= {("0000:dc:00", 45, 149)}  # type: ignore[index]
+    critical = {f.subject for f in fs if f.severity == "critical"}
+    assert "n1/0000:dc:00" in critical
+    # the same lines without the driver's 'caused by' note: application teardown only (Xid 45 is a note)
+    _, fs = judge("kernel-log", "\n".join(ln.split(" caused by")[0] for ln in text.splitlines()))
+    assert not [f for f in fs if f.severity == "critical"]
+    # with the cause's own line present, it is counted once
+    both = "kernel: NVRM: Xid (PCI:0000:dc:00): 149, pid=1, name=python3, NETIR\n" + text
+    _, fs = judge("kernel-log", both)
+    (x149,) = [f for f in fs if f.message.startswith("Xid 149 (")]
+    assert "1 time(s)" in x149.message
+
+
+def test_dcgmi_refusing_to_run_for_mig_and_a_table_after_a_prolog_or_in_comments() -> None:
+    # '% dcgmi diag -i 0 -r 1' / "GPU 2's MIG configuration is incompatible with the diagnostic because it ..."
+    data, fs = judge("dcgmi-diag", capture("dcgmi-diag/dcgm70-3.1.3-i0-r1-mig-config-incompatible-gpu2.txt"))
+    assert data["not_run"].startswith("GPU 2's MIG configuration is incompatible")  # type: ignore[index]
+    assert [f.message.split(":")[0] for f in fs] == ["cannot judge"]
+    # a Slurm prolog's lines before the table and 'Successfully started recording stats for 232.' after it
+    data, fs = judge("dcgmi-diag",
+                     capture("dcgmi-diag/uberprof-slurm-prolog-r1-blacklist-1gpu-aws-deployment-pass.txt"))
+    assert len(data["tests"]) == 9 and not fs  # type: ignore[index]
+    # the table inside a Python '# ' comment block: 'EUD Test | Skip - All' among passes
+    data, _ = judge("dcgmi-diag",
+                    capture("dcgmi-diag/ramble-dcgm3.3.9-570-h200x8-hash-commented-r3-all-pass-eud-skip.txt"))
+    assert data["dcgm_version"] == "3.3.9" and any(t["test"] == "EUD Test" for t in data["tests"])  # type: ignore[index]
+    # a non-table line inside an open table is still a parse error
+    with pytest.raises(ParseError):
+        registry.parse("dcgmi-diag", "| Diagnostic | Result |\n| Blacklist | Pass |\nsomething else\n| NVML | Pass |\n")

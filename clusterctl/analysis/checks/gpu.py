@@ -634,8 +634,10 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     if not data.get("results") and not data.get("tests"):
         # a table cut after its header: 'Successfully ran diagnostic' only says it executed (severity.yml
         # coverage.nothing_judgeable)
+        why = (f"the diagnostic did not run: {data['not_run']}" if data.get("not_run")
+               else "the result table holds no test row")
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
-                                    f"{NOTHING}dcgmi diag: the result table holds no test row"))
+                                    f"{NOTHING}dcgmi diag: {why}"))
         return res
     for r in data.get("results") or []:
         st = r.get("status")

@@ -100,6 +100,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     for x in data.get("xids") or ():
         if int(x["xid"]) not in ignore:
             groups.setdefault((str(x["pci"]), int(x["xid"])), []).append(x)
+    for x in data.get("xids") or ():
+        cause = x.get("cause_xid")
+        if cause is not None and int(cause) not in ignore and (str(x["pci"]), int(cause)) not in groups:
+            # 'Xid 45 ... caused by previous Xid 149': the driver names the Xid that tore the channel down; its
+            # own line may be outside the capture, so the GPU is judged by that cause too
+            groups[(str(x["pci"]), int(cause))] = [{**x, "text": f"named as the cause of Xid {x['xid']}: "
+                                                           f"{x.get('text') or ''}"}]
     for (pci, code), events in sorted(groups.items()):
         meaning, sev, todo = describe(code)
         if code in NVLINK_SUBCODED and all("nonfatal" in str(e.get("text", "")).lower() for e in events):

@@ -122,6 +122,9 @@ def _from_json(doc: Any) -> dict[str, Any]:
             "results": results, "tests": tests}
 
 
+#: dcgmi's answer when the diagnostic cannot run at all ("GPU 2's MIG configuration is incompatible with the
+#: diagnostic because it prevents access to the entire GPU.")
+_REFUSED = re.compile(r"MIG configuration is incompatible with the diagnostic")
 _TEXT_ROW = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|$")
 _CAT = re.compile(r"^[|+]-+\s+(\w[\w ]*?)\s+-+\+")
 _RESULT = re.compile(r"^(Pass|Fail|Warn|Skip|Passed|Failed|Skipped)(?:\s*-\s*(All|GPUs?:?\s*([\d,\s]+)))?\s*$", re.I)
@@ -140,9 +143,15 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
     last_msg: list[str] | None = None
     seen_header = False
     last_line = lines[-1][0] if lines else None
+    closed = False  # the table's bottom border was read: a prolog's or script's lines may follow
     for lineno, raw in lines:
         s = raw.strip()
-        if not s or s.startswith("Successfully ran diagnostic") or set(s) <= set("+-=|"):
+        if s.startswith("#") and s[1:].lstrip()[:1] in ("|", "+"):
+            s = s[1:].strip()  # the table quoted in a script's '# ' comment block
+        if not s or s.startswith("Successfully ran diagnostic"):
+            continue
+        if set(s) <= set("+-=|"):
+            closed = seen_header and s.startswith("+") and bool(tests or results or meta)
             continue
         c = _CAT.match(s)
         if c:
@@ -155,9 +164,10 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if not m:
             if _ELISION.match(s) or capture.is_command(s, ("dcgmi", "nv-hostengine")):
                 continue  # '...' where the paster cut rows out; the command line
-            if seen_header:
+            if seen_header and not closed:
                 raise ParseError(TOOL, f"line is not a table row: {s[:80]!r}", lineno)
-            continue
+            continue  # before the table, or after its bottom border ('Successfully started recording stats')
+        closed = False
         name, value = m.group(1), m.group(2)
         if name == "Diagnostic" and value == "Result":
             seen_header = True
@@ -249,6 +259,11 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             continue
         raise ParseError(TOOL, f"unrecognised result cell {value[:60]!r} for {name[:40]!r}", lineno)
     if not seen_header:
+        refused = next((ln.strip() for _n, ln in lines if _REFUSED.search(ln)), None)
+        if refused is not None:
+            # the diagnostic refused to start (a GPU partitioned with MIG): no test ran, nothing was judged
+            return {"format": "text", "dcgm_version": None, "driver_version": None, "results": [], "tests": [],
+                    "not_run": refused[:200]}
         raise ParseError(TOOL, "no 'Diagnostic | Result' table and not JSON (not dcgmi diag output)",
                          lines[-1][0] if lines else None)
     out: dict[str, Any] = {"format": "text", "dcgm_version": meta.get("DCGM Version"),

@@ -63,7 +63,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("dcgmi-diag", "dcgmi diag's JSON keys",
          r'"(?:DCGM (?:GPU )?Diagnostic|test_categories)"\s*:|"entity_group"\s*:\s*"GPU"'),
         ("dcgmi-diag", "dcgmi diag's table",
-         _LEAD + r"\|\s*Diagnostic\s+\|\s*Result|" + _LEAD + r"\|\s*DCGM Version\s+\||"
+         r"^[ \t]*#[ \t]*\|\s*Diagnostic\s+\|\s*Result|"  # quoted in a script's '# ' comment block
+         + _LEAD + r"\|\s*Diagnostic\s+\|\s*Result|" + _LEAD + r"\|\s*DCGM Version\s+\||"
          + _LEAD + r"[+|]-{3,}\s+(?:Metadata|Deployment|Integration|Hardware|Stress)\s+-{3,}[+|]|"
          + _LEAD + r"\|[\w /-]{2,40}\|\s*(?:Pass|Fail|Skip|Warn)\s+-\s+(?:All|GPUs?:)|"
          + _LEAD + r"\|\s*(?:Warning|Info|Error)\s+\|\s*GPU ?\d"),
@@ -71,6 +72,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
          r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|"
          r"Retired Pages)\s*$|"
+         # a section excerpt: 'Clocks' / 'Max Clocks' then '    Graphics   : 2025 MHz'
+         r"^\s*(?:Max |Default Applications |Applications )?Clocks\s*\n\s+Graphics\s+: \d+ MHz|"
          r"^\s*(?:Product Name|GPU UUID|Reset Required)\s+: |"
          r"^\s*(?:Enforced Power Limit|Current Power Limit|Performance State|Persistence Mode|VBIOS Version|"
          r"GPU Current Temp|Minor Number|Power Draw|Bus Id)\s+: "),

@@ -172,6 +172,10 @@ def _split(line: str) -> tuple[str | None, str, bool]:
     return None, line, False
 
 
+#: the driver's note on an Xid 43/45 that an earlier Xid caused: '..., Ch 00000001 caused by previous Xid 149'
+_CAUSED_BY = re.compile(r"\bcaused by previous Xid (\d{1,4})\b")
+
+
 def _event(lineno: int, time: str | None, msg: str, **extra: Any) -> dict[str, Any]:
     return {"line": lineno, "time": time, **extra, "text": msg}
 
@@ -247,9 +251,11 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             pid = _PID.search(rest)
             name = _NAME.search(rest)
             pid_v = to_int(pid.group("pid")) if pid else None
+            cause = _CAUSED_BY.search(rest)
             xids.append(_event(lineno, time, rest, pci=x.group("pci").lower(),
                                xid=need_int(x.group("code"), TOOL, lineno, "Xid"),
-                               pid=pid_v, process=name.group("name").strip() if name else None))
+                               pid=pid_v, process=name.group("name").strip() if name else None,
+                               cause_xid=to_int(cause.group(1)) if cause else None))
             continue
         if "NVRM" in msg and _FALLEN.search(msg):
             pci = None

@@ -438,8 +438,9 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
         try:
             root = ET.fromstring(_cut_unread(doc))
         except ET.ParseError as exc:
-            closed = _close_cut(doc)
-            if closed is None and (part := _fragment(doc)) is not None:
+            fragment_of = _fragment(doc)  # None for a document that starts as a report does
+            closed = _close_cut(doc) if fragment_of is None else None
+            if closed is None and (part := fragment_of) is not None:
                 # a paste that starts inside the report (the thread's copy begins in a <pci> block): the GPU's
                 # elements it holds are read, the GPU count is not judged from it
                 root, fragment = ET.fromstring(_cut_unread(part[0])), True
