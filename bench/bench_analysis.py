@@ -43,6 +43,7 @@ processes; the text and XML reports must be identical too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -53,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -406,6 +408,19 @@ def ratio_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {r['n']} | {r['code']} | " + " | ".join(
             f"{r[k] / max(t[k], 1e-3):.2f}x" for k, _ in labels) + " |")
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def frozen_beside_today(ap: argparse.ArgumentParser, ref_arg: str | None,
+                        prefix: str) -> Iterator[tuple[Path, dict[str, Path]]]:
+    """A scratch folder and ``{NAME: the frozen tree, "today": this checkout}`` for a ``--ref NAME=COMMIT|DIR``
+    argument (the A/B benches' common start); the argument parser's error when it is missing."""
+    if not ref_arg:
+        ap.error("--ref NAME=COMMIT|DIR is required")
+    name, ref = ref_arg.split("=", 1)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        t = Path(tmp)
+        yield t, {name: frozen_tree(ref, t / "frozen"), "today": REPO}
 
 
 def frozen_tree(ref: str, dest: Path) -> Path:

@@ -27,7 +27,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -83,15 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         print(json.dumps(_child(a.child[0], a.child[1], a.child[2], int(a.child[3]))))
         return 0
-    if not a.ref:
-        ap.error("--ref NAME=COMMIT|DIR is required")
     sys.path.insert(0, str(REPO / "bench"))
     import bench_analysis as bench
 
-    name, ref = a.ref.split("=", 1)
-    with tempfile.TemporaryDirectory(prefix="clusterctl-ab-") as tmp:
-        t = Path(tmp)
-        codes = {name: bench.frozen_tree(ref, t / "frozen"), "today": REPO}
+    with bench.frozen_beside_today(ap, a.ref, "clusterctl-ab-") as (t, codes):
+        name = next(iter(codes))
         faults = bench.generate(a.n, t / "raw")
         for code, root in codes.items():
             shutil.copytree(t / "raw", t / f"pre-{code}")

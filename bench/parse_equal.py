@@ -19,7 +19,6 @@ import hashlib
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,14 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         print(json.dumps(_child(a.child)))
         return 0
-    if not a.ref:
-        ap.error("--ref NAME=COMMIT|DIR is required")
     sys.path.insert(0, str(REPO / "bench"))
     import bench_analysis as bench
 
-    name, ref = a.ref.split("=", 1)
-    with tempfile.TemporaryDirectory(prefix="clusterctl-parse-equal-") as tmp:
-        frozen = bench.frozen_tree(ref, Path(tmp) / "frozen")
+    with bench.frozen_beside_today(ap, a.ref, "clusterctl-parse-equal-") as (_t, codes):
+        name = next(iter(codes))
+        frozen = codes[name]
         answers = {}
         for code, root in ((name, frozen), ("today", REPO)):
             run = subprocess.run([sys.executable, __file__, "--child", str(root)], capture_output=True, text=True,

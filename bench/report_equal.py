@@ -22,7 +22,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,16 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         print(json.dumps(_child(*a.child)))
         return 0
-    if not a.ref:
-        ap.error("--ref NAME=COMMIT|DIR is required")
     sys.path.insert(0, str(REPO / "bench"))
     import bench_analysis as bench
 
-    name, ref = a.ref.split("=", 1)
-    with tempfile.TemporaryDirectory(prefix="clusterctl-report-equal-") as tmp:
-        t = Path(tmp)
+    with bench.frozen_beside_today(ap, a.ref, "clusterctl-report-equal-") as (t, codes):
+        name = next(iter(codes))
         hosts = build_folder(t / "ev")
-        codes: dict[str, Path] = {name: bench.frozen_tree(ref, t / "frozen"), "today": REPO}
         hashes: dict[str, dict[str, str]] = {}
         for code, root in codes.items():
             shutil.copytree(t / "ev", t / code)

@@ -267,9 +267,9 @@ def _command(line: str, kind: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def _lines_holding(text: str, chars: Iterable[str]) -> Iterator[str]:
-    """Each line of ``text`` that holds one of ``chars`` (characters or strings without a newline),
-    once (``str.find``: C speed per character)."""
+def _spans_holding(text: str, chars: Iterable[str]) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of ``text`` that holds one of ``chars`` (characters or strings without a
+    newline), once (``str.find``: C speed per character)."""
     seen: set[int] = set()
     for ch in chars:
         pos = text.find(ch)
@@ -280,8 +280,13 @@ def _lines_holding(text: str, chars: Iterable[str]) -> Iterator[str]:
                 end = len(text)
             if start not in seen:
                 seen.add(start)
-                yield text[start:end]
+                yield start, end
             pos = text.find(ch, end)
+
+
+def _lines_holding(text: str, chars: Iterable[str]) -> Iterator[str]:
+    """Each line of ``text`` that holds one of ``chars``, once."""
+    return (text[start:end] for start, end in _spans_holding(text, chars))
 
 
 def _plain(text: str, kind: str) -> bool:
@@ -497,17 +502,7 @@ def _elided(text: str, kind: str) -> bool:
     if kind in ELISION_KINDS:
         return False
     match = _ELISION_ANY.match
-    for needle in ("...", "…"):
-        pos = text.find(needle)
-        while pos >= 0:
-            start = text.rfind("\n", 0, pos) + 1
-            end = text.find("\n", pos)
-            if end < 0:
-                end = len(text)
-            if match(text, start, end):
-                return True
-            pos = text.find(needle, end)
-    return False
+    return any(match(text, start, end) for start, end in _spans_holding(text, ("...", "…")))
 
 
 #: a markdown autolink an issue editor made of a file:line or an address: ``[net_ib.cc:101](http://net_ib.cc:101/)``
