@@ -463,7 +463,7 @@ def strip_quoting(lines: list[str]) -> list[str]:
     """``lines`` without the quoting prefix (``> ``, `` * ``, ``// ``) every non-blank line carries, nested
     ones too (``>> ``); the same list when none is there (what :func:`clean_capture` takes off)."""
     out = lines
-    for _ in range(4):
+    for _depth in range(4):
         stripped = _strip_prefix(out)
         if stripped is out:
             return out

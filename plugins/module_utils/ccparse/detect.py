@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ccparse.capture import strip_grep_numbers, strip_launcher_prefix, strip_quoting
+from .capture import strip_grep_numbers, strip_launcher_prefix, strip_quoting
 
 #: how much of a file is looked at
 SNIFF_CHARS = 65536
@@ -200,7 +200,8 @@ def _lines(head: str) -> Detection | None:
         return None
     hits, kind, why, pattern = best
     m = pattern.search(head)
-    assert m is not None
+    if m is None:  # the pattern counted hits in head: it matches there
+        raise AssertionError(kind)
     return _at(head, m.start(), kind, f"{why} ({hits} of {nonblank} lines)")
 
 
@@ -285,7 +286,7 @@ def detect(text: str) -> Detection | None:
     # launcher prefixes (two, as srun's inside pdsh's) off
     bare = [ln if not ln.lstrip().startswith(("```", "~~~")) else "" for ln in lines]
     bare = strip_quoting(bare)
-    for _ in range(2):
+    for _depth in range(2):
         bare = strip_launcher_prefix(bare)[0]
     bare = strip_grep_numbers(bare)
     views = ["\n".join(bare), head] if bare != lines else [head]

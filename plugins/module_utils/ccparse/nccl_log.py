@@ -52,9 +52,7 @@ _LINE = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?"
 #: tag: '2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] ... NCCL WARN ...'):
 #: searched only in lines that hold 'NCCL ' and that :data:`_LINE` did not match
 _LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] )?"
-                          # NCCL 2.0-2.2 printed no 'NCCL' word ('h:1:2 [3] include/socket.h:194 WARN Call to recv ...',
-                   # 'h:1:2 [3] INFO init.cu:422 -> 2'): optional only behind the host:pid:tid [dev] prefix
-                   r"(?:[\w./-]+:\d+ )?(?(host)(?:NCCL )?|NCCL )(?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
+                          r"(?:[\w./-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE) (?P<msg>.*)$")
 #: NCCL's fatal result codes as the application prints them ('ncclRemoteError: A call failed possibly due to a
 #: network error ...', PyTorch's one-line 'NCCL error: ... ncclRemoteError: ... Last error: NET/IB : ...'):
 #: the communicator failed, a warning line (the check reads which)

@@ -58,7 +58,7 @@ def parse(kind: str, text: str) -> Any:
         if line == exc.line:
             raise
         raise ParseError(exc.tool, exc.reason, line) from exc
-    if cleaned.elided and type(out) is dict:
+    if cleaned.elided and isinstance(out, dict):
         # the paster's '...': what is left was judged, the cut is said (the engine's coverage note)
         at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
         out = {**out, "cut": [*(out.get("cut") or []), f"lines elided ('...' at line {at})"]}
