@@ -376,9 +376,11 @@ def strip_grep_numbers(lines: list[str]) -> list[str]:
         return lines
     last = -1
     seen = 0
+    out: list[str] = []
     context = glued = False
     for ln in lines:
         if not ln.strip() or ln.strip() == "--":
+            out.append("" if ln.strip() else ln)  # grep's group separator goes; a blank line stays
             continue
         m = _GREP_NUMBER.match(ln)
         if m is None or int(m.group(1)) <= last:
@@ -389,10 +391,10 @@ def strip_grep_numbers(lines: list[str]) -> list[str]:
             context = True
         elif not ln[m.end():m.end() + 1].isspace():
             glued = True
+        out.append(ln[m.end():] or ln)
     if seen < 2 or not (context or glued):
         return lines
-    return ["" if ln.strip() == "--" else ((m := _GREP_NUMBER.match(ln)) and ln[m.end():]) or ln
-            for ln in lines]
+    return out
 
 
 #: a name a ``host: `` / ``[host] `` prefix gives on several lines holds a digit, a ``-`` or a ``.``

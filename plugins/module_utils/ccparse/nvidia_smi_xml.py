@@ -438,17 +438,17 @@ def parse_nvidia_smi_q_xml(text: str) -> dict[str, Any]:
         try:
             root = ET.fromstring(_cut_unread(doc))
         except ET.ParseError as exc:
-            fragment_of = _fragment(doc)  # None for a document that starts as a report does
-            closed = _close_cut(doc) if fragment_of is None else None
-            if closed is None and (part := fragment_of) is not None:
+            part = _fragment(doc)  # None for a document that starts as a report does
+            if part is not None:
                 # a paste that starts inside the report (the thread's copy begins in a <pci> block): the GPU's
                 # elements it holds are read, the GPU count is not judged from it
                 root, fragment = ET.fromstring(_cut_unread(part[0])), True
                 cut.append(f"the XML starts inside <{'>, <'.join(part[1])}> (an excerpt of the report): read "
                            "what it holds")
-            elif closed is None:
-                raise exc from None
             else:
+                closed = _close_cut(doc)
+                if closed is None:
+                    raise exc from None
                 root = ET.fromstring(_cut_unread(closed[0]))
                 cut.append(f"the XML ends inside <{'>, <'.join(closed[1])}> (cut in transit): read up to its "
                            "last whole element")

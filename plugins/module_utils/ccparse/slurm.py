@@ -56,8 +56,13 @@ def _state_and_hosts(state: str, nodelist: str, tool: str, lineno: int) -> tuple
     base, flags = _split_state(state)
     if base.lower() not in _BASE_STATES:
         raise ParseError(tool, f"unknown node state {state!r}", lineno)
+    return base, flags, _hosts(nodelist, tool, lineno)
+
+
+def _hosts(nodelist: str, tool: str, lineno: int) -> list[str]:
+    """The host names of a NODELIST; ParseError when it is not a hostlist."""
     try:
-        return base, flags, expand_hostlist(nodelist)
+        return expand_hostlist(nodelist)
     except ValueError as exc:
         raise ParseError(tool, str(exc), lineno) from None
 
@@ -108,7 +113,7 @@ def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, li
     if state:
         base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
     else:  # 'sinfo -R': sinfo(1) lists the reasons of nodes down, drained, fail or failing
-        base, flags, hosts = "", ["listed_by_reason"], _state_and_hosts("down", nodelist, tool, lineno)[2]
+        base, flags, hosts = "", ["listed_by_reason"], _hosts(nodelist, tool, lineno)
     part = row.get("PARTITION", "")
     reason = row.get("REASON", "").strip()
     return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": row.get("AVAIL", "up"),
