@@ -15,8 +15,10 @@ Expectation:
 Finding (subject ``host/slurmd``): the soft memlock limit below the expected value (warning: the
 node works, but RDMA jobs on it fail; slurmd was not restarted after the change, or a drop-in
 of its own overrides the role's). A capture naming no process (a pasted ``/proc/<pid>/limits`` or its grep'd
-row) is judged the same way (subject ``host/process``): an RDMA job registers memory against whichever process's
-limits those are. Captures the collector names as another process are not judged here.
+row, or a shell's ``ulimit -a``) is judged the same way (subject ``host/process``), except that a finite limit
+above the defaults known to break registration (64 KiB, systemd's 8 MiB) is a note there (a value set on
+purpose): an RDMA job registers memory against whichever process's limits those are. Captures the collector
+names as another process are not judged here.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from clusterctl.analysis.severity import sev as rule_sev
 #: the slurm_compute role's default for slurmd's LimitMEMLOCK (roles/slurm_compute/defaults/main.yml)
 DEFAULT_MEMLOCK = "infinity"
 DEFAULTS = {"slurm_compute_memlock_limit": DEFAULT_MEMLOCK}
+
+#: the largest memlock defaults that break RDMA memory registration: the kernel's 64 KiB and systemd's 8 MiB
+#: (``DefaultLimitMEMLOCK``); a finite limit above this in a paste naming no process was set on purpose
+DEFAULT_LIMIT_CEILING = 8 << 20
 
 _SIZE = re.compile(r"^([1-9][0-9]*)([KMGT]?)$")
 
@@ -65,7 +71,7 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
         return res
     # a pasted /proc/<pid>/limits (or its grep'd row) names no process: the limits of whatever the operator looked
     # at (slurmd, a job step), judged the same way since an RDMA job registers memory against them
-    who = "slurmd" if process == "slurmd" else "the process"
+    who = "slurmd" if process == "slurmd" else "the shell ('ulimit -a')" if data.get("shell") else "the process"
     subject = f"{host}/{process or 'process'}"
     try:
         want = systemd_size(want_text)
@@ -79,8 +85,12 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
     if enough:
         return res
     pid = f" (pid {data['pid']})" if data.get("pid") else ""
+    # a paste naming no process whose finite limit is above the defaults that break registration: a value set
+    # on purpose, recorded (severity.yml memlock.pasted_large); slurmd's own limit is held to the inventory's
+    rule = "memlock.pasted_large" if process is None and soft is not None and soft > DEFAULT_LIMIT_CEILING \
+        else "memlock.limited"
     res.findings.append(Finding(
-        host, "memlock", rule_sev("memlock.limited"), subject,
+        host, "memlock", rule_sev(rule), subject,
         f"{who}{pid} runs with memlock {_human(soft)}, expected {_human(want)} "
         f"(slurm_compute_memlock_limit={want_text}): job steps inherit it and RDMA memory "
         "registration fails; restart slurmd after draining the node, or look for a drop-in overriding LimitMEMLOCK"))

@@ -65,7 +65,7 @@ KIND_COMMANDS: dict[str, frozenset[str]] = {
     "dcgmi-diag": frozenset({"dcgmi"}),
     "sinfo": frozenset({"sinfo"}),
     "scontrol-node": frozenset({"scontrol"}),
-    "proc-limits": frozenset({"cat", "prlimit"}),
+    "proc-limits": frozenset({"cat", "prlimit", "ulimit"}),
     "syslog-linkflap": frozenset({"dmesg", "journalctl", "grep", "cat", "tail"}),
 }
 #: KINDs whose parsers do not depend on absolute indentation: their captures are dedented

@@ -119,7 +119,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^\s*PARTITION\s+AVAIL\s|^(?=[^\n]*\bSTATE\b)(?=[^\n]*\b(?:NODELIST|PARTITION|HOSTNAMES|NODES)\b)"
          r"[ \t]*[A-Z][A-Z_:()|/ \t]+$|"
          r"^\s*REASON\s+(?:USER\s+)?(?:TIMESTAMP\s+)?(?:STATE\s+)?NODELIST\s*$"),
-        ("proc-limits", "/proc/<pid>/limits' rows", r"^Max locked memory\s"),
+        ("proc-limits", "/proc/<pid>/limits' rows or a shell's 'ulimit -a'",
+         r"^Max locked memory\s|^\s*max locked memory\s+\(kbytes, -l\)|^\s*-l: locked-in-memory size \(k"),
         ("nvidia-smi-query", "nvidia-smi --query-gpu CSV",
          r"^(?:index|name|pci\.bus_id|uuid|driver_version|timestamp)\s*,\s*[a-z_.]+|"
          r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],"),
@@ -228,6 +229,7 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(_CMD_L
     ("mlnx_qos", r"\bmlnx_qos\b"),
     ("sinfo", r"\bsinfo\b"),
     ("scontrol-node", r"\bscontrol\s+show\s+node"),
+    ("proc-limits", r"\bulimit\s+-H?[aS]*[al]\b|/proc/(?:\d+|self|\$\w+|\$\(\w+[^\n]*?\))/limits\b"),
     ("sdiag", r"\bsdiag\b"),
     ("lspci", r"\blspci\b"),
     ("kernel-log", r"\b(?:dmesg|journalctl)\b"),

@@ -11,6 +11,12 @@ are read as rows (``"excerpt": True``); any other first line is a ParseError.
 The collector may put a comment line first naming the process
 (``# process: slurmd pid 812``; fabric_evidence does, since the file does not say whose it is).
 
+A shell's ``ulimit -a`` (the limits the shell, and what it starts, runs with) is read too: bash's rows
+(``max locked memory       (kbytes, -l) 64``) and zsh's or busybox ash's (``-l: locked-in-memory size (kbytes) 64``);
+its ``-l`` row becomes ``max_locked_memory`` in bytes (the shell prints KiB), the soft limit
+(``ulimit -a`` prints the soft ones; ``ulimit -Ha`` the hard ones: the paste does not say which, so both
+are the value shown), with ``"shell": True``.
+
 Result::
 
     {"process": "slurmd", "pid": 812 | None,
@@ -31,11 +37,55 @@ TOOL = "/proc/<pid>/limits"
 _HEADER = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$")
 _ROW = re.compile(r"^(Max [a-z]{1,20}(?: [a-z]{1,20}){0,6})\s{2,}(unlimited|\d{1,20})\s+(unlimited|\d{1,20})"
                   r"(?:\s+([a-z]{1,20}))?\s*$")
+#: bash: 'max locked memory       (kbytes, -l) 64', 'open files                      (-n) 1024'
+_SHELL_BASH = re.compile(r"^([a-zA-Z][a-zA-Z -]{0,40}?)\s*\((?:([a-z0-9 ]{1,16}), )?-([a-zA-Z])\)"
+                         r"\s+(unlimited|\d{1,20})\s*$")
+#: zsh / busybox ash: '-l: locked-in-memory size (kbytes) 64', '-n: file descriptors 1024'
+_SHELL_ZSH = re.compile(r"^-([a-zA-Z]): ([a-zA-Z][a-zA-Z -]{0,40}?)(?: \(([a-z0-9 ]{1,16})\))?"
+                        r"\s+(unlimited|\d{1,20})\s*$")
+#: bytes per unit of the shell's -l row
+_SHELL_UNIT = {"kbytes": 1024, "kb": 1024, "bytes": 1, "": 1024}
 _PROCESS = re.compile(r"^#\s*process:\s*(\S+)(?:\s+pid\s+(\d+))?")
 
 
 def _value(text: str, lineno: int) -> int | None:
     return None if text == "unlimited" else need_int(text, TOOL, lineno, "limit")
+
+
+def _shell_row(line: str) -> tuple[str, str, str, str] | None:
+    """(flag, name, unit, value) of a ``ulimit -a`` row, or None."""
+    m = _SHELL_BASH.match(line)
+    if m:
+        return m.group(3), m.group(1).strip(), m.group(2) or "", m.group(4)
+    m = _SHELL_ZSH.match(line)
+    if m:
+        return m.group(1), m.group(2).strip(), m.group(3) or "", m.group(4)
+    return None
+
+
+def _parse_shell(lines: list[str], first: int, out: dict[str, Any]) -> dict[str, Any]:
+    """``ulimit -a`` rows from line ``first`` (1-based) on."""
+    for n, raw in enumerate(lines[first - 1:], first):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        row = _shell_row(line)
+        if row is None:
+            raise ParseError(TOOL, f"not a 'ulimit -a' row: {line!r}", n)
+        flag, name, unit, value = row
+        if flag != "l":
+            out["limits"][name.lower().replace(" ", "_").replace("-", "_")] = {
+                "soft": _value(value, n), "hard": _value(value, n), "unit": unit}
+            continue
+        per = _SHELL_UNIT.get(unit)
+        if per is None:
+            raise ParseError(TOOL, f"unknown unit {unit!r} of the locked-memory row", n)
+        v = _value(value, n)
+        size = None if v is None else v * per
+        out["limits"]["max_locked_memory"] = {"soft": size, "hard": size, "unit": "bytes"}
+    if "max_locked_memory" not in out["limits"]:
+        raise ParseError(TOOL, "no locked-memory (-l) row of 'ulimit -a' (truncated?)", len(lines))
+    return out
 
 
 @parser("proc-limits")
@@ -57,6 +107,9 @@ def parse_proc_limits(text: str) -> dict[str, Any]:
             header = True
             if _HEADER.match(line):
                 continue
+            if not _ROW.match(line) and _shell_row(line):
+                out["shell"] = True  # a shell's 'ulimit -a'
+                return _parse_shell(lines, n, out)
             if not _ROW.match(line):
                 raise ParseError(TOOL, f"expected the header 'Limit  Soft Limit  Hard Limit  Units', got {line!r}", n)
             out["excerpt"] = True  # rows grep'd without the header ('... /limits | grep locked'): read as rows

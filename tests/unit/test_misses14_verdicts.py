@@ -1,0 +1,95 @@
+"""Session 14 (issue 29): a shell's ``ulimit -a`` read as the limits of a pasted process, a pasted finite memlock
+above the defaults known to break RDMA registration recorded rather than judged, and Xid 44 from NVIDIA's Xid
+catalog. The texts are written here in each shell's own layout (bash 5 ``builtins/ulimit.def``, zsh's
+``-l: locked-in-memory size (kbytes)``); expected values are read off them."""
+
+from __future__ import annotations
+
+from ccparse import registry
+from ccparse.detect import detect_kind
+
+from clusterctl.analysis import checks
+from clusterctl.analysis.expectations import build
+from clusterctl.analysis.model import CHECKS, Finding
+
+BASH = """[user@gpu01 ~]$ ulimit -a
+core file size          (blocks, -c) 0
+data seg size           (kbytes, -d) unlimited
+scheduling priority             (-e) 0
+file size               (blocks, -f) unlimited
+pending signals                 (-i) 1030576
+max locked memory       (kbytes, -l) {memlock}
+max memory size         (kbytes, -m) unlimited
+open files                      (-n) 1024
+pipe size            (512 bytes, -p) 8
+POSIX message queues     (bytes, -q) 819200
+real-time priority              (-r) 0
+stack size              (kbytes, -s) 8192
+cpu time               (seconds, -t) unlimited
+max user processes              (-u) 4096
+virtual memory          (kbytes, -v) unlimited
+file locks                      (-x) unlimited
+"""
+ZSH = """% ulimit -a
+-t: cpu time (seconds)              unlimited
+-f: file size (blocks)              unlimited
+-d: data seg size (kbytes)          unlimited
+-s: stack size (kbytes)             8192
+-c: core file size (blocks)         0
+-m: resident set size (kbytes)      unlimited
+-u: processes                       63445
+-n: file descriptors                1024
+-l: locked-in-memory size (kbytes)  {memlock}
+-v: address space (kbytes)          unlimited
+-x: file locks                      unlimited
+"""
+
+
+def judge(kind: str, text: str, spec: dict | None = None) -> tuple[dict, list[Finding]]:
+    checks.load_all()
+    data = registry.parse(kind, text)
+    return data, [f for fn in CHECKS[kind] for f in fn("n1", data, build(spec or {})).findings]
+
+
+def test_bash_ulimit_a_with_the_kernel_default_64_kib_memlock_is_degraded() -> None:
+    # 'max locked memory (kbytes, -l) 64': 64 KiB, the kernel's default, under which ibv_reg_mr fails
+    data, fs = judge("proc-limits", BASH.format(memlock=64))
+    assert data["limits"]["max_locked_memory"]["soft"] == 64 * 1024
+    assert data["limits"]["open_files"]["soft"] == 1024
+    assert [(f.severity, f.subject) for f in fs] == [("warning", "n1/process")]
+    assert "ulimit -a" in fs[0].message and "64 KiB" in fs[0].message
+
+
+def test_zsh_ulimit_a_unlimited_memlock_is_healthy_and_systemd_8_mib_is_not() -> None:
+    data, fs = judge("proc-limits", ZSH.format(memlock="unlimited"))
+    assert data["limits"]["max_locked_memory"]["soft"] is None and fs == []
+    _data, fs = judge("proc-limits", ZSH.format(memlock=8192))  # systemd's DefaultLimitMEMLOCK: 8 MiB
+    assert [f.severity for f in fs] == ["warning"]
+
+
+def test_a_pasted_large_finite_memlock_is_a_note_and_slurmds_own_limit_is_still_judged() -> None:
+    # 5128731 KiB (about 4.9 GiB): set on purpose, above every default that breaks registration
+    _data, fs = judge("proc-limits", BASH.format(memlock=5128731))
+    assert [f.severity for f in fs] == ["info"]
+    text = ("# process: slurmd pid 812\n"
+            "Limit                     Soft Limit           Hard Limit           Units\n"
+            "Max locked memory         5251820544           5251820544           bytes\n")
+    _data, fs = judge("proc-limits", text)
+    assert [(f.severity, f.subject) for f in fs] == [("warning", "n1/slurmd")]
+
+
+def test_ulimit_a_is_recognised_without_its_file_name() -> None:
+    assert detect_kind(BASH.format(memlock=64)) == "proc-limits"
+    assert detect_kind(ZSH.format(memlock="unlimited").split("\n", 1)[1]) == "proc-limits"
+    # a short paste of the command and its one row
+    assert detect_kind("$ ulimit -a | grep locked\nmax locked memory       (kbytes, -l) 64\n") == "proc-limits"
+
+
+def test_xid_44_is_in_the_catalog_as_nvidia_rates_it() -> None:
+    # NVIDIA's Xid catalog: 44 ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW, immediate action IGNORE (like 43): a note
+    # naming the Xid, not the 'unknown Xid' warning
+    text = "[   94.573839] NVRM: Xid (PCI:0000:08:00): 44, Ch 00000000, engmask 00000101, intr 10000000\n"
+    _data, fs = judge("kernel-log", text)
+    xid = [f for f in fs if "44" in f.message]
+    assert xid and all(f.severity == "info" for f in xid)
+    assert any("context switch" in f.message for f in xid)
