@@ -93,3 +93,22 @@ def test_xid_44_is_in_the_catalog_as_nvidia_rates_it() -> None:
     xid = [f for f in fs if "44" in f.message]
     assert xid and all(f.severity == "info" for f in xid)
     assert any("context switch" in f.message for f in xid)
+
+
+def test_ipoib_netdevs_all_down_say_nothing_of_the_ib_ports_but_one_down_beside_an_up_one_is_a_rail() -> None:
+    from conftest import corpus_capture
+
+    # 'mlx5_0 port 1 ==> ibs108 (Down)' ... 'mlx5_7 port 1 ==> ibs114 (Down)': every IPoIB netdev of the host is
+    # Down (IPoIB not in use); the BlueField-3 Ethernet ports and bond0 are Up: nothing is down that the host uses
+    _data, fs = judge("ibdev2netdev", corpus_capture(
+        "round2", "ibdev2netdev/stepmesh15-h20-ipoib-ibs-down-bf3-eth-up-bond0-prompt.txt"))
+    assert len(fs) == 4 and {f.severity for f in fs} == {"info"}
+    # 'mlx5_0 port 1 ==> ib0 (Down)' beside 'mlx5_1 port 1 ==> ib1 (Up)': IPoIB is in use, ib0's port is down;
+    # 'mlx5_3 port 1 ==> enp23s0f1 (Down)' is an Ethernet rail down
+    _data, fs = judge("ibdev2netdev", corpus_capture(
+        "round2", "ibdev2netdev/ucx2534-ib0-down-ib1-up-enp23s0f1-down-prompt.txt"))
+    assert {f.subject: f.severity for f in fs} == {"n1/mlx5_0/1": "critical", "n1/mlx5_3/1": "critical"}
+    # a RoCE fabric stated: every Down netdev is a rail down, IPoIB or not (tests/unit/test_checks_network_states.py)
+    _data, fs = judge("ibdev2netdev", corpus_capture(
+        "round2", "ibdev2netdev/stepmesh15-h20-ipoib-ibs-down-bf3-eth-up-bond0-prompt.txt"), {"fabric": "roce"})
+    assert len(fs) == 4 and {f.severity for f in fs} == {"critical"}

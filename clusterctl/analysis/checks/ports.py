@@ -31,6 +31,7 @@ Subjects are ``host/<device>/<port>`` (``host/<device>`` for device errors, ``ho
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -187,20 +188,39 @@ def judge_ibdev2netdev(host: str, data: Mapping[str, Any], expectations: Mapping
     On a RoCE or Ethernet fabric, or when the fabric is not given, the netdev is the data path:
     a Down one is a down rail (critical, ``host/<device>/<port>``). On an InfiniBand fabric the
     netdev is IPoIB, whose state does not gate RDMA: a Down one is an info note (the IB port
-    state comes from ibstat/ibv_devinfo/sysfs).
+    state comes from ibstat/ibv_devinfo/sysfs). With no fabric given, an IPoIB netdev (``ib0``,
+    ``ibs108``, ``ibp12s0``) Down is a down rail only where another IPoIB netdev of the host is Up
+    (IPoIB is in use there); when none is Up, IPoIB is not configured on the host and its netdevs'
+    state says nothing of the IB ports (a note, rule ``rdma_netdev_link.ipoib_unused``).
     """
     res = CheckResult()
     exclude = {str(x) for x in [*(expectations.get("exclude_devices") or []),
                                 *(expectations.get("frontend_nics") or [])]}
     ib = str(expectations.get("fabric") or "").lower() in ("infiniband", "ib")
-    for m in data.get("mappings") or ():
-        if m.get("device") in exclude or m.get("netdev") in exclude:
-            continue
+    mappings = [m for m in data.get("mappings") or ()
+                if m.get("device") not in exclude and m.get("netdev") not in exclude]
+    ipoib_up = any(_IPOIB.match(str(m.get("netdev") or "")) and _is_up_link(m) for m in mappings)
+    for m in mappings:
         link = str(m.get("link") or "")
-        if link.lower().startswith("up"):
+        if _is_up_link(m):
             continue
-        sev = rule_sev("rdma_netdev_link.ipoib_down" if ib else "rdma_netdev_link.rail_down")
-        res.findings.append(Finding(host, "rdma_netdev_link", sev, f"{host}/{m.get('device')}/{m.get('port')}",
-                                    f"{m.get('netdev')} ({link}) of {m.get('device')} port {m.get('port')}"
-                                    + (" (IPoIB, not judged on an InfiniBand fabric)" if ib else ", expected Up")))
+        where = f"{m.get('netdev')} ({link}) of {m.get('device')} port {m.get('port')}"
+        if ib:
+            rule, why = "rdma_netdev_link.ipoib_down", " (IPoIB, not judged on an InfiniBand fabric)"
+        elif not expectations.get("fabric") and _IPOIB.match(str(m.get("netdev") or "")) and not ipoib_up:
+            rule, why = ("rdma_netdev_link.ipoib_unused",
+                         " (IPoIB; no IPoIB interface of this host is up: IPoIB is not in use here, and the IB "
+                         "port's own state is not in this capture: ibstat or ibv_devinfo shows it)")
+        else:
+            rule, why = "rdma_netdev_link.rail_down", ", expected Up"
+        res.findings.append(Finding(host, "rdma_netdev_link", rule_sev(rule),
+                                    f"{host}/{m.get('device')}/{m.get('port')}", where + why))
     return res
+
+
+#: IPoIB netdev names: the kernel's ``ib0``/``ib1.8001`` and systemd's predictable ``ibs108``, ``ibp12s0``
+_IPOIB = re.compile(r"ib(?:\d|[ps]\d)")
+
+
+def _is_up_link(m: Mapping[str, Any]) -> bool:
+    return str(m.get("link") or "").lower().startswith("up")
