@@ -112,3 +112,35 @@ def test_ipoib_netdevs_all_down_say_nothing_of_the_ib_ports_but_one_down_beside_
     _data, fs = judge("ibdev2netdev", corpus_capture(
         "round2", "ibdev2netdev/stepmesh15-h20-ipoib-ibs-down-bf3-eth-up-bond0-prompt.txt"), {"fabric": "roce"})
     assert len(fs) == 4 and {f.severity for f in fs} == {"critical"}
+
+
+def test_sinfo_behind_a_site_wrapper_title_and_closing_note_is_read() -> None:
+    # the vuw-partitions form (round2 raapoi-docs capture): a title line, one sinfo table per partition with
+    # blank lines between, a closing 'NOTE:' paragraph whose indented 'sinfo -p PARTITION' is not a command run
+    text = ("<user>@raapoi-login:~$ vuw-partitions\n\nVUW CLUSTER PARTITIONS\n"
+            "PARTITION  AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "quicktest*    up    5:00:00      1  down* amd01n01\n"
+            "quicktest*    up    5:00:00      2    mix amd01n[02-03]\n\n"
+            "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "gpu          up 1-00:00:00      2   idle gpu[01,03]\n\n"
+            "NOTE: This utility is a wrapper for the Slurm command:\n      sinfo -p PARTITION\n")
+    data, fs = judge("sinfo", text)
+    assert sorted(data["nodes"]) == ["amd01n01", "amd01n02", "amd01n03", "gpu01", "gpu03"]
+    assert {f.subject for f in fs if f.severity == "critical"} == {"amd01n01"}
+    # a closing paragraph is not read only where it holds no row: a malformed row there is still an error
+    import pytest
+    from ccparse.common import ParseError
+
+    with pytest.raises(ParseError):
+        judge("sinfo", text.replace("NOTE: This utility is a wrapper for the Slurm command:",
+                                    "gpu up 1-00:00:00 3 idle gpu[01,03]"))
+
+
+def test_a_parenthesised_elision_is_a_cut_not_a_row() -> None:
+    from conftest import corpus_capture
+
+    # OzSTAR's guide: 'bryan2 ... idle' then '(...)' then 'john106 ... idle': the rows shown are judged
+    data, fs = judge("sinfo", corpus_capture(
+        "round2", "sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"))
+    assert sorted(data["nodes"]) == ["bryan1", "bryan2", "john106", "john107"]
+    assert data.get("cut") and not [f for f in fs if f.severity != "info"]

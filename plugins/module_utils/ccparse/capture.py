@@ -494,7 +494,7 @@ def _dedent(lines: list[str]) -> list[str]:
 #: (:attr:`Cleaned.elided`; the registry adds it to the parse's ``cut``): what is left is judged
 ELISION_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-nvlink", "sdiag", "scontrol-node",
                            "ibstat", "mlnx_qos"})
-_ELISION = re.compile(r"^[ \t]{0,40}(?:\[ ?)?(?:\.{3,16}|…)(?: ?\])?[ \t]{0,40}$")
+_ELISION = re.compile(r"^[ \t]{0,40}(?:[\[(] ?)?(?:\.{3,16}|…)(?: ?[\])])?[ \t]{0,40}$")
 _ELISION_ANY = re.compile(_ELISION.pattern, re.MULTILINE)
 
 
@@ -686,7 +686,9 @@ def _general(text: str, kind: str) -> Cleaned:
         else:
             segments[-1][2].append((n, ln))
     own = KIND_COMMANDS.get(kind, frozenset())
-    mine = [s for s in segments[1:] if s[0] and command_word(s[0]) in own]
+    # the KIND's own commands that printed something: a last bare 'sinfo -p PARTITION' of a wrapper's closing note
+    # (or a run whose output was not pasted) has no output to keep, and must not drop the output that was
+    mine = [s for s in segments[1:] if s[0] and command_word(s[0]) in own and any(ln.strip() for _n, ln in s[2][1:])]
     keep_cmd = kind in KEEP_COMMAND_KINDS
     out: list[tuple[int, str]] = []
     commands: list[str] = []

@@ -217,6 +217,32 @@ def _headerless_tokens(tok: list[str], tool: str, lineno: int) -> dict[str, Any]
     return _row("", "up", None, state, base, flags, nodelist, hosts, lineno)
 
 
+def _default_header(tok: list[str]) -> bool:
+    return "PARTITION" in tok and "NODELIST" in tok
+
+
+def _row_shaped(tok: list[str]) -> bool:
+    """A row of the default layout (PARTITION AVAIL TIMELIMIT NODES STATE NODELIST; 5 fields for a partition
+    without nodes)."""
+    return len(tok) in (5, 6) and tok[3].isdigit()
+
+
+def _tables_end(numbered: list[tuple[int, str]]) -> int:
+    """How many of ``numbered`` to read: all but a last paragraph (after a blank line) that holds no header and
+    no row of the default layout while the lines above it hold rows (a wrapper's closing note)."""
+    blanks = [i for i, (_n, raw) in enumerate(numbered) if not raw.strip()]
+    if not blanks:
+        return len(numbered)
+    last = blanks[-1]
+    tail = [raw.split() for _n, raw in numbered[last + 1:] if raw.strip()]
+    if not tail or any(_row_shaped(t) or _default_header(t) for t in tail):
+        return len(numbered)
+    above = [raw.split() for _n, raw in numbered[:last]]
+    if any(_default_header(t) for t in above) and any(_row_shaped(t) for t in above):
+        return last
+    return len(numbered)
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
@@ -226,7 +252,11 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     cols: list[str] | None = None
     generic: tuple[str | None, list[str]] | None = None
     lineno = 0
-    for lineno, raw in capture.lines(text):
+    numbered = list(capture.lines(text))
+    # a title above the first table ('VUW CLUSTER PARTITIONS' of a site's wrapper): skipped where a default header
+    # follows; a closing paragraph of prose after the last table (the wrapper's 'NOTE: ...'): not read
+    titled = any(_default_header(raw.split()) for _n, raw in numbered)
+    for lineno, raw in numbered[:_tables_end(numbered)]:
         line = raw.strip()
         if not line:
             continue
@@ -240,7 +270,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             continue
         if not header and _SINFO_DATE.match(line):
             continue  # 'sinfo -l' prints the time above its header
-        if "PARTITION" in tok and "NODELIST" in tok:
+        if _default_header(tok):
             # the default header, or another sinfo column order (the man page's '--states' example
             # prints NODES before TIMELIMIT); a summary header (-s: NODES(A/I/O/T)) has no STATE
             header = True
@@ -251,6 +281,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         if not header and (inferred := _headerless_tokens(tok, tool, lineno)) is not None:
             rows.append(inferred)  # rows grep'd or pasted without their header: columns read by content
             continue
+        if not header and titled and not rows:
+            continue  # a title above the table
         if not header:
             # 'sinfo -h' prints no header: each row must then be readable by content
             row_h = _headerless_row(line, tool, lineno) if headerless or not rows else None
