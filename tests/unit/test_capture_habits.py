@@ -331,8 +331,8 @@ def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:
     assert registry.parse("nvidia-smi-q", elided)["cut"]
 
 
-@given(st.lists(st.sampled_from(["...", "…", ".", " ", "\t", "[", "]", "x", "\n", "....", "[...]", "é"]),
-                max_size=16).map("".join), st.sampled_from(["sinfo", "nvidia-smi-q"]))
+@given(st.lists(st.sampled_from(["...", "…", ".", " ", "\t", "[", "]", "(", ")", "x", "\n", "....", "[...]", "(...)",
+                                 "é"]), max_size=16).map("".join), st.sampled_from(["sinfo", "nvidia-smi-q"]))
 @example("a\n  ...  \nb", "sinfo")
 @example("a ... b\n", "sinfo")  # '...' inside a line of text: not an elision
 def test_elision_gate_equals_the_line_test(text: str, kind: str) -> None:
