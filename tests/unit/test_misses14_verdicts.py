@@ -144,3 +144,65 @@ def test_a_parenthesised_elision_is_a_cut_not_a_row() -> None:
         "round2", "sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"))
     assert sorted(data["nodes"]) == ["bryan1", "bryan2", "john106", "john107"]
     assert data.get("cut") and not [f for f in fs if f.severity != "info"]
+
+
+def test_a_markdown_code_span_behind_a_prefix_indentation_or_prompt_is_undone() -> None:
+    from conftest import corpus_capture
+
+    # '`Unable to determine the device handle for GPU 0000:C1:00.0: GPU is lost.  Reboot ...`' (k8s-device-plugin
+    # #231, 4 GPUs per node): the lost GPU fails the node, however the one line is pasted
+    line = corpus_capture("round2", "nvidia-smi-q/k8sdp231-nvidia-smi-a-one-line-gpu-lost-c1-backticks.txt").strip()
+    for text in (line, f"gpu-node07: {line}", f"    {line}", f"$ nvidia-smi -a\n{line}\n$",
+                 f"```\n{line}\n```", f"  3: {line}"):
+        data, fs = judge("nvidia-smi-q", text + "\n", {"gpus_per_node": 4})
+        assert [g["bus_id"] for g in data["lost_gpus"]] == ["00000000:C1:00.0"], text
+        assert any(f.severity == "critical" and "C1:00.0" in f.subject for f in fs), text
+
+
+def test_a_host_prompt_and_ulimit_l_are_read() -> None:
+    from conftest import corpus_capture
+
+    # 'hsw228$ ulimit -l' / 'unlimited' / 'hsw228$ ulimit -a' / '... max locked memory (kbytes, -l) unlimited'
+    data, fs = judge("proc-limits", corpus_capture(
+        "round2", "proc-limits/tensorflow11392-hsw228-ulimit-l-and-a-memlock-unlimited.txt"))
+    assert data["limits"]["max_locked_memory"]["soft"] is None and data["limits"]["open_files"]["soft"] == 4096
+    assert fs == []
+    data, fs = judge("proc-limits", "node1$ ulimit -l\n64\n")  # the kernel's 64 KiB default
+    assert data["limits"]["max_locked_memory"]["soft"] == 65536 and [f.severity for f in fs] == ["warning"]
+
+
+def test_an_application_xid_from_many_processes_on_one_gpu_is_degraded_but_one_program_is_its_own_fault() -> None:
+    from conftest import corpus_capture
+
+    # pytorch#51382: Xid 31 on PCI:0000:db:00 from pids 13641, 14323, 33275 (unnamed): recurring across jobs
+    _data, fs = judge("kernel-log", corpus_capture(
+        "round2", "kernel-log/pytorch51382-dmesg-T-xid43-3d-then-xid31-repeated-db-cut.txt"))
+    db = [f for f in fs if "db:00" in f.subject]
+    assert [f.severity for f in db] == ["warning"] and "3 different processes" in db[0].message
+    # Xid 43 (3d:00, four pids) is not in the catalog's 'suspect the GPU if it recurs' class: a note
+    assert {f.severity for f in fs if "3d:00" in f.subject} == {"info"}
+    # Proton#8072: Xid 13 from three pids all named 'Warhammer 40000': the game faulting after each restart
+    _data, fs = judge("kernel-log", corpus_capture(
+        "seen", "kernel-log/proton8072-journal-b-p-err-no-hostname-xid13-game.txt"))
+    assert {f.severity for f in fs} == {"info"}
+
+
+def test_nccl_warnings_of_a_job_out_of_gpu_memory_judge_no_device() -> None:
+    from conftest import corpus_capture
+
+    # nccl#1235: 'Connection closed by remote peer', 'Socket recv failed', "Cuda failure 'out of memory'",
+    # 'Failed to CUDA calloc 6291456 bytes': the ranks died of GPU memory, nothing names a faulty device
+    _data, fs = judge("nccl-log", corpus_capture(
+        "round2", "nccl-log/nccl1235-t2-narval-ng30903-peer-closed-then-cuda-oom-proxy-cut.txt"))
+    assert [f.severity for f in fs if f.check == "nccl_warn"] == ["info"]
+    assert not [f for f in fs if f.severity != "info"]
+
+
+def test_a_down_port_finding_names_the_device_and_port_in_words() -> None:
+    from conftest import corpus_capture
+
+    # ompi#3907: 'port: 2' of mlx5_0 and of mlx4_0 PORT_DOWN
+    _data, fs = judge("ibv_devinfo", corpus_capture(
+        "round2", "ibv_devinfo/ompi3907-mlx5-mlx4-dual-port-port2-down-elided.txt"))
+    msgs = [f.message for f in fs if f.severity == "critical"]
+    assert any("mlx5_0 port 2" in m for m in msgs) and any("mlx4_0 port 2" in m for m in msgs)

@@ -87,6 +87,11 @@ def _when(events: list[Mapping[str, Any]]) -> str:
     return f"at {times[0]}" if len(set(times)) == 1 else f"between {times[0]} and {times[-1]}"
 
 
+#: application-class Xids whose catalog advice is to suspect the GPU when they recur across jobs, and the
+#: number of distinct processes on one GPU from which they count as recurring (severity.yml
+#: xid.application_recurring)
+RECUR_ACROSS_JOBS = frozenset({13, 31})
+XID_APP_RECURRING = 3
 #: corrected AER errors on one device from which the link counts as at risk (a single one is noted)
 AER_CORRECTED_REPEATED = 2
 #: corrected memory errors of one memory controller from which the DIMM counts as at risk
@@ -111,6 +116,15 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         meaning, sev, todo = describe(code)
         if code in NVLINK_SUBCODED and all("nonfatal" in str(e.get("text", "")).lower() for e in events):
             sev, todo = rule_sev("xid.nvlink_nonfatal"), "non-fatal NVLink event: trend it; " + todo
+        pids = {e["pid"] for e in events if e.get("pid") is not None}
+        names = {str(e["process"]) for e in events if e.get("process")}
+        if code in RECUR_ACROSS_JOBS and sev == rule_sev("xid.application") and len(pids) >= XID_APP_RECURRING \
+                and len(names) != 1:
+            # the catalog's own advice for 13/31: suspect the GPU when the fault recurs across jobs (distinct
+            # processes, one GPU; one program named by every line is that program's fault, restarted)
+            sev = rule_sev("xid.application_recurring")
+            todo = (f"the same fault from {len(pids)} different processes on this one GPU: suspect the GPU or its "
+                    f"driver (dcgmi diag -r 3, swap the job to another GPU); " + todo)
         procs = sorted({str(e["process"]) for e in events if e.get("process")})
         who = f" (process {', '.join(procs)})" if procs else ""
         sample = str(events[-1].get("text") or "")[:160]

@@ -333,6 +333,20 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
                            f"NCCL fatal transport error: {w[:200]}"
                            + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
-    for w in [w for w in warnings if w not in fatal][:5]:
+    rest = [w for w in warnings if w not in fatal]
+    oom = [w for w in rest if _OOM.search(w[:2000])]
+    if oom and not fatal:
+        # the job ran out of GPU memory: an application's limit, and the other WARN lines (a peer's socket closed,
+        # a failed proxy operation) follow from ranks dying of it: nothing in them judges a device or link
+        out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.out_of_memory"), host,
+                           f"{NOTHING}the job ran out of GPU memory (NCCL WARN {oom[0][:160]}); {len(rest)} WARN "
+                           "line(s) follow from it: an application limit, no device or link fault shown"))
+        return out
+    for w in rest[:5]:
         out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
     return out
+
+
+#: a CUDA allocation failure in an NCCL WARN line ('Cuda failure 'out of memory'', 'Failed to CUDA calloc N bytes')
+_OOM = re.compile(r"Cuda failure '?out of memory|CUDA out of memory|cudaErrorMemoryAllocation|"
+                  r"Failed to CUDA (?:c|m)alloc")

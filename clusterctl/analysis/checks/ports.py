@@ -134,7 +134,7 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
                     f"link layer {ll}, expected {want_ll} for fabric {fabric}")
             if not _is_up(p):
                 add("ib_port_state", rule_sev("ib_port_state.down"), subject,
-                    f"port {p.get('state')}/{p.get('phys_state')}, expected ACTIVE/LinkUp")
+                    f"{d['name']} port {p['port']} {p.get('state')}/{p.get('phys_state')}, expected ACTIVE/LinkUp")
                 continue
             if not want_ll or ll == want_ll:
                 dev_active = True

@@ -74,8 +74,9 @@ DEDENT_KINDS = frozenset({"ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "
                           "ip-link", "mlnx_qos", "dcb", "ib_write_bw", "lspci"})
 #: KINDs whose parser reads the interface from the command line (``mlnx_qos -i eth4``)
 #: (nvidia-smi-query: a ``--format=csv,noheader`` run is read with the fields its command line names;
-#: lspci: a grep'd excerpt without its device header line is the device its ``-s`` selector names)
-KEEP_COMMAND_KINDS = frozenset({"mlnx_qos", "dcb", "nvidia-smi-query", "lspci"})
+#: lspci: a grep'd excerpt without its device header line is the device its ``-s`` selector names;
+#: proc-limits: a bare value is the locked-memory limit only under ``ulimit -l``)
+KEEP_COMMAND_KINDS = frozenset({"mlnx_qos", "dcb", "nvidia-smi-query", "lspci", "proc-limits"})
 #: first words that are commands on any line that looks like a prompt line
 _KNOWN = frozenset().union(*KIND_COMMANDS.values()) | frozenset({
     "ifconfig", "ethtool", "ofed_info", "ibv_devices", "rdma", "ibportstate", "ibnetdiscover", "perfquery",
@@ -103,6 +104,9 @@ _PROMPT_SURE = re.compile(
     r"[ \t]{0,8}(?P<cmd>\S.{0,4000})?$")
 #: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``
 _PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:#|\+{1,3}|>|%)[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
+#: a short prompt of the host name alone (``hsw228$ ulimit -l``, csh's ``node1% ``): a prompt only when a known
+#: command follows
+_PROMPT_HOST = re.compile(r"^[ \t]{0,40}[\w.-]{1,64}[$%#][ \t]{1,8}(?P<cmd>\S.{0,4000})$")
 #: the first characters a line _PROMPT_MAYBE matches can start with (after blanks)
 _MAYBE_FIRST = frozenset("#+>%")
 
@@ -253,6 +257,10 @@ def _command(line: str, kind: str) -> tuple[bool, str | None]:
         m = _PROMPT_SURE.match(line)
         if m:
             return True, (m.group("cmd") or "").strip() or None
+        if _host_prompt(line):
+            m = _PROMPT_HOST.match(line)
+            if m:
+                return True, m.group("cmd").strip()
     first = line.lstrip(" \t")[:1]
     if first in _MAYBE_FIRST:
         m = _PROMPT_MAYBE.match(line)
@@ -296,7 +304,8 @@ def _plain(text: str, kind: str) -> bool:
     if any(name in text for name in KIND_COMMANDS.get(kind, ())):
         return False
     return not any(map(_sure_prompt, _lines_holding(text, _SURE_NEEDLES))) and \
-        not any(map(_maybe_prompt, _lines_holding(text, _MAYBE_CHARS)))
+        not any(map(_maybe_prompt, _lines_holding(text, _MAYBE_CHARS))) and \
+        not any(map(_host_prompt, _lines_holding(text, "$%#")))
 
 
 # The two line tests of _plain, each a pure function of the line: the lines that hold a prompt
@@ -305,6 +314,12 @@ def _plain(text: str, kind: str) -> bool:
 @lru_cache(maxsize=16384)
 def _sure_prompt(ln: str) -> bool:
     return bool(("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln))
+
+
+@lru_cache(maxsize=16384)
+def _host_prompt(ln: str) -> bool:
+    m = _PROMPT_HOST.match(ln)
+    return bool(m and command_word(m.group("cmd")) in _KNOWN)
 
 
 @lru_cache(maxsize=16384)
@@ -532,6 +547,34 @@ def _inline_tick(text: str) -> str:
     return head + sep + body
 
 
+def _tick_opened(numbered: Sequence[tuple[int, str]]) -> bool:
+    """The first non-blank line opens a markdown inline code span (a single backtick after its indentation)."""
+    first = next((ln.lstrip(" \t") for _n, ln in numbered if ln.strip()), "")
+    return first.startswith("`") and not first.startswith("``")
+
+
+def _inline_ticks_of_lines(lines: list[str]) -> list[str]:
+    """``lines`` without the markdown inline code span's single backticks: one opening the first non-blank line
+    and one closing the last (after a launcher prefix, indentation or a fence has come off), as
+    :func:`_inline_tick` does for a text that starts with one."""
+    out = list(lines)
+    body = [i for i, ln in enumerate(out) if ln.strip()]
+    if not body:
+        return out
+    first, last = body[0], body[-1]
+    head = out[first].lstrip(" \t")
+    tail = out[last].rstrip(" \t")
+    if not (head.startswith("`") and not head.startswith("``") and tail.endswith("`") and not tail.endswith("``")):
+        return out
+    if first == last and len(head.strip()) < 3:
+        return out
+    lead = out[first][:len(out[first]) - len(head)]
+    out[first] = lead + head[1:]
+    tail = out[last].rstrip(" \t")
+    out[last] = tail[:-1] + out[last][len(tail):]
+    return out
+
+
 def _unescaped(text: str) -> str:
     """Terminal escapes, NULs and carriage returns out first, then Markdown's inline ticks and
     autolinks: in that order a second call changes nothing (a tick behind an escape is seen)."""
@@ -582,7 +625,8 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
-    if _fenced(text) or _elided(text, kind):
+    if _fenced(text) or _elided(text, kind) or (
+            "`" in text[:400] and _tick_opened([(0, ln) for ln in text[:400].split("\n")])):
         return _general(text, kind)
     if kind not in DEDENT_KINDS:
         # without cutting the whole text into lines: its first lines tell whether a launcher or
@@ -706,6 +750,8 @@ def _general(text: str, kind: str) -> Cleaned:
             out.extend(body[1:])
     if len(segments) == 1:  # nothing was a command: keep the text as it was (after the clean-up)
         out = segments[0][2]
+    if _tick_opened(out):  # a code span behind a prefix, indentation, a fence or a prompt line
+        out = [(n, ln) for (n, _old), ln in zip(out, _inline_ticks_of_lines([ln for _n, ln in out]))]
     if kind in DEDENT_KINDS and len(segments) > 1:
         # the common indentation of the output once the prompt lines (at column 0) are gone
         body_at = [i for i, (_n, ln) in enumerate(out) if not (keep_cmd and ln.startswith("$ "))]

@@ -15,7 +15,8 @@ A shell's ``ulimit -a`` (the limits the shell, and what it starts, runs with) is
 (``max locked memory       (kbytes, -l) 64``) and zsh's or busybox ash's (``-l: locked-in-memory size (kbytes) 64``);
 its ``-l`` row becomes ``max_locked_memory`` in bytes (the shell prints KiB), the soft limit
 (``ulimit -a`` prints the soft ones; ``ulimit -Ha`` the hard ones: the paste does not say which, so both
-are the value shown), with ``"shell": True``.
+are the value shown), with ``"shell": True``; so is the bare value ``ulimit -l`` prints (KiB or ``unlimited``)
+under its command line, which the capture clean-up keeps for this KIND (``$ ulimit -l``).
 
 Result::
 
@@ -88,10 +89,37 @@ def _parse_shell(lines: list[str], first: int, out: dict[str, Any]) -> dict[str,
     return out
 
 
+#: the command line the capture clean-up keeps (``$ ulimit -l``): a bare value after it is the locked-memory limit
+_ULIMIT_L = re.compile(r"^\$ (?:\S*/)?ulimit\s+(?:-[SH]\s+)?-[SH]?l\s*$")
+
+
+def _commands_read(lines: list[str], out: dict[str, Any]) -> list[str]:
+    """``lines`` with the kept command lines (``$ cat /proc/812/limits``, ``$ ulimit -a``) blanked; the bare
+    value printed under a ``$ ulimit -l`` (KiB, or ``unlimited``) read into ``out`` as the locked-memory limit."""
+    kept = list(lines)
+    for i, raw in enumerate(lines):
+        if not raw.startswith("$ "):
+            continue
+        kept[i] = ""
+        if _ULIMIT_L.match(raw.strip()):
+            nxt = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+            value = lines[nxt].strip() if nxt is not None else ""
+            if nxt is not None and (value == "unlimited" or value.isdigit()):
+                v = _value(value, nxt + 1)
+                size = None if v is None else v * 1024
+                out["limits"]["max_locked_memory"] = {"soft": size, "hard": size, "unit": "bytes"}
+                out["shell"] = True
+                kept[nxt] = ""
+    return kept
+
+
 @parser("proc-limits")
 def parse_proc_limits(text: str) -> dict[str, Any]:
     lines = strip_source_line(text).splitlines()
     out: dict[str, Any] = {"process": None, "pid": None, "limits": {}}
+    lines = _commands_read(lines, out)
+    if out.get("shell") and not any(ln.strip() and not ln.lstrip().startswith("#") for ln in lines):
+        return out  # 'ulimit -l' alone
     header = False
     for n, raw in enumerate(lines, 1):
         line = raw.strip()  # a paste indented as a block (columns are read by runs of blanks)
