@@ -125,8 +125,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             sev = rule_sev("xid.application_recurring")
             todo = (f"the same fault from {len(pids)} different processes on this one GPU: suspect the GPU or its "
                     f"driver (dcgmi diag -r 3, swap the job to another GPU); " + todo)
-        procs = sorted({str(e["process"]) for e in events if e.get("process")})
-        who = f" (process {', '.join(procs)})" if procs else ""
+        who = f" (process {', '.join(sorted(names))})" if names else ""
         sample = str(events[-1].get("text") or "")[:160]
         res.findings.append(Finding(
             host, "xid", sev, f"{host}/{pci}",

@@ -53,6 +53,14 @@ def _value(text: str, lineno: int) -> int | None:
     return None if text == "unlimited" else need_int(text, TOOL, lineno, "limit")
 
 
+def _locked(value: str, per: int, lineno: int) -> dict[str, Any]:
+    """The ``max_locked_memory`` entry of a shell's locked-memory value (``per`` bytes a unit; soft and hard: the
+    shell shows one of them)."""
+    v = _value(value, lineno)
+    size = None if v is None else v * per
+    return {"soft": size, "hard": size, "unit": "bytes"}
+
+
 def _shell_row(line: str) -> tuple[str, str, str, str] | None:
     """(flag, name, unit, value) of a ``ulimit -a`` row, or None."""
     m = _SHELL_BASH.match(line)
@@ -81,9 +89,7 @@ def _parse_shell(lines: list[str], first: int, out: dict[str, Any]) -> dict[str,
         per = _SHELL_UNIT.get(unit)
         if per is None:
             raise ParseError(TOOL, f"unknown unit {unit!r} of the locked-memory row", n)
-        v = _value(value, n)
-        size = None if v is None else v * per
-        out["limits"]["max_locked_memory"] = {"soft": size, "hard": size, "unit": "bytes"}
+        out["limits"]["max_locked_memory"] = _locked(value, per, n)
     if "max_locked_memory" not in out["limits"]:
         raise ParseError(TOOL, "no locked-memory (-l) row of 'ulimit -a' (truncated?)", len(lines))
     return out
@@ -105,9 +111,7 @@ def _commands_read(lines: list[str], out: dict[str, Any]) -> list[str]:
             nxt = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
             value = lines[nxt].strip() if nxt is not None else ""
             if nxt is not None and (value == "unlimited" or value.isdigit()):
-                v = _value(value, nxt + 1)
-                size = None if v is None else v * 1024
-                out["limits"]["max_locked_memory"] = {"soft": size, "hard": size, "unit": "bytes"}
+                out["limits"]["max_locked_memory"] = _locked(value, _SHELL_UNIT["kbytes"], nxt + 1)
                 out["shell"] = True
                 kept[nxt] = ""
     return kept

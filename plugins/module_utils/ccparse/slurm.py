@@ -227,20 +227,21 @@ def _row_shaped(tok: list[str]) -> bool:
     return len(tok) in (5, 6) and tok[3].isdigit()
 
 
-def _tables_end(numbered: list[tuple[int, str]]) -> int:
-    """How many of ``numbered`` to read: all but a last paragraph (after a blank line) that holds no header and
-    no row of the default layout while the lines above it hold rows (a wrapper's closing note)."""
-    blanks = [i for i, (_n, raw) in enumerate(numbered) if not raw.strip()]
+def _tables_end(toks: list[list[str]]) -> int:
+    """How many of the lines (``toks``: each line's tokens) to read: all but a last paragraph (after a blank line)
+    that holds no header and no row of the default layout while the lines above it hold rows (a wrapper's closing
+    note)."""
+    blanks = [i for i, t in enumerate(toks) if not t]
     if not blanks:
-        return len(numbered)
+        return len(toks)
     last = blanks[-1]
-    tail = [raw.split() for _n, raw in numbered[last + 1:] if raw.strip()]
+    tail = [t for t in toks[last + 1:] if t]
     if not tail or any(_row_shaped(t) or _default_header(t) for t in tail):
-        return len(numbered)
-    above = [raw.split() for _n, raw in numbered[:last]]
+        return len(toks)
+    above = toks[:last]
     if any(_default_header(t) for t in above) and any(_row_shaped(t) for t in above):
         return last
-    return len(numbered)
+    return len(toks)
 
 
 @parser("sinfo")
@@ -253,14 +254,14 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     generic: tuple[str | None, list[str]] | None = None
     lineno = 0
     numbered = list(capture.lines(text))
+    toks = [raw.split() for _n, raw in numbered]
     # a title above the first table ('VUW CLUSTER PARTITIONS' of a site's wrapper): skipped where a default header
     # follows; a closing paragraph of prose after the last table (the wrapper's 'NOTE: ...'): not read
-    titled = any(_default_header(raw.split()) for _n, raw in numbered)
-    for lineno, raw in numbered[:_tables_end(numbered)]:
+    titled = any(map(_default_header, toks))
+    for (lineno, raw), tok in zip(numbered[:_tables_end(toks)], toks):
         line = raw.strip()
         if not line:
             continue
-        tok = line.split()
         if generic is None and ("STATE" in line or "REASON" in line) and not (header and cols is not None) and (
                 g := _generic_header(line)) is not None:
             header, generic = True, g  # node-oriented (-N, -lNe) or -o '%all' layout: read by its header
