@@ -1,7 +1,9 @@
 """Capture habits never decide a verdict (issue 29 class 1).
 
 Operators paste what their terminal showed: a parallel shell's or launcher's prefix on every line,
-CRLF line ends, the paste indented as a Markdown code block or fenced, the prompt and command
+or its header above the output (``ansible -m shell``, ``pssh -i``, ``dshbak`` / ``clush -b``), the
+paste quoted in a reply (``> ``), a web page's no-break spaces, CRLF line ends, the paste indented
+as a Markdown code block or fenced, the prompt and command
 around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
 ``network``, and the labelled captures of ``tests/fixtures/labelled``), and the capture is judged
@@ -73,10 +75,11 @@ EXCLUDED = {
     **{(habit, "round2/nvidia-smi-q/gnomeshell356-375.66-d-memory-util-backtick-cut.txt"):
        "the paste opens with a Markdown backtick: a terminal's prefix, indentation, prompt or fence comes inside "
        "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
-                                                     "prompt", "fence")},
+                                                     "prompt", "fence", "quoted", "tab-indent", "ansible",
+                                                     "pssh-i", "dshbak")},
     **{(habit, "network/show_gids/idx41646267603-c-comment-star-prefix.txt"):
        "the capture is quoted inside a C comment (' * ' on every line): a prompt or indentation comes inside "
-       "the comment, after its ' * '" for habit in ("indent4", "prompt")},
+       "the comment, after its ' * '" for habit in ("indent4", "prompt", "tab-indent")},
 }
 
 
@@ -116,6 +119,25 @@ def prompts(text: str, kind: str) -> str | None:
     return f"[root@{HOST} ~]# {cmd}\n" + _join(_lines(text)) + f"[root@{HOST} ~]# \n"
 
 
+def _banner(header: str) -> Callable[[str, str], str | None]:
+    """A parallel shell's or Ansible's header above the host's output (the output itself unprefixed)."""
+    return lambda text, kind: header + _join(_lines(text))
+
+
+def quoted(text: str, kind: str) -> str:
+    """The paste quoted in a reply ('> ' on every line, a bare '>' on a blank one: how mail and forum editors quote)."""
+    return _join(["> " + ln if ln.strip() else ">" for ln in _lines(text)])
+
+
+def tab_indent(text: str, kind: str) -> str:
+    return _join(["\t" + ln if ln.strip() else ln for ln in _lines(text)])
+
+
+def no_break_spaces(text: str, kind: str) -> str:
+    """A web page's copy: runs of blanks rendered as no-break spaces (U+00A0) with a space."""
+    return text.replace("  ", "\xa0 ")
+
+
 HABITS: dict[str, Callable[[str, str], str | None]] = {
     "pdsh": _each_line(f"{HOST}: "),
     "srun-l": _each_line("0: "),
@@ -126,6 +148,12 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "fence": fence,
     "prompt": prompts,
     "trailing-blanks": trailing_blanks,
+    "quoted": quoted,
+    "tab-indent": tab_indent,
+    "no-break-spaces": no_break_spaces,
+    "ansible": _banner(f"{HOST} | CHANGED | rc=0 >>\n"),
+    "pssh-i": _banner(f"[1] 10:21:33 [SUCCESS] {HOST}\n"),
+    "dshbak": _banner(f"----------------\n{HOST}\n----------------\n"),
 }
 
 
@@ -338,3 +366,28 @@ def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:
 def test_elision_gate_equals_the_line_test(text: str, kind: str) -> None:
     want = kind not in capture.ELISION_KINDS and any(capture._ELISION.match(ln) for ln in text.split("\n"))
     assert capture._elided(text, kind) == want
+
+
+@pytest.mark.parametrize(("header", "host"), [
+    ("gpu-node07 | CHANGED | rc=0 >>", "gpu-node07"),       # ansible -m shell / -m command
+    ("gpu-node07 | FAILED | rc=1 >>", "gpu-node07"),
+    ("[3] 10:21:33 [FAILURE] gpu-node07 Exited with error code 1", "gpu-node07"),  # pssh -i
+    ("----------------\ngpu-node[07-08] (2)\n----------------", "gpu-node[07-08]"),  # clush -b
+])
+def test_a_parallel_shell_header_is_removed_and_names_its_host(header: str, host: str) -> None:
+    body_text = "sinfo: error: Unable to contact slurm controller (connect failure)\n"
+    got = clean_capture(f"{header}\n{body_text}", "sinfo")
+    assert got.text.strip() == body_text.strip() and got.hosts == [host]
+
+
+def test_dashes_around_a_tool_title_are_not_a_header() -> None:
+    """ib_write_bw frames its title and its table with dashes: a title of several words is no host."""
+    text = ("-" * 40 + "\n                    RDMA_Write BW Test\n" + "-" * 40 + "\n"
+            " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n")
+    assert clean_capture(text, "ib_write_bw").text == text
+
+
+def test_a_lone_quoted_line_is_unquoted_but_not_a_prompt() -> None:
+    line = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+    assert clean_capture(f"> {line}\n", "kernel-log").text.strip() == line
+    assert clean_capture("> nvidia-smi\n", "nvidia-smi").commands == ["nvidia-smi"]

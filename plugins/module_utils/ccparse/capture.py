@@ -3,7 +3,8 @@
 Operators paste what their terminal showed, not what the tool printed. :func:`clean_capture`
 takes that back to the tool's own output, for every KIND alike:
 
-* ``\\r\\n`` and lone ``\\r`` become ``\\n``; NUL bytes and ANSI/VT100 escape sequences (colour,
+* ``\\r\\n`` and lone ``\\r`` become ``\\n``; a web page's no-break spaces (U+00A0, U+202F) become
+  spaces; NUL bytes and ANSI/VT100 escape sequences (colour,
   cursor, OSC titles) are dropped;
 * a provenance line (``# source: ...``) first is kept as it is (the parsers skip it);
 * Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
@@ -22,6 +23,10 @@ takes that back to the tool's own output, for every KIND alike:
   removed, and for :data:`DEDENT_KINDS` the common leading whitespace too (relative indentation
   stays; prompt lines at column 0 do not count), for :data:`REPORT_KINDS` (``nvidia-smi -q``) when
   a report's top-level line sits at it;
+* the header a parallel shell or Ansible prints above a host's output is removed and its host
+  recorded (:func:`_without_banners`): ``ansible -m shell``'s ``node07 | CHANGED | rc=0 >>``, ``pssh -i``'s
+  ``[1] 10:21:33 [SUCCESS] node07``, and the host (or folded host list) between two lines of dashes of
+  ``dshbak`` / ``clush -b``;
 * shell prompt and command lines (``$ ibstat``, ``[root@x ~]# ibv_devinfo -v``,
   ``user@host:~$ ...``, ``+ mlnx_qos -i eth4`` of ``set -x``, a bare ``ip link | grep mtu``) are
   removed; when the paste holds several commands, only the output of the KIND's own commands is
@@ -447,6 +452,10 @@ def _strip_prefix(lines: list[str]) -> list[str]:
         return lines  # the first line of text carries none of them: neither can every line
     body = [ln for ln in lines if ln.strip()]
     if len(body) < 2:
+        # a lone quoted line ('> NVRM: Xid ...' of a reply): quoting unless it is a '> command' prompt line
+        if body and not _maybe_prompt(first) and (pre := next((p for p in _PREFIXES if first.startswith(p)), "")) \
+                and first[len(pre):].strip():
+            return [ln[len(pre):] if ln is first else ln for ln in lines]
         return lines
     for pre in _PREFIXES:
         bare = pre.rstrip()
@@ -575,6 +584,10 @@ def _inline_ticks_of_lines(lines: list[str]) -> list[str]:
     return out
 
 
+#: U+00A0 and U+202F (no-break spaces a forum or wiki page renders a paste's runs of blanks with) to a space
+_NO_BREAK_SPACES = str.maketrans({"\xa0": " ", "\u202f": " "})
+
+
 def _unescaped(text: str) -> str:
     """Terminal escapes, NULs and carriage returns out first, then Markdown's inline ticks and
     autolinks: in that order a second call changes nothing (a tick behind an escape is seen)."""
@@ -584,6 +597,8 @@ def _unescaped(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\xa0" in text or "\u202f" in text:  # a web page's no-break spaces, copied with its text
+        text = text.translate(_NO_BREAK_SPACES)
     if "`" in text[:300]:
         text = _inline_tick(text)
     if _has_autolink_end(text):
@@ -625,7 +640,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
-    if _fenced(text) or _elided(text, kind) or (
+    if _fenced(text) or _elided(text, kind) or _has_banner(text) or (
             "`" in text[:400] and _tick_opened([(0, ln) for ln in text[:400].split("\n")])):
         return _general(text, kind)
     if kind not in DEDENT_KINDS:
@@ -663,6 +678,48 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     return _general(text, kind)
 
 
+#: the one-line header of a host's output: ``ansible`` ad-hoc (``node07 | CHANGED | rc=0 >>``) and ``pssh -i``
+#: (``[1] 10:21:33 [SUCCESS] node07``, ``[2] 10:21:34 [FAILURE] node08 Exited with error code 1``)
+_BANNER = re.compile(r"^[ \t]{0,8}(?:(?P<ansible>[\w.\[\],:-]{1,200}) \| (?:CHANGED|SUCCESS|FAILED!?)"
+                     r"(?: \| rc=-?\d{1,5})? >>"
+                     r"|\[\d{1,6}\] \d\d:\d\d:\d\d \[(?:SUCCESS|FAILURE)\] (?P<pssh>[\w.\[\],:-]{1,200})(?: .{0,200})?)"
+                     r"[ \t]*$")
+#: dshbak's / ``clush -b``'s header: a line of dashes, the host (a folded list: ``node[1-4] (4)``), dashes
+_DASHES = re.compile(r"^[ \t]{0,8}-{8,200}[ \t]*$")
+_DASHED_HOST = re.compile(r"^[ \t]{0,8}(?P<h>(?=[\w.\[\],:-]{0,200}[A-Za-z])[\w.\[\],:-]{1,200})"
+                          r"(?: \(\d{1,6}\))?[ \t]*$")
+_DASHED_BANNER = re.compile(_DASHES.pattern[:-1] + r"\n" + _DASHED_HOST.pattern[1:-1] + r"\n" + _DASHES.pattern[1:],
+                            re.MULTILINE)
+
+
+def _has_banner(text: str) -> bool:
+    """Whether a line of ``text`` may be a header :func:`_without_banners` removes (asked of the text's
+    needles first: most captures have none)."""
+    if (" >>" in text and " | " in text) or " [SUCCESS] " in text or " [FAILURE] " in text:
+        return True
+    return "--------\n" in text and _DASHED_BANNER.search(text) is not None
+
+
+def _without_banners(numbered: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[str]]:
+    """``numbered`` without the header lines of a parallel shell or Ansible (:data:`_BANNER`, a host between
+    two lines of dashes), and the hosts they name."""
+    drop: set[int] = set()
+    hosts: list[str] = []
+    for i, (_n, ln) in enumerate(numbered):
+        m = _BANNER.match(ln)
+        if m:
+            drop.add(i)
+            hosts.append(m.group("ansible") or m.group("pssh"))
+        elif 0 < i < len(numbered) - 1 and _DASHES.match(numbered[i - 1][1]) and _DASHES.match(numbered[i + 1][1]):
+            m = _DASHED_HOST.match(ln)
+            if m:
+                drop.update((i - 1, i, i + 1))
+                hosts.append(m.group("h"))
+    if not drop:
+        return numbered, []
+    return [x for i, x in enumerate(numbered) if i not in drop], [h for i, h in enumerate(hosts) if h not in hosts[:i]]
+
+
 #: the report of the shell's ``time`` (``real\t0m0,022s`` / ``user ...`` / ``sys ...``) after a timed command
 _TIME_REPORT = re.compile(r"^[ \t]{0,16}(real|user|sys)[ \t]+\d{1,6}m\d{1,4}[.,]\d{1,6}s[ \t]*$")
 
@@ -685,13 +742,22 @@ def _general(text: str, kind: str) -> Cleaned:
     source: list[tuple[int, str]] = []
     if numbered and numbered[0][1].startswith(("# source:", "#source:")):
         source, numbered = numbered[:1], numbered[1:]
+    # a quoted paste ('> ' of a reply) is unquoted first: what it quotes may be fenced, elided, a launcher's
+    # output ('> 0: ...') or under a parallel shell's header
+    quoted = strip_quoting([ln for _n, ln in numbered])
+    unquoted = any(old is not new for (_n, old), new in zip(numbered, quoted))
+    if unquoted:
+        numbered = [(n, ln) for (n, _old), ln in zip(numbered, quoted)]
+    hosts: list[str] = []
+    if _has_banner(text):
+        numbered, hosts = _without_banners(numbered)
     if _fenced(text):
         numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
     elided: list[int] = []
-    if _elided(text, kind):
+    if _elided(text, kind) or (unquoted and kind not in ELISION_KINDS
+                               and any(_ELISION.match(ln) for _n, ln in numbered)):
         elided = [n for n, ln in numbered if _ELISION.match(ln)]
         numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
-    hosts: list[str] = []
     if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]]):
         bare = [ln for _n, ln in numbered]
         for _depth in range(3):  # nested: pdsh running srun -l ('node07: 0: ...'), mpirun under a parallel shell
