@@ -99,8 +99,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"#bytes\s+#iterations\s+BW peak|^\s*#bytes\s+#iterations|"
          + _LEAD + r"(?:RDMA_(?:Write|Read)|Send|Atomic)(?: Bidirectional)? BW Test\s*$|"
          r"^\s*local address: LID|^\s*Couldn't connect to \S+:\d+"),
-        ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",
-         r"^\s*hca_id:\s|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]"),
+        ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",  # a web page's copy may drop the tab after the colon
+         r"^\s*hca_id:[ \t]*\S|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]*\S"),
         ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '|"
          r"^\s*Fatal error:\s+device '\*': sys files not found"),
         ("ibstat", "ibstat's CA header", r"^\s*CA '[^']+'\s*$"),

@@ -42,16 +42,20 @@ from .common import ERROR_TOKENS, ParseError, need_int, parser, strip_source_lin
 
 TOOL = "nvidia-smi"
 
-_BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)\s+CUDA (?:UMD )?Version:\s*(\S+)")
-_ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|"
+#: the banner; before driver 410 it states no CUDA version (``NVIDIA-SMI 4.310.40  Driver Version: 310.40``)
+_BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA (?:UMD )?Version:\s*(\S+))?")
+#: the first row; the layout of drivers before 319 has no persistence mode in the name cell
+#: (``|   0  Tesla C2075         | 0000:02:00.0  Off |          0 |``)
+_ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)(?:\s+(On|Off|N/A|WDDM|TCC|MCDM))?\s*\|"
                    r"\s*([0-9A-Fa-f]{4,8}:(?:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)?)\s+"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
 #: cells hold no ``|`` and a value before `` / `` no ``/``: with ``\S+`` a long run of ``/`` or ``|``
 #: could be split between the groups in very many ways (seconds on one long line)
 #: a value before `` / `` may itself be ``N/A`` (power draw of a 2014 GeForce: ``N/A /  N/A``); the memory
 #: cell is a bare ``N/A`` for a GPU in MIG mode (its memory is per instance, in the MIG devices box)
+#: the memory cell of drivers before 319 starts with the share used (``|  0%   10MB /  5375MB |``)
 _ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+(N/A|[^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
-                   r"\s*(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+                   r"\s*(?:\d{1,3}%\s+)?(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
 #: the second row's cells in order, named as --query-gpu names them (for ``error_fields``)
 _ROW2_FIELDS = ("fan.speed", "temperature.gpu", "pstate", "power.draw", "power.limit", "memory.used", "memory.total",
                 "utilization.gpu", "compute_mode")
@@ -147,7 +151,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             if (lost := lost_gpu(s)) is not None:
                 out["lost_gpus"].append(lost)
             continue
-        if "Processes:" in s:
+        if "Processes:" in s or "processes:" in s:  # 'Compute processes:' before driver 319
             in_processes = True
             continue
         if in_processes or not s.startswith("|"):
