@@ -2,7 +2,8 @@
 
 Operators paste what their terminal showed: a parallel shell's or launcher's prefix on every line,
 or its header above the output (``ansible -m shell``, ``pssh -i``, ``dshbak`` / ``clush -b``), the
-paste quoted in a reply (``> ``), a web page's no-break spaces, CRLF line ends, the paste indented
+paste quoted in a reply (``> ``), a web page's no-break spaces or its copy with indentation and runs of
+blanks collapsed, CRLF line ends, the paste indented
 as a Markdown code block or fenced, the prompt and command
 around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
@@ -133,6 +134,11 @@ def tab_indent(text: str, kind: str) -> str:
     return _join(["\t" + ln if ln.strip() else ln for ln in _lines(text)])
 
 
+def page_copy(text: str, kind: str) -> str:
+    """A web page's or pastebin's copy of a paste: every run of blanks one space, no indentation."""
+    return _join([" ".join(ln.split()) for ln in _lines(text)])
+
+
 def no_break_spaces(text: str, kind: str) -> str:
     """A web page's copy: runs of blanks rendered as no-break spaces (U+00A0) with a space."""
     return text.replace("  ", "\xa0 ")
@@ -151,6 +157,7 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "quoted": quoted,
     "tab-indent": tab_indent,
     "no-break-spaces": no_break_spaces,
+    "page-copy": page_copy,
     "ansible": _banner(f"{HOST} | CHANGED | rc=0 >>\n"),
     "pssh-i": _banner(f"[1] 10:21:33 [SUCCESS] {HOST}\n"),
     "dshbak": _banner(f"----------------\n{HOST}\n----------------\n"),

@@ -1,11 +1,18 @@
-"""Session 15 (issue 29): the table layout of nvidia-smi before driver 319 (no persistence mode in the name
-cell, the memory cell opening with the share used, ``Compute processes:``, a banner without a CUDA version),
-written here with the tool's column widths of that layout (the pastebin copy in tests/corpus/round2 collapses
-them); expected values are read off the text."""
+"""Session 15 (issue 29): an ``nvidia-smi -q`` report whose indentation a web page's copy dropped, read
+by the report's own section names; the table layout of nvidia-smi before driver 319 (no persistence mode in
+the name cell, the memory cell opening with the share used, ``Compute processes:``, a banner without a CUDA
+version), written here with the tool's column widths of that layout (the pastebin copy in tests/corpus/round2
+collapses them); expected values are read off the text."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from ccparse import registry
+from ccparse.common import ParseError
+
+REPO = Path(__file__).resolve().parents[2]
 
 OLD_TABLE = """Thu Apr  4 23:41:38 2013
 +------------------------------------------------------+
@@ -39,3 +46,38 @@ def test_table_of_drivers_before_319_is_read() -> None:
     assert (first["memory_used_mib"], first["memory_total_mib"]) == (10, 5375)
     assert first["power_w"] == {"draw": 31, "limit": 225}
     assert (first["ecc_uncorrected_volatile"], second["ecc_uncorrected_volatile"]) == (0, 2)
+
+
+# --- a report whose indentation a web page's copy dropped -------------------------------------------------
+
+REPORTS = sorted((REPO / "tests" / "fixtures").glob("nvidia-smi-q/*.txt")) + sorted(
+    (REPO / "tests" / "fixtures").glob("h200-*/nvidia-smi-q*.txt"))
+
+
+def _flat(text: str) -> str:
+    return "\n".join(" ".join(ln.split()) for ln in text.split("\n"))
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=[p.name for p in REPORTS])
+def test_a_flattened_q_report_reads_as_the_indented_one(path: Path) -> None:
+    """nvidia-smi -q nests its sections by indentation; a copy without it is nested again by the report's
+    own section names (a GPU block's first-level names, the sections nested in PCI, ECC Errors, ...)."""
+    text = path.read_text(errors="replace")
+    try:
+        want = registry.parse("nvidia-smi-q", text)
+    except ParseError:
+        pytest.skip("the report itself is not read")
+    got = registry.parse("nvidia-smi-q", _flat(text))
+    strip = [{k: v for k, v in g.items() if k != "line"} for g in want["gpus"]]
+    assert [{k: v for k, v in g.items() if k != "line"} for g in got["gpus"]] == strip
+    assert (got["attached_gpus"], got["driver_version"]) == (want["attached_gpus"], want["driver_version"])
+
+
+def test_flattened_remapped_rows_pending_stays_pending() -> None:
+    flat = ("GPU 00000000:07:00.0\nProduct Name : NVIDIA A100-SXM4-80GB\nRemapped Rows\nCorrectable Error : 0\n"
+            "Uncorrectable Error : 1\nPending : Yes\nRemapping Failure Occurred : No\n"
+            "Bank Remap Availability Histogram\nMax : 639 bank(s)\nHigh : 0 bank(s)\nTemperature\n"
+            "GPU Current Temp : 33 C\n")
+    gpu = registry.parse("nvidia-smi-q", flat)["gpus"][0]
+    assert gpu["remapped_rows"]["pending"] is True and gpu["remapped_rows"]["uncorrectable"] == 1
+    assert gpu["temperature_c"]["gpu"] == 33

@@ -66,6 +66,10 @@ def _pairs(tokens: list[str]) -> dict[str, Any]:
     return out
 
 
+#: an interface's continuation line at column 0, where a web page's copy dropped its indentation
+_CONTINUED = re.compile(r"(?:link/\S|altname |inet6? \S|valid_lft |alias |vlan protocol |RX: |TX: )")
+
+
 def _finish(link: dict[str, Any] | None, truncated: list[bool]) -> None:
     """A link without its ``link/<type>`` line (``ip a | grep mtu``, a cut paste) is kept as shown."""
     if link is not None and link["link_type"] is None:
@@ -104,7 +108,7 @@ def parse_ip_link(text: str) -> dict[str, Any]:
                 raise ParseError(TOOL, f"{link['ifname']}: no numeric mtu in header", lineno)
             links.append(link)
             continue
-        if link is None or raw[0] not in " \t":
+        if link is None or (raw[0] not in " \t" and _CONTINUED.match(raw) is None):
             truncated[0] = truncated[0] or bool(re.match(r"^\d{1,6}:", raw))  # a header cut mid-line
             continue  # prose or another command's output between the links
         tokens = raw.split()[:400]

@@ -34,6 +34,8 @@ from .common import ParseError, parser, strip_source_line, to_float, to_int
 
 TOOL = "lspci -vv"
 
+#: a line of capability flags only (``ClockPM- Surprise- LLActRep- BwNot-``)
+_FLAGS_LINE = re.compile(r"^(?:[A-Za-z][\w/]{0,24}[+-] ){1,20}[A-Za-z][\w/]{0,24}[+-]$")
 #: a slot named anywhere in a non-indented line of an excerpt (``Card: 01:00.0 VGA ...`` of a probe
 #: script, ``$ lspci -vv -s 01:00.0 | grep LnkSta``): the device the following link lines belong to
 _SLOT_ANY = re.compile(r"(?<![\w:.])((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?![\w.])")
@@ -129,9 +131,17 @@ def parse_lspci(text: str) -> dict[str, Any]:
                 "is_nic": False, "lnkcap": None, "lnksta": None, "access_denied": False, "line": lineno,
                 "excerpt": True}
 
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    body = strip_source_line(text)
+    # a listing whose indentation a web page's copy dropped: every line at column 0, device headers among them;
+    # a line that is no device header then belongs to the device above it, as its indentation said
+    flat = "\n " not in body and "\n\t" not in body and not body[:1].isspace() and \
+        sum(1 for ln in body.split("\n", 400)[:400] if _HEAD.match(ln[:600])) >= 1
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         if not raw.strip():
             continue
+        if flat and cur is not None and not cur.get("excerpt") and not raw.startswith("$ ") \
+                and _HEAD.match(raw[:600]) is None:
+            raw = "\t" + raw
         if raw.lstrip().startswith("$ ") or "lspci" in raw[:200]:
             if _selector(raw[:600]) is not None:
                 slot_hint = selected_slot(raw[:600])  # the -s of the command: its one device, or none
@@ -159,9 +169,9 @@ def parse_lspci(text: str) -> dict[str, Any]:
                     cur = excerpt_device(lineno)
                     cur["vendor"], cur["description"] = "nvidia", s[10:].strip()
                     devices.append(cur)
-                elif cur is not None and cur.get("excerpt") and s.startswith(
-                        ("Physical Slot:", "Kernel driver", "Kernel modules")):
-                    pass
+                elif cur is not None and cur.get("excerpt") and (s.startswith(
+                        ("Physical Slot:", "Kernel driver", "Kernel modules")) or _FLAGS_LINE.match(s)):
+                    pass  # also a capability's flag line ('ClockPM- Surprise- ...') a page's copy put at column 0
                 else:
                     cur = None  # a title, prose or another command's output: not a device
                 continue

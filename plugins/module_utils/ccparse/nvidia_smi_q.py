@@ -91,6 +91,93 @@ _KNOWN_SECTIONS = {"ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event
 
 Tree = dict[str, Any]
 
+#: the names at a GPU block's first level (keys and sections at indent 4), drivers 260 to 580: in a report
+#: whose indentation a copy flattened (:func:`_reindented`) such a line closes every open section
+_GPU_LEVEL = frozenset({
+    "Accounting Mode", "Accounting Mode Buffer Size", "Addressing Mode", "Applications Clocks", "BAR1 Memory Usage",
+    "Board ID", "Board Part Number", "Capabilities", "Clock Policy", "Clocks", "Clocks Event Reasons",
+    "Clocks Event Reasons Counters", "Clocks Throttle Reasons", "Compute Mode", "Conf Compute Protected Memory Usage",
+    "DRAM Encryption Mode", "Default Applications Clocks", "Deferred Clocks", "Display Active", "Display Attached",
+    "Display Mode", "Driver Model", "ECC Errors", "ECC Mode", "EDPp Multiplier", "Ecc Mode", "Encoder Stats",
+    "FB Memory Usage", "FBC Stats", "FRU Part Number", "Fabric", "Fan Speed", "GPU C2C Mode",
+    "GPU Memory Power Readings", "GPU Operation Mode", "GPU PDI", "GPU Part Number", "GPU Power Readings",
+    "GPU Recovery Action", "GPU Reset Status", "GPU UUID", "GPU Virtualization Mode", "GSP Firmware Version", "IBMNPU",
+    "Inforom BBX Object Flush", "Inforom Time Data", "Inforom Version", "MIG Device", "MIG Mode", "Max Clocks",
+    "Max Customer Boost Clocks", "Minor Number", "Module ID", "Module Power Readings", "MultiGPU Board", "PCI",
+    "Performance State", "Persistence Mode", "Platform Info", "Power Readings", "Power Samples", "Power Smoothing",
+    "Processes", "Product Architecture", "Product Brand", "Product Name", "Remapped Rows", "Retired Pages",
+    "Serial Number", "Sparse Operation Mode", "Temperature", "Utilization", "VBIOS Version", "Voltage",
+    "Workload Power Profiles"})
+#: the sections nested deeper, each with the sections it opens in
+_NESTED_IN = {
+    "GPU Link Info": ("PCI",), "Bridge Chip": ("PCI",), "PCIe Generation": ("GPU Link Info",),
+    "Link Width": ("GPU Link Info",), "Volatile": ("ECC Errors",), "Aggregate": ("ECC Errors",),
+    "Aggregate Uncorrectable SRAM Sources": ("ECC Errors",), "Single Bit": ("Volatile", "Aggregate"),
+    "Double Bit": ("Volatile", "Aggregate"), "Bank Remap Availability Histogram": ("Remapped Rows",),
+    "Health": ("Fabric",), "Device Attributes": ("MIG Device",), "Shared": ("Device Attributes",),
+    "Shared FB Memory Usage": ("MIG Device",), "Shared BAR1 Memory": ("MIG Device",),
+    "GPU Ceiling Power Limit": ("GPU Power Readings",), "GPU Base Power": ("GPU Power Readings",)}
+
+#: the keys a section prints after one of its nested sections (``Replays Since Reset`` after ``Bridge Chip``)
+_KEY_OF = {"Replays Since Reset": "PCI", "Replay Number Rollovers": "PCI", "Tx Throughput": "PCI",
+           "Rx Throughput": "PCI", "Atomic Caps Inbound": "PCI", "Atomic Caps Outbound": "PCI",
+           "Channel Repair Pending": "ECC Errors", "TPC Repair Pending": "ECC Errors",
+           "Min Power Limit": "GPU Power Readings", "Max Power Limit": "GPU Power Readings"}
+
+#: the lines of a report before its GPU blocks (at column 0 in the tool's output)
+_REPORT_TOP_KEYS = frozenset({"Timestamp", "Driver Version", "CUDA Version", "Attached GPUs", "DCGM Version",
+                              "NVML Version", "KMD Version", "CUDA UMD Version"})
+#: a line of a report or excerpt at column 0 followed by one more at column 0 (no indentation anywhere near)
+_GPU_HEADER_LINE = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f][ \t]*$", re.MULTILINE)
+_INDENTED_LINE = re.compile(r"^[ \t]+\S", re.MULTILINE)
+_FLAT_PAIR = re.compile(r"^[A-Za-z][^\n:]{1,60}:[^\n]*\n[A-Za-z][^\n:]{1,60}:", re.MULTILINE)
+
+
+def _flattened(body: str) -> bool:
+    """Whether the report's indentation, which nests its sections, was dropped by a copy (a web page's, a
+    pastebin's): the line after its first ``GPU <bus id>`` header starts at column 0, or (an excerpt without
+    a header) no line is indented and a line names a section or key of a GPU block."""
+    h = _GPU_HEADER_LINE.search(body)
+    if h is None:
+        if _INDENTED_LINE.search(body) is not None or _FLAT_PAIR.search(body) is None:
+            return False
+        return any(ln.strip() in _NESTED_IN or ln.partition(":")[0].strip() in _GPU_LEVEL for ln in body.split("\n"))
+    after = body[h.end():h.end() + 400].lstrip("\n")
+    return bool(after) and not after[0].isspace() and _GPU_HEADER_LINE.match(after) is None
+
+
+def _reindented(body: str) -> str:
+    """A flattened report (:func:`_flattened`) indented again as nvidia-smi prints it: inside a GPU block a
+    first-level name (:data:`_GPU_LEVEL`) at indent 4, a nested section (:data:`_NESTED_IN`) inside the open
+    section it belongs to, any other line inside the innermost open section. Lines before the first block stay."""
+    out: list[str] = []
+    stack: list[str] = []
+    in_gpu = _GPU_HEADER_LINE.search(body) is None  # an excerpt: one GPU's lines from the start
+    for ln in body.split("\n"):
+        s = ln.strip()
+        if not s or (not in_gpu and not s.startswith("GPU ")) or s.partition(":")[0].strip() in _REPORT_TOP_KEYS \
+                or s[:1] in "=[.…":
+            out.append(ln)
+            continue
+        if s.startswith("GPU ") and _GPU_HEADER.match(s):
+            in_gpu, stack = True, []
+            out.append(s)
+            continue
+        name, colon, value = s.partition(":")
+        name = name.strip()
+        section = not colon or (not value.strip() and s.endswith(":") and name not in _GPU_LEVEL)
+        if name in _GPU_LEVEL:
+            stack = []
+        elif section and name in _NESTED_IN:
+            while stack and stack[-1] not in _NESTED_IN[name]:
+                stack.pop()
+        elif _KEY_OF.get(name) in stack:
+            del stack[stack.index(_KEY_OF[name]) + 1:]
+        out.append("    " * (len(stack) + 1) + s)
+        if section:
+            stack.append(name)
+    return "\n".join(out)
+
 
 def _num(value: Any) -> float | None:
     """``"71.97 W"`` -> 71.97, ``"16x"`` -> 16, ``"N/A"`` -> None."""
@@ -545,6 +632,8 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         return parse_nvidia_smi_q_xml(text)
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
+    if _flattened(body):
+        body = _reindented(body)
     top: dict[str, str] = {}
     warnings: list[str] = []
     lost: list[dict[str, str]] = []

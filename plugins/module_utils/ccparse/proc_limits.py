@@ -36,7 +36,8 @@ from .common import ParseError, need_int, parser, strip_source_line, to_int
 
 TOOL = "/proc/<pid>/limits"
 _HEADER = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$")
-_ROW = re.compile(r"^(Max [a-z]{1,20}(?: [a-z]{1,20}){0,6})\s{2,}(unlimited|\d{1,20})\s+(unlimited|\d{1,20})"
+#: a row; one blank between its cells where a web page's copy collapsed the kernel's column padding
+_ROW = re.compile(r"^(Max [a-z]{1,20}(?: [a-z]{1,20}){0,6}?)\s+(unlimited|\d{1,20})\s+(unlimited|\d{1,20})"
                   r"(?:\s+([a-z]{1,20}))?\s*$")
 #: bash: 'max locked memory       (kbytes, -l) 64', 'open files                      (-n) 1024'
 _SHELL_BASH = re.compile(r"^([a-zA-Z][a-zA-Z -]{0,40}?)\s*\((?:([a-z0-9 ]{1,16}), )?-([a-zA-Z])\)"
