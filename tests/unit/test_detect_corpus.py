@@ -133,6 +133,10 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "round2/sinfo/rivosinc-sinfo-h-o-json-lines-completing-alloc-idle-mixed.txt":
         "an exporter's sinfo -h -o format string printing JSON lines ('{\"s\": \"completing\", ...}'): no sinfo "
         "header or row shape (a round2 known miss of the parser too)",
+    **{f"round2/nccl-tests/{name}.txt": "MSCCL++'s own mscclpp-test table (in-place columns first, no type/redop, "
+       "no nccl-tests banner or 'Avg bus bandwidth'): another tool, a round2 known miss of the parser too"
+       for name in ("mscclpp117-mscclpp-test-reducescatter-1n8p-6m-25m-no-devices",
+                    "mscclpp87-mscclpp-test-alltoall-1n8p-1g-outofplace-only")},
 }
 
 

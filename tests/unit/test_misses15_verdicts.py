@@ -12,6 +12,9 @@ import pytest
 from ccparse import registry
 from ccparse.common import ParseError
 
+from clusterctl.analysis import checks
+from clusterctl.analysis.model import CHECKS, Finding
+
 REPO = Path(__file__).resolve().parents[2]
 
 OLD_TABLE = """Thu Apr  4 23:41:38 2013
@@ -81,3 +84,70 @@ def test_flattened_remapped_rows_pending_stays_pending() -> None:
     gpu = registry.parse("nvidia-smi-q", flat)["gpus"][0]
     assert gpu["remapped_rows"]["pending"] is True and gpu["remapped_rows"]["uncorrectable"] == 1
     assert gpu["temperature_c"]["gpu"] == 33
+
+
+# --- batch 21-24 rest misses: kernel log link events, sinfo -R excerpts, quoted prompt lines ------------------
+
+def _kernel(text: str) -> list[Finding]:
+    checks.load_all()
+    data = registry.parse("kernel-log", text)
+    out: list[Finding] = []
+    for fn in CHECKS["kernel-log"]:
+        res = fn("n1", data, {})
+        out += list(res.findings if hasattr(res, "findings") else res or ())
+    return out
+
+
+BOND_GONE = """[ 1203.422721] bond1: link status definitely down for interface ens3f1, disabling it
+[ 1203.445599] bond1: link status definitely down for interface ens3f0, disabling it
+[ 1203.467563] bond1: now running without any active interface!
+"""
+
+
+def test_a_bond_without_any_active_interface_is_failed() -> None:
+    found = [f for f in _kernel(BOND_GONE) if f.check == "kernel_net"]
+    assert [(f.severity, f.subject) for f in found] == [("critical", "n1/bond1")]
+    back = BOND_GONE + "[ 1210.000001] bond1: making interface ens3f0 the new active one\n"
+    assert [f.severity for f in _kernel(back) if f.check == "kernel_net"] == ["warning"]
+
+
+def test_bond_member_link_status_lines_count_as_flaps() -> None:
+    data = registry.parse("kernel-log", BOND_GONE)
+    assert {k: v["downs"] for k, v in data["link_flaps"].items()} == {"ens3f0": 1, "ens3f1": 1}
+
+
+SLOT_DOWN = """[Ter Set 19 06:01:41 2017] pciehp 0000:02:05.0:pcie24: slot(6): Link Down event
+[Ter Set 19 06:01:41 2017] pciehp 0000:02:05.0:pcie24: pciehp_unconfigure_device: domain:bus:dev = 0000:08:00
+"""
+
+
+def test_a_pcie_slot_link_down_removes_its_device() -> None:
+    found = [f for f in _kernel(SLOT_DOWN) if f.check == "kernel_pcie"]
+    assert [(f.severity, f.subject) for f in found] == [("critical", "n1/0000:08:00.0")]
+    up = "[  30.000000] pcieport 0000:00:03.0: pciehp: Slot(2): Link Down\n" \
+         "[  31.000000] pcieport 0000:00:03.0: pciehp: Slot(2): Link Up\n"
+    assert [(f.severity, f.subject) for f in _kernel(up) if f.check == "kernel_pcie"] == [
+        ("warning", "n1/0000:00:03.0")]
+
+
+def test_openwrt_logread_link_lines_count_as_flaps() -> None:
+    log = ("Sun Jun 11 23:02:41 2023 kern.info kernel: [39210.778735] igc 0000:05:00.0 eth5: NIC Link is Down\n"
+           "Sun Jun 11 23:03:01 2023 kern.info kernel: [39231.230004] igc 0000:05:00.0 eth5: NIC Link is Up 100 Mbps "
+           "Full Duplex, Flow Control: RX\n")
+    flaps = registry.parse("kernel-log", log)["link_flaps"]
+    assert (flaps["eth5"]["downs"], flaps["eth5"]["ups"]) == (1, 1)
+
+
+def test_sinfo_reason_rows_without_their_header_inside_a_frame() -> None:
+    text = ("-" * 40 + "\nKill task failed     root      2025-06-02T22:09:38 kla-ac-cpu-[04,16]\n"
+            "Not responding       slurm     Unknown             gpu07\n" + "-" * 40 + "\n")
+    rows = registry.parse("sinfo", text)["partitions"]
+    assert [(r["reason"], r["hosts"]) for r in rows] == [
+        ("Kill task failed", ["kla-ac-cpu-04", "kla-ac-cpu-16"]), ("Not responding", ["gpu07"])]
+
+
+def test_a_quoted_prompt_line_is_a_prompt() -> None:
+    text = ">[root@login ~]# cat /proc/12287/limits\nLimit                     Soft Limit           Hard Limit" \
+           "           Units\nMax locked memory         65536                65536                bytes\n"
+    got = registry.parse("proc-limits", text)
+    assert got["limits"]["max_locked_memory"] == {"soft": 65536, "hard": 65536, "unit": "bytes"}

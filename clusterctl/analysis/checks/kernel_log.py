@@ -226,6 +226,24 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             host, "kernel_pcie", rule_sev("kernel_pcie.slot_power"), f"{host}/{devs[0]}" if len(devs) == 1 else host,
             f"insufficient PCIe slot power reported for {len(devs)} device(s) ({', '.join(d or '?' for d in devs)}): "
             "the card may throttle or fail under load; check the slot's power budget / riser"))
+    for ev in data.get("pcie_link_down") or ():
+        # pciehp names the device as domain:bus:dev (every function below it went): its function 0 is the subject
+        device = f"{ev['device']}.0" if ev.get("device") else None
+        below = f" (the kernel removed {ev['device']}, every function of it)" if device else ""
+        rule = "kernel_pcie.link_down_back" if ev.get("up") else "kernel_pcie.link_down"
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev(rule), f"{host}/{device or ev.get('port')}",
+            f"PCIe slot {ev.get('slot')} below port {ev.get('port')}: link down {_when([ev])}{below}"
+            + ("; it came back up: a link that drops may drop again, check the card and riser" if ev.get("up") else
+               "; the device below it is gone from the host until the link is restored (reseat or replace)")
+            + f". Line: {str(ev.get('text'))[:160]!r}"))
+    for ev in data.get("bond_no_active") or ():
+        rule = "kernel_net.bond_no_active_back" if ev.get("up") else "kernel_net.bond_no_active"
+        res.findings.append(Finding(
+            host, "kernel_net", rule_sev(rule), f"{host}/{ev.get('bond')}",
+            f"bond {ev.get('bond')} ran without any active interface {_when([ev])}: every member lost its link"
+            + ("; a member came back later" if ev.get("up") else ", the host has lost that network")
+            + f". Line: {str(ev.get('text'))[:160]!r}"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

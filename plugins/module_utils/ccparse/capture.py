@@ -99,7 +99,7 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b]{0,512}(?:
 _FENCE = re.compile(r"^[ \t]{0,16}(?:`{3,}|~{3,})[\w+.-]{0,32}[ \t]*$")
 #: prompts that are prompts whatever follows: ``[user@host dir]#``, ``user@host:~$``, ``host:~#``, ``$``
 _PROMPT_SURE = re.compile(
-    r"^[ \t]{0,40}(?:\([\w.-]{1,64}\)[ \t])?"
+    r"^[ \t]{0,40}(?:>[ \t]?)?(?:\([\w.-]{1,64}\)[ \t])?"  # also quoted alone: '>[root@login ~]# cat ...'
     r"(?:\[[^\]\n]{1,160}\][ \t]?[#$%]"
     r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?)?[ \t]?[#$%]"
     r"|[\w.-]{1,64}:[~/][^\s]{0,256}?[#$]"

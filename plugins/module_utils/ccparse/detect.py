@@ -103,7 +103,7 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^\s*hca_id:[ \t]*\S|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]*\S"),
         ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '|"
          r"^\s*Fatal error:\s+device '\*': sys files not found"),
-        ("ibstat", "ibstat's CA header", r"^\s*CA '[^']+'\s*$"),
+        ("ibstat", "ibstat's CA header", r"^\s*CA '[^']+'(?:[ \t]|$)"),  # a note the paster wrote after it too
         ("ibdev2netdev", "ibdev2netdev lines",
          r"^\s*\S+\s+port\s+\d+\s+==>\s+\S+\s+\((?:Up|Down)\)|"
          r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] \S+ \(MT\d+"),
@@ -150,7 +150,9 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ).*$", 0.1),
         ("ib_write_bw", "perftest command lines", r"^.*\bib_(?:write|read|send)_bw\s.*$", 0.2),
         ("kernel-log", "kernel log lines",
-         r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport|"
+         r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport|pciehp |"
+         # dmesg -T in any locale: '[Sun Jan 11 09:52:01 2026] ', '[Ter Set 19 06:01:41 2017] '
+         r"^[\s>*]*\[\w{2,4}\.? \w{3,4}\.? [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.()/-]+(?:\[\d+\])?: |"
          r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: ).*$", 0.2),
         ("sinfo", "sinfo -h rows (a node or count and a Slurm state)",

@@ -41,6 +41,14 @@ operators paste ``grep Xid`` output too):
     the devices an AER recovery gave up on (``nvidia 0000:03:00.0: AER: can't recover (no
     error_detected callback)``): ``pci``, ``driver``: who is lost behind a port's fatal error.
 
+``pcie_link_down``
+    the PCIe hotplug driver's ``Slot(6): Link Down`` (``pcieport 0000:00:03.0: pciehp: Slot(2): Link Down``, older
+    ``pciehp 0000:02:05.0:pcie24: slot(6): Link Down event``): ``port`` (the downstream port), ``slot``, ``up``
+    (a ``Link Up`` of the slot after it), ``device`` (the ``domain:bus:dev`` pciehp unconfigured, if logged).
+``bond_no_active``
+    the bonding driver's ``bond1: now running without any active interface!``: ``bond``, ``up`` (an ``making
+    interface X the new active one`` / ``first active interface up`` of that bond after it).
+
 ``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
 required``): the GPU takes no work until it is reset.
 ``api_mismatch``
@@ -130,6 +138,16 @@ _AER_FROM = re.compile(r"received(?::| from) (" + _PCI + ")")
 _AER_NONFATAL = re.compile(r"Uncorrect(?:ed|able) \(Non-Fatal\)")
 #: EDAC memory controller reports: 'EDAC MC0: 4 CE error on ...' (corrected), '... UE ...' (uncorrected)
 _EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?P<count>\d{1,9}) (?P<kind>CE|UE)\b\s*(?P<rest>.{0,200})")
+#: pciehp's link events of a slot: 'pcieport 0000:00:03.0: pciehp: Slot(2): Link Down' (kernel 5+),
+#: 'pciehp 0000:02:05.0:pcie24: slot(6): Link Down event' (older)
+_PCIEHP_LINK = re.compile(r"(?P<port>" + _PCI + r")(?::pcie\d{1,4})?: (?:pciehp: )?[Ss]lot\((?P<slot>[^)]{1,24})\): "
+                          r"Link (?P<state>Down|Up)\b")
+_PCIEHP_UNCONFIGURE = re.compile(r"pciehp_unconfigure_device: domain:bus:dev = (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
+                                 r"[0-9a-fA-F]{2})")
+#: the bonding driver: 'bond1: now running without any active interface!' and what brings a member back
+_BOND_NONE = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): now running without any active interface")
+_BOND_BACK = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): (?:making interface \S+ the new active one|"
+                        r"first active interface up)")
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
 _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
@@ -214,6 +232,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     api_text = ""  # the open API mismatch message (api_mismatch[-1]) while its continuation lines may follow
     slot_power: list[dict[str, Any]] = []
     unrecovered: list[dict[str, Any]] = []
+    slot_down: list[dict[str, Any]] = []
+    bond_none: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
@@ -291,6 +311,26 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             dev = _DEV_PREFIX.match(msg)
             slot_power.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None))
             continue
+        if "Link " in msg and (hp := _PCIEHP_LINK.search(msg)):
+            port, slot = hp.group("port").lower(), hp.group("slot")
+            if hp.group("state") == "Down":
+                slot_down.append(_event(lineno, time, msg, port=port, slot=slot, up=False, device=None))
+            else:
+                for ev in slot_down:
+                    if (ev["port"], ev["slot"]) == (port, slot):
+                        ev["up"] = True
+            continue
+        if "unconfigure" in msg and slot_down and (uc := _PCIEHP_UNCONFIGURE.search(msg)):
+            slot_down[-1]["device"] = slot_down[-1]["device"] or uc.group("dev").lower()
+            continue
+        if "active interface" in msg or "new active one" in msg:
+            if bn := _BOND_NONE.search(msg):
+                bond_none.append(_event(lineno, time, msg, bond=bn.group("bond"), up=False))
+                continue
+            if bb := _BOND_BACK.search(msg):
+                for ev in bond_none:
+                    if ev["bond"] == bb.group("bond"):
+                        ev["up"] = True
         if "NVRM" in msg and _NVLINK.search(msg) and _FAILURE.search(msg):
             nvlink.append(_event(lineno, time, msg))
         elif "(Fatal)" in msg and _AER_FATAL.search(msg):
@@ -329,4 +369,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
             "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
+            "pcie_link_down": slot_down, "bond_no_active": bond_none,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}

@@ -244,6 +244,11 @@ def _tables_end(toks: list[list[str]]) -> int:
     return len(toks)
 
 
+#: a 'sinfo -R' row: the reason (words), the user, the time it was set (or 'Unknown'), the nodes
+_REASON_ROW = re.compile(r"^\S.{0,200}?\s+\S{1,64}\s+(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}|Unknown)\s+\S{1,4000}$")
+_FRAME = re.compile(r"^[ \t]*(?:-{10,}|={10,})[ \t]*$")
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
@@ -253,11 +258,16 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     cols: list[str] | None = None
     generic: tuple[str | None, list[str]] | None = None
     lineno = 0
-    numbered = list(capture.lines(text))
+    # a runbook's frame of dashes or equals signs around the pasted run (sinfo prints no such line): blank
+    numbered = [(n, "" if _FRAME.match(raw) else raw) for n, raw in capture.lines(text)]
     toks = [raw.split() for _n, raw in numbered]
     # a title above the first table ('VUW CLUSTER PARTITIONS' of a site's wrapper): skipped where a default header
     # follows; a closing paragraph of prose after the last table (the wrapper's 'NOTE: ...'): not read
     titled = any(map(_default_header, toks))
+    body = [raw.strip() for _n, raw in numbered if raw.strip()]
+    if not titled and body and all(_REASON_ROW.match(ln) for ln in body):
+        # 'sinfo -R | grep ...': the rows without their REASON USER TIMESTAMP NODELIST header
+        header, generic = True, (None, ["REASON", "USER", "TIMESTAMP", "NODELIST"])
     for (lineno, raw), tok in zip(numbered[:_tables_end(toks)], toks):
         line = raw.strip()
         if not line:

@@ -18,8 +18,9 @@ and the bond's "link status definitely down"), ``flaps`` is the largest per-sour
                                         "event": "down", "source": "carrier", "text": "..."}]}},
      "lines": 14, "events": 12}
 
-Lines must look like log lines (syslog ``Mon DD HH:MM:SS``, ISO 8601, or dmesg ``[sec.usec]``
-prefixes; journal ``-- ... --`` markers are skipped). Input where fewer than half the lines do,
+Lines must look like log lines (syslog ``Mon DD HH:MM:SS``, ISO 8601, dmesg ``[sec.usec]``, or OpenWrt
+logread ``Sun Jun 11 23:02:41 2023 kern.info`` prefixes; journal ``-- ... --`` markers are skipped).
+Input where fewer than half the lines do,
 or that is empty, is a ParseError naming the first unrecognised line.
 """
 
@@ -36,6 +37,9 @@ _SYSLOG = re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+
 _ISO = re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
                   r"\s+(?P<host>\S+)\s+(?P<msg>.*)$")
 _DMESG = re.compile(r"^\[\s*(?P<time>\d+\.\d+)\]\s*(?P<msg>.*)$")
+#: OpenWrt's logread: 'Sun Jun 11 23:02:41 2023 kern.info kernel: [39210.778735] igc 0000:05:00.0 eth5: ...'
+_LOGREAD = re.compile(r"^(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\s+"
+                      r"[a-z]{2,8}\.[a-z]{3,7}\s+(?P<msg>.*)$")
 _DMESG_IN_MSG = re.compile(r"^kernel:\s*\[\s*\d+\.\d+\]\s*")
 
 #: an interface name starts a word and is short (IFNAMSIZ is 16; 32 leaves room for RDMA names):
@@ -57,6 +61,9 @@ _PATTERNS = [
     ("up", "driver", re.compile(_IF + r":\s+port\s+(?P<port>\d{1,3})\s+link (?:is )?up\b", _I)),
     ("down", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?down", _I)),
     ("up", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?up", _I)),
+    # kernels without the '(slave X)' form: 'bond1: link status definitely down for interface ens3f1, disabling it'
+    ("down", "bond", re.compile(r":\s+link status (?:definitely )?down for interface " + _IF, _I)),
+    ("up", "bond", re.compile(r":\s+link status (?:definitely )?up for interface " + _IF, _I)),
     ("down", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
                                 r"(?:PORT_)?(?:DOWN|INIT|ARMED|POLLING)\b", _I)),
     ("up", "rdma", re.compile(_MLX + r"\b.*?\bport\s+(?P<port>\d{1,3})\b.*?state.*?(?:->|to)\s*"
@@ -98,7 +105,7 @@ def parse_syslog_linkflap(text: str) -> dict[str, Any]:
         if m:
             time, host, msg = m.group("time"), m.group("host"), m.group("msg")
         else:
-            d = _DMESG.match(line)
+            d = _DMESG.match(line) or _LOGREAD.match(line)
             if not d:
                 if first_bad is None:
                     first_bad = lineno
