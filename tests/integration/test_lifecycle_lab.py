@@ -119,8 +119,10 @@ def test_lifecycle_loop(provisioned: Path, tmp_path: Path, monkeypatch: pytest.M
         # allocated lab-c2 (without it both one-CPU jobs could be packed onto lab-c1 and the gate never ran)
         _wait("lab-c1 and lab-c2 idle", lambda: all(_node(h)["State"] == "IDLE" for h in ("lab-c1", "lab-c2")), 120)
         _inject("lab-c2")
+        # each job holds its node a while (sleep 5): a bare 'hostname' could end before the second sbatch, which
+        # then found lab-c1 free again and never ran on lab-c2 (both ran on lab-c1, Restarts 0 and 0)
         gated = [sh("lab-ctl", f"sbatch --parsable -p {GATED} -N1 --exclusive -o /tmp/cc-preflight-%j.out "
-                               "--wrap hostname").strip()
+                               "--wrap 'sleep 5; hostname'").strip()
                  for _ in range(2)]
         assert all(j.isdigit() for j in gated), gated
         _wait("the gated jobs", lambda: all(_job(j) == "COMPLETED" for j in gated), 180)
