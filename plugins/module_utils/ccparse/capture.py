@@ -722,7 +722,7 @@ def _without_banners(numbered: list[tuple[int, str]]) -> tuple[list[tuple[int, s
                 hosts.append(m.group("h"))
     if not drop:
         return numbered, []
-    return [x for i, x in enumerate(numbered) if i not in drop], [h for i, h in enumerate(hosts) if h not in hosts[:i]]
+    return [x for i, x in enumerate(numbered) if i not in drop], list(dict.fromkeys(hosts))
 
 
 #: the report of the shell's ``time`` (``real\t0m0,022s`` / ``user ...`` / ``sys ...``) after a timed command

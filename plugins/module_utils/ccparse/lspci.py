@@ -135,7 +135,7 @@ def parse_lspci(text: str) -> dict[str, Any]:
     # a listing whose indentation a web page's copy dropped: every line at column 0, device headers among them;
     # a line that is no device header then belongs to the device above it, as its indentation said
     flat = "\n " not in body and "\n\t" not in body and not body[:1].isspace() and \
-        sum(1 for ln in body.split("\n", 400)[:400] if _HEAD.match(ln[:600])) >= 1
+        any(_HEAD.match(ln[:600]) for ln in body.split("\n", 400)[:400])
     for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
         if not raw.strip():
             continue

@@ -127,9 +127,10 @@ _KEY_OF = {"Replays Since Reset": "PCI", "Replay Number Rollovers": "PCI", "Tx T
 #: the lines of a report before its GPU blocks (at column 0 in the tool's output)
 _REPORT_TOP_KEYS = frozenset({"Timestamp", "Driver Version", "CUDA Version", "Attached GPUs", "DCGM Version",
                               "NVML Version", "KMD Version", "CUDA UMD Version"})
-#: a line of a report or excerpt at column 0 followed by one more at column 0 (no indentation anywhere near)
+#: :data:`_GPU_HEADER` searched for in a whole text (its trailing blanks stop at the line's end)
 _GPU_HEADER_LINE = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f][ \t]*$", re.MULTILINE)
 _INDENTED_LINE = re.compile(r"^[ \t]+\S", re.MULTILINE)
+#: a line of a report or excerpt at column 0 followed by one more at column 0 (no indentation anywhere near)
 _FLAT_PAIR = re.compile(r"^[A-Za-z][^\n:]{1,60}:[^\n]*\n[A-Za-z][^\n:]{1,60}:", re.MULTILINE)
 
 
