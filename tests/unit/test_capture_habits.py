@@ -3,7 +3,9 @@
 Operators paste what their terminal showed: a parallel shell's or launcher's prefix on every line,
 or its header above the output (``ansible -m shell``, ``pssh -i``, ``dshbak`` / ``clush -b``), the
 paste quoted in a reply (``> ``), a web page's no-break spaces or its copy with indentation and runs of
-blanks collapsed, CRLF line ends, the paste indented
+blanks collapsed, a copy of a page's HTML source (``&lt;`` ``&gt;`` ``&amp;``), a log's time on every line
+(a CI runner's, ``kubectl logs --timestamps``, moreutils ``ts``), journalctl's head of a service's
+line, ``docker compose logs``' service column, CRLF line ends, the paste indented
 as a Markdown code block or fenced, the prompt and command
 around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
@@ -33,6 +35,7 @@ them on the shared 2-core machine), so every allowed capture is judged, no sampl
 from __future__ import annotations
 
 import functools
+import html
 import sys
 import tempfile
 from collections.abc import Callable
@@ -77,7 +80,20 @@ EXCLUDED = {
        "the paste opens with a Markdown backtick: a terminal's prefix, indentation, prompt or fence comes inside "
        "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
                                                      "prompt", "fence", "quoted", "tab-indent", "ansible",
-                                                     "pssh-i", "dshbak")},
+                                                     "pssh-i", "dshbak", "runner-time", "kubectl-timestamps",
+                                                     "ts", "journal", "compose")},
+    **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
+       "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
+       "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
+    **{(habit, cid):
+       "the page's author wrote the command's output as a '# ' comment under a bare command line: no log "
+       "prints that" for habit in ("ts",) for cid in (
+           "round2/nvidia-smi/wanpihou-570-failed-to-initialize-nvml-version-mismatch-hash-comment.txt",
+           "round2/kernel-log/wanpihou-dmesg-grep-nvrm-api-mismatch-570.133-vs-570.124-hash-comment.txt")},
+    **{(habit, "round2/kernel-log/gpud-dmesg-decode-iso-boot-h100-mlx5-insufficient-slot-power.txt"):
+       "a kernel log's lines keep an ISO time before them as their own (journalctl -o short-iso): the habit's "
+       "one time on all 2381 lines puts the boot's link-ups into one second, a flap burst" for habit in
+       ("runner-time", "kubectl-timestamps", "journal")},
     **{(habit, "network/show_gids/idx41646267603-c-comment-star-prefix.txt"):
        "the capture is quoted inside a C comment (' * ' on every line): a prompt or indentation comes inside "
        "the comment, after its ' * '" for habit in ("indent4", "prompt", "tab-indent")},
@@ -144,6 +160,11 @@ def no_break_spaces(text: str, kind: str) -> str:
     return text.replace("  ", "\xa0 ")
 
 
+def html_source(text: str, kind: str) -> str:
+    """A copy of a page's HTML source: '<', '>' and '&' escaped as entities."""
+    return html.escape(text, quote=False)
+
+
 HABITS: dict[str, Callable[[str, str], str | None]] = {
     "pdsh": _each_line(f"{HOST}: "),
     "srun-l": _each_line("0: "),
@@ -161,6 +182,12 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "ansible": _banner(f"{HOST} | CHANGED | rc=0 >>\n"),
     "pssh-i": _banner(f"[1] 10:21:33 [SUCCESS] {HOST}\n"),
     "dshbak": _banner(f"----------------\n{HOST}\n----------------\n"),
+    "runner-time": _each_line("2024-03-05T10:21:33.1234567Z "),
+    "kubectl-timestamps": _each_line("2024-03-05T10:21:33.123456789Z "),
+    "ts": _each_line("[2024-03-05 10:21:33] "),
+    "journal": _each_line(f"Dec 05 10:21:33 {HOST} healthcheck.sh[4242]: "),
+    "compose": _each_line("trainer-1  | "),
+    "html-source": html_source,
 }
 
 
@@ -398,3 +425,42 @@ def test_a_lone_quoted_line_is_unquoted_but_not_a_prompt() -> None:
     line = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
     assert clean_capture(f"> {line}\n", "kernel-log").text.strip() == line
     assert clean_capture("> nvidia-smi\n", "nvidia-smi").commands == ["nvidia-smi"]
+
+
+def test_a_log_time_before_every_line_comes_off_but_a_kernel_logs_own_stays() -> None:
+    """A runner's / kubectl's time before each line is no part of the tool's text; a kernel log's
+    ISO time (journalctl -o short-iso, dmesg --time-format iso) is its own and dates its events."""
+    lines = ["mlx5_0 port 1 ==> ib0 (Up)", "mlx5_1 port 1 ==> ib1 (Down)"]
+    stamped = "".join(f"2024-03-05T10:21:3{i}.1234567Z {ln}\n" for i, ln in enumerate(lines))
+    got = clean_capture(stamped, "ibdev2netdev")
+    assert got.text == "\n".join(lines) + "\n" and got.hosts == []
+    kernel = ("2024-03-05T10:21:33+0000 gpu-node07 kernel: mlx5_core 0000:17:00.0 ib0: Link down\n"
+              "2024-03-05T10:21:39+0000 gpu-node07 kernel: mlx5_core 0000:17:00.0 ib0: Link up\n")
+    assert clean_capture(kernel, "kernel-log").text == kernel
+    # moreutils ts' bracketed time is no kernel log's own: it comes off, dmesg's own stamp stays
+    dmesg = "[  812.334455] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+    assert clean_capture("[2024-03-05 10:21:33] " + dmesg + "[2024-03-05 10:21:34] " + dmesg,
+                         "kernel-log").text == dmesg * 2
+
+
+def test_a_services_journal_head_and_a_compose_column_name_the_host() -> None:
+    out = "Max locked memory         unlimited            unlimited            bytes\n"
+    journal = "".join(f"Dec 05 10:21:3{i} gpu-node07 healthcheck.sh[4242]: {out}" for i in range(2))
+    got = clean_capture(journal, "proc-limits")
+    assert got.text == out * 2 and got.hosts == ["gpu-node07"]
+    compose = "trainer-1  | " + out + "trainer-1  | " + out
+    got = clean_capture(compose, "proc-limits")
+    assert got.text == out * 2 and got.hosts == ["trainer-1"]
+
+
+def test_a_table_column_is_not_a_compose_service() -> None:
+    """``sinfo -o '%P | %a'``-style rows: many first words, one row each (a service repeats)."""
+    text = "".join(f"part{i} | up | node{i}\n" for i in range(12))
+    assert clean_capture(text, "sinfo").text == text
+
+
+def test_html_source_is_unescaped_only_without_a_bare_angle_bracket() -> None:
+    line = "2: ens1f0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc mq state UP mode DEFAULT\n"
+    assert clean_capture(html.escape(line, quote=False), "ip-link").text == line
+    kept = "NCCL INFO a &amp; b <stdout>\n"  # a bare '<': the text was never escaped
+    assert clean_capture(kept, "nccl-log").text == kept

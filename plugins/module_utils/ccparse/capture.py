@@ -5,14 +5,19 @@ takes that back to the tool's own output, for every KIND alike:
 
 * ``\\r\\n`` and lone ``\\r`` become ``\\n``; a web page's no-break spaces (U+00A0, U+202F) become
   spaces; NUL bytes and ANSI/VT100 escape sequences (colour,
-  cursor, OSC titles) are dropped;
+  cursor, OSC titles) are dropped; a copy of a page's HTML source (``&lt;BROADCAST,UP&gt;``, no bare
+  ``<`` left) is unescaped;
 * a provenance line (``# source: ...``) first is kept as it is (the parsers skip it);
 * Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
 * a launcher's or parallel shell's prefix on (nearly) every line is removed and the hosts it names
   recorded (:attr:`Cleaned.hosts`): Open MPI ``--tag-output`` ``[1,0]<stdout>:``, pdsh/clush
   ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: `` (padded to the widest task
   number: ``  3: ``), Intel MPI ``-l`` ``[0] `` (also where it
-  tagged output flushed mid-line, ``-1[0]``) (see :func:`strip_launcher_prefix`); also indented (a
+  tagged output flushed mid-line, ``-1[0]``), a log's time on every line (a CI runner's
+  ``2024-03-05T10:21:33.1234567Z ``, ``kubectl logs --timestamps``, moreutils ``ts``'s ``[...] ``; not
+  for :data:`STAMPED_KINDS`, whose own lines start with a time), journalctl's head of a service's line
+  (``Dec 05 10:21:33 node07 healthcheck.sh[4242]: ``), ``docker compose logs``' ``trainer-1  | ``
+  (see :func:`strip_launcher_prefix`); also indented (a
   Markdown code block), nested (pdsh running ``srun -l``), under a prompt line, and on a lone line
   (:func:`_strip_lone`); a ``host: `` is a host only when it holds a digit, ``-`` or ``.``
   (``LnkSta: `` of a grep'd excerpt is the tool's key);
@@ -142,7 +147,22 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        r"|\((?P<ray>[A-Za-z_][\w.:-]{0,80} pid=\d{1,9}(?:, ip=[\d.]{7,15})?)\) "
                        r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?[^\[\n]{0,100}?"
                        r"\[(?P<logstd>std(?:out|err))\] ?"
+                       # a log's time on every line: a CI runner's ('2024-03-05T10:21:33.1234567Z ', GitHub
+                       # Actions), kubectl / docker logs --timestamps, moreutils ts ('[2024-03-05 10:21:33] ',
+                       # '[10:21:33] '); not for STAMPED_KINDS, whose own lines start with a time
+                       r"|(?P<stamp>\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+                       r"(?:Z|[+-]\d{2}:?\d{2})?\]?(?: |$)|\[\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] )"
+                       # journalctl's line of a service that ran the tool: 'Dec 05 10:21:33 gpu-node07
+                       # healthcheck.sh[4242]: ' (the host recorded)
+                       r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} (?P<journal>[\w.-]{1,64}) [\w.@/:-]{1,64}"
+                       r"(?:\[\d{1,9}\])?: "
+                       # docker compose logs' service (container) column: 'trainer-1  | '
+                       r"|(?P<compose>[A-Za-z][\w.-]{0,63}) {0,32}\| "
                        r")")
+#: KINDs whose own lines start with a time (and a host): a kernel log's syslog or journal lines keep it
+STAMPED_KINDS = frozenset({"kernel-log", "syslog-linkflap"})
+#: launcher forms that are a time or a log's line head, not a launcher's host or rank
+_STAMP_FORMS = frozenset({"stamp", "journal"})
 
 
 def _any_launcher(lines: Iterable[str]) -> bool:
@@ -335,6 +355,11 @@ def _maybe_prompt(ln: str) -> bool:
     return bool(m and command_word(m.group("cmd")) in _KNOWN)
 
 
+def _bracketed_stamps(form: str, names: Iterable[str]) -> bool:
+    """Times of moreutils ts' ``[...] `` (never a kernel log's own: dmesg's ``[  12.345]`` has no date)."""
+    return form == "stamp" and all(nm.startswith("[") for nm in names)
+
+
 def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], list[str]]:
     """``lines`` without a launcher's prefix, and the hosts/ranks it named; unchanged when fewer than
     :data:`LAUNCHER_SHARE` of the non-blank lines carry one form of it. ``host: `` needs at most a
@@ -344,7 +369,7 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
     # a prompt line (the command that ran under the launcher, the prompt after it) carries no prefix
     body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _sure_prompt(ln)]
     if len(body) == 1:
-        return _strip_lone(lines, body[0], kind in NUMBERED_KINDS)
+        return _strip_lone(lines, body[0], kind in NUMBERED_KINDS, kind in STAMPED_KINDS)
     if not body:
         return lines, []
     forms: dict[str, dict[str, int]] = {}
@@ -356,6 +381,8 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
             name = m.group(form)
             names[name] = names.get(name, 0) + 1
     for form, names in sorted(forms.items(), key=lambda kv: -sum(kv[1].values())):
+        if form in _STAMP_FORMS and kind in STAMPED_KINDS and not _bracketed_stamps(form, names):
+            continue  # a kernel log's own time and host (journalctl -o short-iso); ts' '[...] ' is not its own
         n = sum(names.values())
         need = len(body) if form in ("rank", "brank") else LAUNCHER_SHARE * len(body)
         if form in ("host", "bracket") and any(nm.lower() in _NOT_HOSTS or nm.isupper() for nm in names):
@@ -367,7 +394,7 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
             # 'LnkCap: ...' / 'LnkSta: ...' of a grep'd excerpt: keys, not hosts (gpu-node07, dgx3, 10.0.0.7;
             # one lower-case name alone, 'login: ', is a host too)
             continue
-        if n < need or (form == "host" and len(names) > max(8, n // 4)) or (
+        if n < need or (form in ("host", "journal", "compose") and len(names) > max(8, n // 4)) or (
                 form in ("rank", "brank") and len(names) > n // 2):
             continue
         out = []
@@ -378,7 +405,7 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
             # the launcher also tags output it flushed mid-line: '... -1[0]    1626.5 ...' (glued to the text)
             glued = re.compile(r"(?<=\S)\[(?:" + "|".join(names) + r")\](?=\s)")
             out = [glued.sub(" ", ln) if "[" in ln else ln for ln in out]
-        return out, [] if form == "logstd" else list(names)
+        return out, [] if form in ("logstd", "stamp") else list(names)
     return lines, []
 
 
@@ -428,7 +455,8 @@ NUMBERED_KINDS = frozenset({"ip-link"})
 _LONE_HOST = re.compile(r"(?=[^-.]*[-.])(?=\D*\d)[\w.-]+$")
 
 
-def _strip_lone(lines: list[str], line: str, numbered: bool = False) -> tuple[list[str], list[str]]:
+def _strip_lone(lines: list[str], line: str, numbered: bool = False,
+                stamped: bool = False) -> tuple[list[str], list[str]]:
     """``lines`` (one line of text among blank ones) without the launcher prefix of that line, when
     the prefix cannot be the line's own text: Open MPI's tag, srun's ``N: `` (not for
     :data:`NUMBERED_KINDS`), a host name that holds a digit and a ``-`` or ``.``."""
@@ -440,8 +468,14 @@ def _strip_lone(lines: list[str], line: str, numbered: bool = False) -> tuple[li
     if form in ("host", "bracket"):
         if name.lower() in _NOT_HOSTS or not _LONE_HOST.match(name):
             return lines, []
-    elif (form == "rank" and numbered) or form == "brank":
+    elif (form == "rank" and numbered) or form == "brank" or (
+            form in _STAMP_FORMS and stamped and not _bracketed_stamps(form, [name])):
         return lines, []
+    elif form == "compose" and not _LONE_HOST.match(name):
+        return lines, []  # 'Speed  | ...' of a table: a service name alone holds a digit and a '-' or '.'
+    if form == "stamp":
+        i = lines.index(line)
+        return [*lines[:i], line[m.end():], *lines[i + 1:]], []
     i = lines.index(line)
     return [*lines[:i], line[m.end():], *lines[i + 1:]], [name]
 
@@ -599,10 +633,25 @@ def _unescaped(text: str) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\xa0" in text or "\u202f" in text:  # a web page's no-break spaces, copied with its text
         text = text.translate(_NO_BREAK_SPACES)
+    if "&" in text and "<" not in text and ("&gt;" in text or "&lt;" in text or "&amp;" in text):
+        # a copy of a page's HTML source: its markup escaped ('&lt;BROADCAST,UP&gt;', '&lt;nvidia_smi_log&gt;');
+        # only where no '<' is left (a tool's text holds no such entity, an escaped page holds no bare '<')
+        text = _html_unescaped(text)
     if "`" in text[:300]:
         text = _inline_tick(text)
     if _has_autolink_end(text):
         text = _AUTOLINK.sub(r"\g<t>", text)
+    return text
+
+
+#: the entities a page's source escapes a paste's text with ('&amp;' last: '&amp;lt;' is a literal '&lt;')
+_ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&#39;", "'"), ("&#x27;", "'"), ("&amp;", "&"))
+
+
+def _html_unescaped(text: str) -> str:
+    for entity, char in _ENTITIES:
+        if entity in text:
+            text = text.replace(entity, char)
     return text
 
 
@@ -766,9 +815,10 @@ def _general(text: str, kind: str) -> Cleaned:
     if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]]):
         bare = [ln for _n, ln in numbered]
         for _depth in range(3):  # nested: pdsh running srun -l ('node07: 0: ...'), mpirun under a parallel shell
+            before = bare
             bare, named = strip_launcher_prefix(bare, kind)
             hosts += [h for h in named if h not in hosts]
-            if not named or not any(_LAUNCHER.match(ln) for ln in bare[:40]):
+            if bare is before or not any(_LAUNCHER.match(ln) for ln in bare[:40]):
                 break
         numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare)]
         if hosts and kind not in ELISION_KINDS and any(_ELISION.match(ln) for _n, ln in numbered):
