@@ -5,7 +5,10 @@ or its header above the output (``ansible -m shell``, ``pssh -i``, ``dshbak`` / 
 paste quoted in a reply (``> ``), a web page's no-break spaces or its copy with indentation and runs of
 blanks collapsed, a copy of a page's HTML source (``&lt;`` ``&gt;`` ``&amp;``), a log's time on every line
 (a CI runner's, ``kubectl logs --timestamps``, moreutils ``ts``), journalctl's head of a service's
-line, ``docker compose logs``' service column, CRLF line ends, the paste indented
+line, ``docker compose logs``' service column, a blog's typesetting (curly quotes, dashes), the lines a
+terminal shows before the output (ssh's known-hosts note, sudo's password prompt, kubectl's container
+choice, srun's allocation notes, a locale warning, watch's header, an NGC container's banner; also
+behind a launcher's prefix), CRLF line ends, the paste indented
 as a Markdown code block or fenced, the prompt and command
 around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
@@ -19,6 +22,9 @@ without the ``...`` line: the marker may add a coverage note, never change the v
 is left.
 
 The held-out files (``HOLDOUT.txt`` of each part) are never read here.
+
+Not undone, and why: a mail client's wrap of long lines (at a blank, about column 72; a table's row
+and a wrapped line's rest cannot be told apart).
 
 Not applied, and why: a habit on a capture that already carries an outer decoration (a Markdown
 backtick, a C comment's `` * ``) would come inside it, never before it (:data:`EXCLUDED`, per
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -81,7 +88,10 @@ EXCLUDED = {
        "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
                                                      "prompt", "fence", "quoted", "tab-indent", "ansible",
                                                      "pssh-i", "dshbak", "runner-time", "kubectl-timestamps",
-                                                     "ts", "journal", "compose")},
+                                                     "ts", "journal", "compose", "watch", "ssh-known-hosts",
+                                                     "sudo-password", "kubectl-container", "srun-allocation",
+                                                     "setlocale", "container-banner", "container-banner-srun-l",
+                                                     "ssh-known-hosts-pdsh")},
     **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
        "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
@@ -160,6 +170,40 @@ def no_break_spaces(text: str, kind: str) -> str:
     return text.replace("  ", "\xa0 ")
 
 
+def typeset(text: str, kind: str) -> str:
+    """A blog's typesetting of a paste outside a code block (WordPress' wptexturize, smart quotes)."""
+    text = text.replace("---", "\u2014").replace("--", "\u2013").replace("...", "\u2026")
+    text = re.sub(r'"([^"\n]*)"', "\u201c\\1\u201d", text)
+    return text.replace("'", "\u2019")
+
+
+#: an NGC container's banner before the tool's output (``docker run nvcr.io/nvidia/pytorch ... nvidia-smi``)
+NGC_BANNER = """
+=============
+== PyTorch ==
+=============
+
+NVIDIA Release 24.01 (build 80741402)
+PyTorch Version 2.2.0a0+81ea7a4
+
+Container image Copyright (c) 2023, NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+
+Copyright (c) 2014-2023 Facebook Inc.
+All rights reserved.
+
+Various files include modifications (c) NVIDIA CORPORATION & AFFILIATES.  All rights reserved.
+
+This container image and its contents are governed by the NVIDIA Deep Learning Container License.
+By pulling and using the container, you accept the terms and conditions of this license:
+https://developer.nvidia.com/ngc/nvidia-deep-learning-container-license
+
+NOTE: The SHMEM allocation limit is set to the default of 64MB.  This may be
+   insufficient for PyTorch.  NVIDIA recommends the use of the following flags:
+   docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 ...
+
+"""
+
+
 def html_source(text: str, kind: str) -> str:
     """A copy of a page's HTML source: '<', '>' and '&' escaped as entities."""
     return html.escape(text, quote=False)
@@ -188,6 +232,19 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "journal": _each_line(f"Dec 05 10:21:33 {HOST} healthcheck.sh[4242]: "),
     "compose": _each_line("trainer-1  | "),
     "html-source": html_source,
+    "typeset": typeset,
+    "watch": _banner(f"Every 2.0s: nvidia-smi                    {HOST}: Thu Mar  5 10:21:33 2024\n\n"),
+    "ssh-known-hosts": _banner(f"Warning: Permanently added '{HOST},10.0.0.7' (ECDSA) to the list of known hosts.\n"),
+    "sudo-password": _banner("[sudo] password for admin: \n"),
+    "kubectl-container": _banner('Defaulted container "nvidia-driver-ctr" out of: nvidia-driver-ctr, '
+                                 "k8s-driver-manager (init)\n"),
+    "srun-allocation": _banner("srun: job 123456 queued and waiting for resources\n"
+                               "srun: job 123456 has been allocated resources\n"),
+    "setlocale": _banner("-bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8)\n"),
+    "container-banner": _banner(NGC_BANNER),
+    "container-banner-srun-l": lambda text, kind: _each_line("0: ")(NGC_BANNER + _join(_lines(text)), kind),
+    "ssh-known-hosts-pdsh": lambda text, kind: _each_line(f"{HOST}: ")(
+        f"Warning: Permanently added '{HOST}' (ED25519) to the list of known hosts.\n" + _join(_lines(text)), kind),
 }
 
 
@@ -464,3 +521,37 @@ def test_html_source_is_unescaped_only_without_a_bare_angle_bracket() -> None:
     assert clean_capture(html.escape(line, quote=False), "ip-link").text == line
     kept = "NCCL INFO a &amp; b <stdout>\n"  # a bare '<': the text was never escaped
     assert clean_capture(kept, "nccl-log").text == kept
+
+
+def test_terminal_lines_before_the_output_come_off_but_a_tools_own_stay() -> None:
+    out = "NODELIST   NODES PARTITION STATE\ngpu-node07     1    batch* drain\n"
+    for noise in ("Warning: Permanently added 'gpu-node07' (ED25519) to the list of known hosts.",
+                  "[sudo] password for admin: ", "srun: job 77 has been allocated resources",
+                  "salloc: Granted job allocation 77",
+                  "bash: warning: setlocale: LC_ALL: cannot change locale (C.UTF-8)",
+                  "Every 5.0s: sinfo -N                      login01: Thu Mar  5 10:21:33 2024"):
+        assert clean_capture(f"{noise}\n{out}", "sinfo").text.strip() == out.strip(), noise
+    # srun's own errors are evidence, not a note: kept
+    err = "srun: error: gpu-node07: task 0: Exited with exit code 1\n"
+    assert clean_capture(err + out, "sinfo").text == err + out
+
+
+def test_a_container_banner_comes_off_up_to_the_tools_output() -> None:
+    table = "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05\n"
+    got = clean_capture(NGC_BANNER + table, "nvidia-smi").text
+    assert got.strip() == table.strip()
+    # an indented line after the banner's last note is its continuation; after a licence line it is output
+    lspci = ("41:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+             "\tLnkSta:\tSpeed 32GT/s, Width x16\n")
+    got = clean_capture("==========\n== CUDA ==\n==========\n\nCUDA Version 12.2.2\n\n" + lspci, "lspci").text
+    assert got.strip() == lspci.strip()
+
+
+def test_typesetting_is_undone_and_an_xml_document_read_through_it() -> None:
+    line = "Infiniband device \u2018mlx5_0\u2019 port 1 status:\n"
+    assert clean_capture(line, "ibstatus").text == "Infiniband device 'mlx5_0' port 1 status:\n"
+    assert clean_capture("+\u2014\u2014\u2013+\n", "dcgmi-diag").text == "+--------+\n"
+    xml = ('<?xml version=\u201c1.0\u201d ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \u201cnvsmi_device_v12.dtd\u201d>\n'
+           "<nvidia_smi_log>\n<driver_version>535.104.05</driver_version>\n<attached_gpus>0</attached_gpus>\n"
+           "</nvidia_smi_log>\n")
+    assert registry.parse("nvidia-smi-q-xml", xml)["driver_version"] == "535.104.05"

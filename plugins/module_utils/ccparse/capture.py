@@ -5,7 +5,8 @@ takes that back to the tool's own output, for every KIND alike:
 
 * ``\\r\\n`` and lone ``\\r`` become ``\\n``; a web page's no-break spaces (U+00A0, U+202F) become
   spaces; NUL bytes and ANSI/VT100 escape sequences (colour,
-  cursor, OSC titles) are dropped; a copy of a page's HTML source (``&lt;BROADCAST,UP&gt;``, no bare
+  cursor, OSC titles) are dropped; a blog's typesetting (curly quotes, en and em dashes for ``--`` /
+  ``---``) is undone; a copy of a page's HTML source (``&lt;BROADCAST,UP&gt;``, no bare
   ``<`` left) is unescaped;
 * a provenance line (``# source: ...``) first is kept as it is (the parsers skip it);
 * Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
@@ -165,23 +166,28 @@ STAMPED_KINDS = frozenset({"kernel-log", "syslog-linkflap"})
 _STAMP_FORMS = frozenset({"stamp", "journal"})
 
 
-def _any_launcher(lines: Iterable[str]) -> bool:
+def _any_launcher(lines: Iterable[str], kind: str = "") -> bool:
     """``any(_LAUNCHER.match(ln) for ln in lines)``, the regex asked only of the lines that can match: each
     of its forms starts with ``[``, ``(`` (Ray), a letter or a digit (``str.isalnum`` takes the others), or with
     the blanks of an indented tag, which are followed by its ``[`` or a digit (an indented report line,
     ``    Product Name : ...``, is not tried: most lines of -q and ibstat), except on the first line of
-    text (a whole paste indented as a Markdown code block: ``    gpu-node07: ...``)."""
+    text (a whole paste indented as a Markdown code block: ``    gpu-node07: ...``). For
+    :data:`STAMPED_KINDS` a line's own time or journal head is no launcher's."""
     match = _LAUNCHER.match
+    stamped = kind in STAMPED_KINDS
     text = False  # the first line of text is asked whatever it starts with (a whole paste indented: 'n7: ')
     for ln in lines:
         first = ln[:1]
         if first.isalnum() or first == "[" or first == "(":
-            if match(ln):
-                return True
+            m = match(ln)
         elif first == " " or first == "\t":
             first = ln.lstrip(" \t")[:1]
-            if (first == "[" or first == "(" or first.isdigit() or (first and not text)) and match(ln):
-                return True
+            m = match(ln) if first == "[" or first == "(" or first.isdigit() or (first and not text) else None
+        else:
+            m = None
+        if m and not (stamped and m.lastgroup in _STAMP_FORMS
+                      and not _bracketed_stamps(m.lastgroup, [m.group(m.lastgroup)])):
+            return True
         if not text and ln.lstrip(" \t"):
             text = True
     return False
@@ -631,8 +637,11 @@ def _unescaped(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\xa0" in text or "\u202f" in text:  # a web page's no-break spaces, copied with its text
-        text = text.translate(_NO_BREAK_SPACES)
+    if not text.isascii():
+        if "\xa0" in text or "\u202f" in text:  # a web page's no-break spaces, copied with its text
+            text = text.translate(_NO_BREAK_SPACES)
+        if any(ch in text for ch in _SMART):
+            text = _untypeset(text)
     if "&" in text and "<" not in text and ("&gt;" in text or "&lt;" in text or "&amp;" in text):
         # a copy of a page's HTML source: its markup escaped ('&lt;BROADCAST,UP&gt;', '&lt;nvidia_smi_log&gt;');
         # only where no '<' is left (a tool's text holds no such entity, an escaped page holds no bare '<')
@@ -646,6 +655,31 @@ def _unescaped(text: str) -> str:
 
 #: the entities a page's source escapes a paste's text with ('&amp;' last: '&amp;lt;' is a literal '&lt;')
 _ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&#39;", "'"), ("&#x27;", "'"), ("&amp;", "&"))
+
+
+#: a blog's typesetting of a paste's text (WordPress' wptexturize, an editor's smart quotes): curly quotes,
+#: dashes for '--' / '---' (a table's rule of dashes), an ellipsis for '...', a multiplication sign between digits
+_SMART = "\u2018\u2019\u201c\u201d\u2013\u2014\u00d7\u2026"
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2014": "---", "\u2026": "..."})
+_EN_DASH = re.compile("( ?)\u2013( ?)")
+_TIMES = re.compile(r"(?<=\d)\u00d7(?=\d)")
+
+
+def typeset(text: str) -> bool:
+    """Whether a blog's typesetting (:data:`_SMART`) is in ``text``."""
+    return not text.isascii() and any(ch in text for ch in _SMART)
+
+
+def _untypeset(text: str) -> str:
+    """The paste's ASCII back: curly quotes to straight ones, an em dash to ``---``, an ellipsis to ``...``, an
+    en dash to ``--`` (between blanks to ``-``: wptexturize's ``' - '``), a multiplication sign between digits to
+    ``x`` (:data:`_SMART`)."""
+    text = text.translate(_QUOTES)
+    if "\u2013" in text:
+        text = _EN_DASH.sub(lambda m: " - " if m.group(1) and m.group(2) else m.group(1) + "--" + m.group(2), text)
+    if "\u00d7" in text:
+        text = _TIMES.sub("x", text)
+    return text
 
 
 def _html_unescaped(text: str) -> str:
@@ -689,7 +723,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
-    if _fenced(text) or _elided(text, kind) or _has_banner(text) or (
+    if _fenced(text) or _elided(text, kind) or _has_banner(text) or _has_container_banner(text) or (
             "`" in text[:400] and _tick_opened([(0, ln) for ln in text[:400].split("\n")])):
         return _general(text, kind)
     if kind not in DEDENT_KINDS:
@@ -698,7 +732,9 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         first = text.split("\n", 42)
         head = 1 if first[0].startswith(("# source:", "#source:")) else 0
         lead = first[head:42]
-        if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40]):
+        if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40], kind):
+            return _general(text, kind)
+        if any(map(_noise, lead[:NOISE_HEAD])):
             return _general(text, kind)
         nonblank = next((ln for ln in lead if ln.strip()), None)
         if nonblank is not None and nonblank[:1].isdigit() and strip_grep_numbers(lead) is not lead:
@@ -715,7 +751,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     if raw:
         head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
         body = raw[head:]
-        if kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40]):
+        if (kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40], kind)) or any(map(_noise, body[:NOISE_HEAD])):
             return _general(text, kind)
         if body and body[0][:1].isdigit() and strip_grep_numbers(body[:40]) is not body[:40]:
             return _general(text, kind)
@@ -725,6 +761,69 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         if stripped is body and _plain(text[len(raw[0]) + 1:] if head else text, kind):
             return Cleaned(text, range(1, len(raw) + 1), [])
     return _general(text, kind)
+
+
+#: lines a terminal shows before a tool's output that no KIND's tool prints: ssh's known-hosts note, sudo's
+#: password prompt, kubectl's choice of container, srun's / salloc's allocation notes, a shell's locale
+#: warning, watch's header ('Every 2.0s: nvidia-smi   node07: Thu Mar  5 10:21:33 2024')
+_NOISE = re.compile(
+    r"^[ \t]{0,8}(?:Warning: Permanently added .{1,300} to the list of known hosts\.?"
+    r"|\[sudo\] password for [^:\n]{1,64}:.{0,200}"
+    r"|Defaulted container \"[^\"]{1,253}\" out of: .{0,500}"
+    r"|s(?:run|alloc): (?:job \d{1,12} (?:queued and waiting for resources|has been allocated resources)"
+    r"|Granted job allocation \d{1,12}|Pending job allocation \d{1,12}|Waiting for resource configuration"
+    r"|Nodes \S{1,200} are ready for job|Relinquishing job allocation \d{1,12})"
+    r"|-?(?:ba)?sh(?:: line \d{1,6})?: warning: setlocale: .{0,200}"
+    r"|Every \d{1,4}(?:\.\d{1,3})?s: .{1,400}"
+    r")[ \t]*$")
+#: the first character of a :data:`_NOISE` line (after its indentation)
+_NOISE_FIRST = frozenset("W[Ds-bE")
+#: an NGC container's banner: '==========' / '== CUDA ==' / '==========', then its version, copyright and
+#: licence lines (and notes, each continued by indented lines) before the tool's own output
+_CONTAINER_TITLE = re.compile(r"^== [\w .+/-]{1,40} ==$")
+_CONTAINER_TEXT = re.compile(
+    r"^(?:={4,80}|[\w .+-]{1,40} Version \S{1,80}|NVIDIA Release .{1,120}|(?:Container image )?Copyright \(c\).{0,200}"
+    r"|This container image and its contents are governed by .{0,200}|By pulling and using the container.{0,200}"
+    r"|https?://\S{0,200}(?:ngc|license)\S{0,200}|A copy of this license is made available.{0,200}"
+    r"|Various files include modifications .{0,200}|All rights reserved\.?|(?P<note>(?:NOTE|WARNING): .{0,300})"
+    r")[ \t]*$")
+#: a line that continues a banner's note (indented)
+_CONTAINER_MORE = re.compile(r"^[ \t]{2,8}\S")
+
+
+#: the lines of a paste's head where :data:`_NOISE` is looked for (behind a launcher's prefix: every line)
+NOISE_HEAD = 40
+
+
+def _noise(ln: str) -> bool:
+    return ln.lstrip(" \t")[:1] in _NOISE_FIRST and bool(_NOISE.match(ln))
+
+
+def _without_container_banner(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``numbered`` without an NGC container's banner (:data:`_CONTAINER_TITLE` between two lines of
+    ``=``, then the lines of :data:`_CONTAINER_TEXT` and blank ones up to the first other line)."""
+    for i in range(1, len(numbered) - 1):
+        if _CONTAINER_TITLE.match(numbered[i][1].strip()) and numbered[i - 1][1].strip().startswith("====") \
+                and numbered[i + 1][1].strip().startswith("===="):
+            end, note = i + 2, False
+            while end < len(numbered):
+                ln = numbered[end][1]
+                if ln.strip():
+                    m = _CONTAINER_TEXT.match(ln)
+                    if m:
+                        note = bool(m.group("note"))
+                    elif not (note and _CONTAINER_MORE.match(ln)):
+                        break
+                else:
+                    note = False  # a note's indented lines follow it directly
+                end += 1
+            return numbered[:i - 1] + numbered[end:]
+    return numbered
+
+
+def _has_container_banner(text: str) -> bool:
+    """A banner title line in the paste's first 8000 characters (the banner comes before the output)."""
+    return text.find("\n== ", 0, 8000) >= 0 or text.startswith("== ")
 
 
 #: the one-line header of a host's output: ``ansible`` ad-hoc (``node07 | CHANGED | rc=0 >>``) and ``pssh -i``
@@ -812,15 +911,27 @@ def _general(text: str, kind: str) -> Cleaned:
                                and any(_ELISION.match(ln) for _n, ln in numbered)):
         elided = [n for n, ln in numbered if _ELISION.match(ln)]
         numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
-    if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]]):
-        bare = [ln for _n, ln in numbered]
+    if any(_noise(ln) for _n, ln in numbered[:NOISE_HEAD]):  # before a launcher's prefix is counted on every line
+        numbered = [x for i, x in enumerate(numbered) if i >= NOISE_HEAD or not _noise(x[1])]
+    banner = _has_container_banner(text)
+    if banner:
+        numbered = _without_container_banner(numbered)
+    if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]], kind):
         for _depth in range(3):  # nested: pdsh running srun -l ('node07: 0: ...'), mpirun under a parallel shell
-            before = bare
-            bare, named = strip_launcher_prefix(bare, kind)
+            before = [ln for _n, ln in numbered]
+            bare, named = strip_launcher_prefix(before, kind)
             hosts += [h for h in named if h not in hosts]
-            if bare is before or not any(_LAUNCHER.match(ln) for ln in bare[:40]):
+            if bare is before:
                 break
-        numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare)]
+            numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare)]
+            # what the launcher's host printed around the tool's output: 'node07: Warning: Permanently added ...',
+            # a container's banner, each line prefixed
+            if any(_noise(ln) for ln in bare):
+                numbered = [(n, ln) for n, ln in numbered if not _noise(ln)]
+            if any(ln[:3] == "== " for ln in bare):
+                numbered = _without_container_banner(numbered)
+            if not any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
+                break
         if hosts and kind not in ELISION_KINDS and any(_ELISION.match(ln) for _n, ln in numbered):
             elided += [n for n, ln in numbered if _ELISION.match(ln)]  # '0: ...': the elision behind the prefix
             numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]

@@ -290,10 +290,13 @@ def detect(text: str) -> Detection | None:
     # launcher prefixes (two, as srun's inside pdsh's) off
     bare = [ln if not ln.lstrip().startswith(("```", "~~~")) else "" for ln in lines]
     bare = strip_quoting(bare)
+    # each depth is a view, the barest first: a syslog line's head behind pdsh's is the log's own
+    # ('node07: Aug 17 06:18:01 vm-0 systemd-networkd[5398]: ib6: lost carrier')
+    depths = [bare]
     for _depth in range(2):
-        bare = strip_launcher_prefix(bare)[0]
-    bare = strip_grep_numbers(bare)
-    views = ["\n".join(bare), head] if bare != lines else [head]
+        depths.append(strip_launcher_prefix(depths[-1])[0])
+    stripped = [strip_grep_numbers(view) for view in reversed(depths)]
+    views = [*dict.fromkeys("\n".join(view) for view in stripped if view != lines), head]
     for view in views:
         found = _structure(view) or _lines(view)
         if found is not None:

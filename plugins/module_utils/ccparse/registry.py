@@ -8,7 +8,7 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
-from .capture import clean_capture
+from .capture import clean_capture, typeset
 from .common import PARSERS, ParseError
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
@@ -48,7 +48,7 @@ def parse(kind: str, text: str) -> Any:
     _load_all()
     if kind not in PARSERS:
         raise KeyError(kind)
-    if kind in _XML_KINDS and _raw_xml(text):
+    if kind in _XML_KINDS and _raw_xml(text) and not typeset(text):
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
     try:
