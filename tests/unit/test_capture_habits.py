@@ -7,8 +7,10 @@ blanks collapsed, a copy of a page's HTML source (``&lt;`` ``&gt;`` ``&amp;``), 
 (a CI runner's, ``kubectl logs --timestamps``, moreutils ``ts``), journalctl's head of a service's
 line, ``docker compose logs``' service column, a blog's typesetting (curly quotes, dashes), the lines a
 terminal shows before the output (ssh's known-hosts note, sudo's password prompt, kubectl's container
-choice, srun's allocation notes, a locale warning, watch's header, an NGC container's banner; also
-behind a launcher's prefix), CRLF line ends, the paste indented
+choice, srun's allocation notes, pyxis' and apptainer's notes, docker's pull progress, a locale warning,
+watch's header, script(1)'s first line, an NGC container's banner; also behind a launcher's prefix) and
+after it (ssh's 'Connection to ... closed.', kubectl run --rm's deleted pod, script(1)'s last line),
+CRLF line ends, the paste indented
 as a Markdown code block or fenced, the prompt and command
 around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
@@ -91,7 +93,8 @@ EXCLUDED = {
                                                      "ts", "journal", "compose", "watch", "ssh-known-hosts",
                                                      "sudo-password", "kubectl-container", "srun-allocation",
                                                      "setlocale", "container-banner", "container-banner-srun-l",
-                                                     "ssh-known-hosts-pdsh")},
+                                                     "ssh-known-hosts-pdsh", "docker-pull", "pyxis", "apptainer",
+                                                     "ssh-closed", "kubectl-run-rm", "script")},
     **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
        "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
@@ -243,6 +246,19 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "setlocale": _banner("-bash: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8)\n"),
     "container-banner": _banner(NGC_BANNER),
     "container-banner-srun-l": lambda text, kind: _each_line("0: ")(NGC_BANNER + _join(_lines(text)), kind),
+    "docker-pull": _banner("Unable to find image 'nvidia/cuda:12.2.0-base-ubuntu22.04' locally\n"
+                           "12.2.0-base-ubuntu22.04: Pulling from nvidia/cuda\n3dd181f9be59: Pulling fs layer\n"
+                           "3dd181f9be59: Verifying Checksum\n3dd181f9be59: Download complete\n"
+                           "3dd181f9be59: Pull complete\nDigest: sha256:" + "4b" * 32 + "\n"
+                           "Status: Downloaded newer image for nvidia/cuda:12.2.0-base-ubuntu22.04\n"),
+    "pyxis": _banner("pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3\n"
+                     "pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.01-py3\n"),
+    "apptainer": _banner("INFO:    Converting SIF file to temporary sandbox...\n"),
+    "ssh-closed": lambda text, kind: _join(_lines(text)) + f"Connection to {HOST} closed.\n",
+    "kubectl-run-rm": lambda text, kind: _join(_lines(text)) + 'pod "nvidia-smi" deleted\n',
+    "script": lambda text, kind: ('Script started on 2024-03-05 10:21:33+00:00 [TERM="xterm-256color" '
+                                  'TTY="/dev/pts/0" COLUMNS="120" LINES="40"]\n' + _join(_lines(text))
+                                  + 'Script done on 2024-03-05 10:22:01+00:00 [COMMAND_EXIT_CODE="0"]\n'),
     "ssh-known-hosts-pdsh": lambda text, kind: _each_line(f"{HOST}: ")(
         f"Warning: Permanently added '{HOST}' (ED25519) to the list of known hosts.\n" + _join(_lines(text)), kind),
 }
@@ -555,3 +571,12 @@ def test_typesetting_is_undone_and_an_xml_document_read_through_it() -> None:
            "<nvidia_smi_log>\n<driver_version>535.104.05</driver_version>\n<attached_gpus>0</attached_gpus>\n"
            "</nvidia_smi_log>\n")
     assert registry.parse("nvidia-smi-q-xml", xml)["driver_version"] == "535.104.05"
+
+
+def test_a_tools_own_line_that_looks_like_a_note_is_kept() -> None:
+    """pyxis' failure and a noise-like line in the middle of the output are evidence or text: kept."""
+    err = "pyxis: child 4242 failed with error code: 1\n"
+    out = "NODELIST   NODES PARTITION STATE\n" + "".join(f"gpu-node{i:02d}     1    batch* idle\n" for i in range(50))
+    assert clean_capture(err + out, "sinfo").text == err + out
+    middle = out + "Connection to gpu-node07 closed.\n" + out  # not in the paste's tail: the text's own
+    assert clean_capture(middle, "sinfo").text == middle

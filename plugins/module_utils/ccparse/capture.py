@@ -723,7 +723,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
-    if _fenced(text) or _elided(text, kind) or _has_banner(text) or _has_container_banner(text) or (
+    if _fenced(text) or _elided(text, kind) or _has_banner(text) or _terminal_last(text) or (
             "`" in text[:400] and _tick_opened([(0, ln) for ln in text[:400].split("\n")])):
         return _general(text, kind)
     if kind not in DEDENT_KINDS:
@@ -734,9 +734,9 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         lead = first[head:42]
         if kind not in NO_LAUNCHER_KINDS and _any_launcher(lead[:40], kind):
             return _general(text, kind)
-        if any(map(_noise, lead[:NOISE_HEAD])):
-            return _general(text, kind)
         nonblank = next((ln for ln in lead if ln.strip()), None)
+        if nonblank is not None and _terminal_first(nonblank):
+            return _general(text, kind)
         if nonblank is not None and nonblank[:1].isdigit() and strip_grep_numbers(lead) is not lead:
             return _general(text, kind)  # grep -n / -b numbers before every line
         if nonblank is not None and kind in REPORT_KINDS and nonblank[:1] in (" ", "\t") and \
@@ -751,7 +751,8 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     if raw:
         head = 1 if raw[0].startswith(("# source:", "#source:")) else 0
         body = raw[head:]
-        if (kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40], kind)) or any(map(_noise, body[:NOISE_HEAD])):
+        if (kind not in NO_LAUNCHER_KINDS and _any_launcher(body[:40], kind)) or \
+                _terminal_first(next((ln for ln in body if ln.strip()), "")):
             return _general(text, kind)
         if body and body[0][:1].isdigit() and strip_grep_numbers(body[:40]) is not body[:40]:
             return _general(text, kind)
@@ -763,21 +764,34 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     return _general(text, kind)
 
 
-#: lines a terminal shows before a tool's output that no KIND's tool prints: ssh's known-hosts note, sudo's
-#: password prompt, kubectl's choice of container, srun's / salloc's allocation notes, a shell's locale
-#: warning, watch's header ('Every 2.0s: nvidia-smi   node07: Thu Mar  5 10:21:33 2024')
+#: lines a terminal shows before or after a tool's output that no KIND's tool prints: ssh's known-hosts note and
+#: its closing one, sudo's password prompt, kubectl's choice of container and its deleted pod, srun's / salloc's
+#: allocation notes, pyxis' and apptainer's progress notes, a shell's locale warning, watch's header
+#: ('Every 2.0s: nvidia-smi   node07: Thu Mar  5 10:21:33 2024'), script(1)'s first and last line, docker's
+#: 'Unable to find image' (:data:`_PULL_TEXT` the pull's progress lines after it)
 _NOISE = re.compile(
     r"^[ \t]{0,8}(?:Warning: Permanently added .{1,300} to the list of known hosts\.?"
+    r"|(?:Shared c|C)onnection to \S{1,253} closed\.?"
     r"|\[sudo\] password for [^:\n]{1,64}:.{0,200}"
     r"|Defaulted container \"[^\"]{1,253}\" out of: .{0,500}"
+    r"|pod \"[^\"]{1,253}\" deleted(?: from \S{1,253} namespace)?"
     r"|s(?:run|alloc): (?:job \d{1,12} (?:queued and waiting for resources|has been allocated resources)"
     r"|Granted job allocation \d{1,12}|Pending job allocation \d{1,12}|Waiting for resource configuration"
     r"|Nodes \S{1,200} are ready for job|Relinquishing job allocation \d{1,12})"
+    r"|pyxis: (?:importing|imported|creating|created|reusing|starting|mounting) .{0,300}"
+    r"|INFO: {4}.{1,300}"
     r"|-?(?:ba)?sh(?:: line \d{1,6})?: warning: setlocale: .{0,200}"
     r"|Every \d{1,4}(?:\.\d{1,3})?s: .{1,400}"
+    r"|Script (?:started|done) on .{1,300}"
+    r"|Unable to find image '[^'\n]{1,300}' locally"
     r")[ \t]*$")
 #: the first character of a :data:`_NOISE` line (after its indentation)
-_NOISE_FIRST = frozenset("W[Ds-bE")
+_NOISE_FIRST = frozenset("W[Ds-bESIpUC")
+#: docker's pull progress after 'Unable to find image ... locally'
+_PULL_TEXT = re.compile(
+    r"^(?:\S{1,200}: Pulling from \S{1,200}|[0-9a-f]{12}: (?:Pulling fs layer|Waiting|Verifying Checksum|"
+    r"Download complete|Pull complete|Already exists|Extracting.{0,100}|Downloading.{0,100})"
+    r"|Digest: sha256:[0-9a-f]{64}|Status: (?:Downloaded newer image|Image is up to date) for \S{1,300})[ \t]*$")
 #: an NGC container's banner: '==========' / '== CUDA ==' / '==========', then its version, copyright and
 #: licence lines (and notes, each continued by indented lines) before the tool's own output
 _CONTAINER_TITLE = re.compile(r"^== [\w .+/-]{1,40} ==$")
@@ -791,12 +805,57 @@ _CONTAINER_TEXT = re.compile(
 _CONTAINER_MORE = re.compile(r"^[ \t]{2,8}\S")
 
 
-#: the lines of a paste's head where :data:`_NOISE` is looked for (behind a launcher's prefix: every line)
-NOISE_HEAD = 40
+def _terminal_first(line: str) -> bool:
+    """Whether a paste's first line of text is a terminal's line before the output (:data:`_NOISE`, a container's
+    banner): the paste goes the line-by-line way (:func:`_without_terminal_lines`)."""
+    return _noise(line) or line.lstrip(" \t")[:4] == "===="
+
+
+def _terminal_last(text: str) -> bool:
+    """Whether the paste's last line of text is a terminal's line after the output (:data:`_NOISE`)."""
+    tail = text[-400:].rstrip()
+    return _noise(tail[tail.rfind("\n") + 1:])
+
+
+def _without_terminal_lines(numbered: list[tuple[int, str]], kind: str) -> list[tuple[int, str]]:
+    """``numbered`` without the terminal's lines before the tool's output (from the top, among blank and prompt
+    lines: :data:`_NOISE`, docker's pull progress :data:`_PULL_TEXT`, a container's banner) and after it (from
+    the bottom, among blank and prompt lines: :data:`_NOISE`)."""
+    out = list(numbered)
+    i = 0
+    while i < len(out):
+        ln = out[i][1]
+        if not ln.strip() or _command(ln, kind)[0]:
+            i += 1
+        elif _noise(ln) or _PULL_TEXT.match(ln.strip()):
+            del out[i]
+        elif ln.lstrip(" \t")[:4] == "====" and i + 1 < len(out) and _CONTAINER_TITLE.match(out[i + 1][1].strip()):
+            out = out[:i] + _without_container_banner(out[i:])
+        else:
+            break
+    i = len(out) - 1
+    while i >= 0:
+        ln = out[i][1]
+        if not ln.strip() or _command(ln, kind)[0]:
+            i -= 1
+        elif _noise(ln):
+            del out[i]
+            i -= 1
+        else:
+            break
+    return out
+
+
+def _without_pull(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``numbered`` without docker's pull progress (:data:`_PULL_TEXT`), behind a launcher's prefix."""
+    return [(n, ln) for n, ln in numbered if not (": " in ln and _PULL_TEXT.match(ln.strip()))]
 
 
 def _noise(ln: str) -> bool:
-    return ln.lstrip(" \t")[:1] in _NOISE_FIRST and bool(_NOISE.match(ln))
+    first = ln[:1]
+    if first == " " or first == "\t":
+        first = ln.lstrip(" \t")[:1]
+    return first in _NOISE_FIRST and bool(_NOISE.match(ln))
 
 
 def _without_container_banner(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -819,11 +878,6 @@ def _without_container_banner(numbered: list[tuple[int, str]]) -> list[tuple[int
                 end += 1
             return numbered[:i - 1] + numbered[end:]
     return numbered
-
-
-def _has_container_banner(text: str) -> bool:
-    """A banner title line in the paste's first 8000 characters (the banner comes before the output)."""
-    return text.find("\n== ", 0, 8000) >= 0 or text.startswith("== ")
 
 
 #: the one-line header of a host's output: ``ansible`` ad-hoc (``node07 | CHANGED | rc=0 >>``) and ``pssh -i``
@@ -911,11 +965,8 @@ def _general(text: str, kind: str) -> Cleaned:
                                and any(_ELISION.match(ln) for _n, ln in numbered)):
         elided = [n for n, ln in numbered if _ELISION.match(ln)]
         numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
-    if any(_noise(ln) for _n, ln in numbered[:NOISE_HEAD]):  # before a launcher's prefix is counted on every line
-        numbered = [x for i, x in enumerate(numbered) if i >= NOISE_HEAD or not _noise(x[1])]
-    banner = _has_container_banner(text)
-    if banner:
-        numbered = _without_container_banner(numbered)
+    # before a launcher's prefix is counted on every line
+    numbered = _without_terminal_lines(numbered, kind)
     if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]], kind):
         for _depth in range(3):  # nested: pdsh running srun -l ('node07: 0: ...'), mpirun under a parallel shell
             before = [ln for _n, ln in numbered]
@@ -927,7 +978,7 @@ def _general(text: str, kind: str) -> Cleaned:
             # what the launcher's host printed around the tool's output: 'node07: Warning: Permanently added ...',
             # a container's banner, each line prefixed
             if any(_noise(ln) for ln in bare):
-                numbered = [(n, ln) for n, ln in numbered if not _noise(ln)]
+                numbered = _without_pull([(n, ln) for n, ln in numbered if not _noise(ln)])
             if any(ln[:3] == "== " for ln in bare):
                 numbered = _without_container_banner(numbered)
             if not any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):

@@ -20,9 +20,12 @@ _XML_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-q-xml"})
 
 def _raw_xml(text: str) -> bool:
     """True for an XML document as the tool wrote it: it starts (after a ``# source:`` line) with
-    the XML declaration and holds no escape, carriage return or NUL that a terminal paste adds."""
+    the XML declaration, ends with its markup (no terminal's line after it: ssh's 'Connection to
+    node07 closed.') and holds no escape, carriage return or NUL that a terminal paste adds, nor a
+    blog's typesetting (curly quotes)."""
     body = text.split("\n", 1)[1] if text.startswith(("# source:", "#source:")) and "\n" in text else text
-    return body.startswith("<?xml ") and "\x1b" not in body and "\r" not in body and "\x00" not in body
+    return body.startswith("<?xml ") and body.rstrip().endswith(">") and "\x1b" not in body and \
+        "\r" not in body and "\x00" not in body and not typeset(body)
 
 
 def _load_all() -> None:
@@ -48,7 +51,7 @@ def parse(kind: str, text: str) -> Any:
     _load_all()
     if kind not in PARSERS:
         raise KeyError(kind)
-    if kind in _XML_KINDS and _raw_xml(text) and not typeset(text):
+    if kind in _XML_KINDS and _raw_xml(text):
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
     try:
