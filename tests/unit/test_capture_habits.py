@@ -580,3 +580,35 @@ def test_a_tools_own_line_that_looks_like_a_note_is_kept() -> None:
     assert clean_capture(err + out, "sinfo").text == err + out
     middle = out + "Connection to gpu-node07 closed.\n" + out  # not in the paste's tail: the text's own
     assert clean_capture(middle, "sinfo").text == middle
+
+
+def mail_wrap(text: str, kind: str, width: int = 72) -> str:
+    """A mail client's wrap of each line longer than the width (at a blank, as Thunderbird sends a reply)."""
+    import textwrap
+
+    out: list[str] = []
+    for ln in _lines(text):
+        out += [ln] if len(ln) <= width + 4 else textwrap.wrap(
+            ln, width, break_long_words=False, break_on_hyphens=False, replace_whitespace=False) or [ln]
+    return _join(out)
+
+
+KERNEL_LOGS = [c for c in CHOSEN if c[1] == "kernel-log" and mail_wrap(body(c[0]), c[1]) != _join(_lines(body(c[0])))]
+
+
+@pytest.mark.parametrize(("cid", "kind", "_part"), KERNEL_LOGS, ids=[c[0] for c in KERNEL_LOGS])
+def test_a_mail_wrap_of_a_kernel_log_keeps_its_verdict(cid: str, kind: str, _part: str) -> None:
+    """A kernel log quoted in a mailing list's message: its long lines wrapped, the rest of each on a line
+    of its own without the log's time or head (only a log's lines are joined again: a table's row and a
+    wrapped line's rest cannot be told apart)."""
+    _same_verdict(cid, kind, mail_wrap(body(cid), kind))
+
+
+def test_a_short_log_line_and_a_note_after_it_are_not_joined() -> None:
+    from ccparse import kernel_log
+
+    lines = ["[  812.334455] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python,",  # 72: cut by a wrap
+             "GPU has fallen off the bus.", "[  812.4] mlx5_core 0000:17:00.0: short", "then the node rebooted"]
+    got = kernel_log._unwrapped(lines)
+    assert got[0] == lines[0] + " " + lines[1] and got[1] == ""
+    assert got[2:] == lines[2:]  # 'then' would have fit on a line of 40 characters: no wrap cut it
