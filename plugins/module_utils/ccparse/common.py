@@ -149,3 +149,43 @@ def json_loads(text: str) -> Any:
 ERROR_TOKENS = frozenset({"Unknown Error", "[Unknown Error]", "ERR!", "[ERR!]", "[GPU requires reset]",
                           "GPU requires reset", "[GPU is lost]", "GPU is lost", "System is not in ready state",
                           "[System is not in ready state]", "Insufficient Permissions", "[Insufficient Permissions]"})
+
+
+#: a mail client's wrap: the widths it wraps at (Thunderbird 72, mailman 76, RFC 78)
+WRAP_WIDTH = (60, 80)
+
+
+def unwrap_log(lines: list[str], is_log_line: Callable[[str], Any]) -> list[str]:
+    """``lines`` of a log with a mail client's wrap of its long lines undone: a line that is no log line (no
+    time or head: ``is_log_line`` false; not indented) after a log line (or its continuation) that a wrap at
+    60-80 characters would have cut there (at most 80 characters, and the next line's first word would have
+    made it longer than 60) continues it (joined to it; its own place left blank), where at most two lines of
+    text, or a quarter, are neither log lines nor such continuations. Unchanged otherwise (a table's row and a
+    wrapped line's rest cannot be told apart: only logs are unwrapped)."""
+    heads = [bool(is_log_line(ln)) if ln.strip() else None for ln in lines]
+    text = [h for h in heads if h is not None]
+    loose = text.count(False)
+    if loose == 0 or len(text) == loose:
+        return lines
+
+    def wrapped(i: int) -> bool:  # line i - 1 ends where a wrap at 60-80 characters would have cut it
+        prev, word = lines[i - 1].rstrip(), (lines[i].split(None, 1) or [""])[0]
+        return len(prev) <= WRAP_WIDTH[1] and len(prev) + 1 + len(word) > WRAP_WIDTH[0]
+
+    unexplained = sum(1 for i, h in enumerate(heads) if h is False and not (
+        i and heads[i - 1] is not None and wrapped(i)))
+    if unexplained > max(2, 0.25 * len(text)):
+        return lines
+    out = list(lines)
+    at = -1  # the line a continuation joins
+    for i, ln in enumerate(lines):
+        if heads[i] is None:
+            at = -1
+        elif heads[i]:
+            at = i
+        elif at >= 0 and wrapped(i) and ln[:1] not in " \t":
+            out[at] = out[at].rstrip() + " " + ln.strip()
+            out[i] = ""
+        else:
+            at = -1
+    return out

@@ -85,7 +85,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, need_int, parser, strip_source_line, to_int
+from .common import ParseError, need_int, parser, strip_source_line, to_int, unwrap_log
 from .syslog_linkflap import parse_syslog_linkflap
 
 TOOL = "kernel log"
@@ -190,42 +190,9 @@ def _split(line: str) -> tuple[str | None, str, bool]:
     return None, line, False
 
 
-#: a mail client's wrap: the widths it wraps at (Thunderbird 72, mailman 76, RFC 78)
-_WRAP_WIDTH = (60, 80)
-
-
-def _unwrapped(lines: list[str]) -> list[str]:
-    """``lines`` with a mail client's wrap of long log lines undone: a line that is no log line (no time, no log
-    head, no ``NVRM:``, not indented) after a log line (or its continuation) that a wrap at 60-80 characters
-    would have cut there (at most 80 characters, and its first word would have made it longer than 60)
-    continues it (joined to it; its own place left blank), where at most two lines of text, or a quarter, are
-    neither log lines nor such continuations. Unchanged otherwise."""
-    heads = [(_split(ln.strip())[2] or "NVRM:" in ln) if ln.strip() else None for ln in lines]
-    text = [h for h in heads if h is not None]
-    loose = text.count(False)
-    if loose == 0 or len(text) == loose:
-        return lines
-    def wrapped(i: int) -> bool:  # line i - 1 ends where a wrap at 60-80 characters would have cut it
-        prev, word = lines[i - 1].rstrip(), (lines[i].split(None, 1) or [""])[0]
-        return len(prev) <= _WRAP_WIDTH[1] and len(prev) + 1 + len(word) > _WRAP_WIDTH[0]
-
-    unexplained = sum(1 for i, h in enumerate(heads) if h is False and not (
-        i and heads[i - 1] is not None and wrapped(i)))
-    if unexplained > max(2, 0.25 * len(text)):
-        return lines
-    out = list(lines)
-    at = -1  # the line a continuation joins
-    for i, ln in enumerate(lines):
-        if heads[i] is None:
-            at = -1
-        elif heads[i]:
-            at = i
-        elif at >= 0 and wrapped(i) and ln[:1] not in " \t":
-            out[at] = out[at].rstrip() + " " + ln.strip()
-            out[i] = ""
-        else:
-            at = -1
-    return out
+def _log_line(line: str) -> bool:
+    """A kernel log's line (its time or head, or the driver's ``NVRM:``): what a wrapped rest lacks."""
+    return _split(line.strip())[2] or "NVRM:" in line
 
 
 #: the driver's note on an Xid 43/45 that an earlier Xid caused: '..., Ch 00000001 caused by previous Xid 149'
@@ -277,7 +244,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     first_bad: int | None = None
     last_time: str | None = None
     stamped: list[str] = []  # the lines with a log prefix, others blank: what the flap counter reads
-    for lineno, raw in enumerate(_unwrapped(body.splitlines()), start=1 + offset):
+    for lineno, raw in enumerate(unwrap_log(body.splitlines(), _log_line), start=1 + offset):
         line = raw.strip()
         stamped.append("")
         if not line or (line.startswith("-- ") and line.endswith(" --")):

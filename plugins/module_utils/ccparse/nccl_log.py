@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, parser, to_int
+from .common import ParseError, parser, to_int, unwrap_log
 
 TOOL = "nccl-log"
 
@@ -192,9 +192,15 @@ def _pg_line(out: dict[str, Any], pg: re.Match[str], lineno: int) -> None:
                                    "timeout_ms": int(ms) if ms else None, "line": lineno})
 
 
+def _log_line(line: str) -> bool:
+    """An NCCL line (its ``host:pid:tid [dev]`` head, or ``NCCL INFO`` / ``NCCL WARN``): what a wrapped rest lacks."""
+    return bool(_LINE.match(line.strip()) or ("NCCL " in line and _LINE_INSIDE.search(line)))
+
+
 @parser("nccl-log")
 def parse_nccl_log(text: str) -> dict[str, Any]:
-    lines = capture.lines(text)
+    numbered = capture.lines(text)
+    lines = list(zip([n for n, _s in numbered], unwrap_log([s for _n, s in numbered], _log_line)))
     out = summarize(lines)
     if out["lines"] == 0:
         first = next(((n, s) for n, s in lines if s.strip()), None)
