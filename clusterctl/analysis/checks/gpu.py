@@ -39,7 +39,9 @@ What is judged, per GPU:
   of a GPU that has its SXM product's own count active (:func:`product_nvlinks`) are unused by design.
 - topo -m: a GPU pair below the NVLink count at least 80 % of the pairs share (NVSwitch boards),
   or a GPU with no NIC on its PCIe switch where most GPUs have one: warnings; a GPU (of three or more)
-  with no NVLink to any peer while the other pairs share one NV<n>: critical (``gpu_topology.no_nvlink``).
+  with no NVLink to any peer while the other pairs share one NV<n> and each other GPU is NVLinked to two
+  peers or more (a mesh; PCIe cards' 2-way bridges leave an odd card out by design): critical
+  (``gpu_topology.no_nvlink``).
 - lspci: GPU link width below ``LnkCap`` a warning (speed is not judged for GPUs: idle down-clock);
   NIC (Mellanox/ConnectX) speed or width below ``LnkCap`` a warning.
 - dcgmi diag: every ``Fail`` result critical, ``Warn`` a warning, per GPU; a run whose every test beyond
@@ -544,7 +546,10 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
     cut_off = {g["name"] for g in gpus if len(gpus) > 2 and not any(
         nvlinks(v) for k, v in (g.get("links") or {}).items() if k.startswith("GPU"))}
     rest = Counter(v for (a, b), v in pairs.items() if a not in cut_off and b not in cut_off)
-    if cut_off and rest:
+    # ... of a mesh (each other GPU NVLinked to two peers or more: SXM boards, NVSwitch); PCIe cards' 2-way
+    # bridges pair GPUs one to one, and a card without a bridge partner is the build, not a lost link
+    peers = Counter(a for (a, b), v in pairs.items() if v > 0 and a not in cut_off and b not in cut_off)
+    if cut_off and rest and min(peers.values(), default=0) >= 2:
         mode, n = rest.most_common(1)[0]
         if mode > 0 and n >= TOPO_UNIFORM_FRACTION * sum(rest.values()):
             for g in gpus:
