@@ -808,7 +808,13 @@ _CONTAINER_MORE = re.compile(r"^[ \t]{2,8}\S")
 def _terminal_first(line: str) -> bool:
     """Whether a paste's first line of text is a terminal's line before the output (:data:`_NOISE`, a container's
     banner): the paste goes the line-by-line way (:func:`_without_terminal_lines`)."""
-    return _noise(line) or line.lstrip(" \t")[:4] == "===="
+    return _noise(line) or _rule_of_equals(line)
+
+
+def _rule_of_equals(line: str) -> bool:
+    """A line of ``=`` only (four at least): a container banner's frame (not ``====NVSMI LOG====``)."""
+    bare = line.strip()
+    return bare[:4] == "====" and not bare.strip("=")
 
 
 def _terminal_last(text: str) -> bool:
@@ -829,7 +835,7 @@ def _without_terminal_lines(numbered: list[tuple[int, str]], kind: str) -> list[
             i += 1
         elif _noise(ln) or _PULL_TEXT.match(ln.strip()):
             del out[i]
-        elif ln.lstrip(" \t")[:4] == "====" and i + 1 < len(out) and _CONTAINER_TITLE.match(out[i + 1][1].strip()):
+        elif _rule_of_equals(ln) and i + 1 < len(out) and _CONTAINER_TITLE.match(out[i + 1][1].strip()):
             out = out[:i] + _without_container_banner(out[i:])
         else:
             break

@@ -153,6 +153,8 @@ ERROR_TOKENS = frozenset({"Unknown Error", "[Unknown Error]", "ERR!", "[ERR!]", 
 
 #: a mail client's wrap: the widths it wraps at (Thunderbird 72, mailman 76, RFC 78)
 WRAP_WIDTH = (60, 80)
+#: the longest line a wrapped paste keeps (a word longer than the width stays whole: a path, a GUID list)
+WRAP_UNBROKEN = 160
 
 
 def unwrap_log(lines: list[str], is_log_line: Callable[[str], Any]) -> list[str]:
@@ -162,6 +164,8 @@ def unwrap_log(lines: list[str], is_log_line: Callable[[str], Any]) -> list[str]
     made it longer than 60) continues it (joined to it; its own place left blank), where at most two lines of
     text, or a quarter, are neither log lines nor such continuations. Unchanged otherwise (a table's row and a
     wrapped line's rest cannot be told apart: only logs are unwrapped)."""
+    if max(map(len, lines), default=0) > WRAP_UNBROKEN:
+        return lines  # a line no wrap at 80 columns leaves (a long word alone is not this long)
     heads = [bool(is_log_line(ln)) if ln.strip() else None for ln in lines]
     text = [h for h in heads if h is not None]
     loose = text.count(False)

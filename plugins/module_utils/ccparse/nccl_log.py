@@ -192,9 +192,14 @@ def _pg_line(out: dict[str, Any], pg: re.Match[str], lineno: int) -> None:
                                    "timeout_ms": int(ms) if ms else None, "line": lineno})
 
 
+#: an NCCL line's ``host:pid:tid [dev] `` head alone (a wrap may cut the line before its level: '... NCCL' / 'WARN ...')
+_HEAD = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?[^\s:]+:\d+:\d+ \[[^\]]*\] ")
+
+
 def _log_line(line: str) -> bool:
     """An NCCL line (its ``host:pid:tid [dev]`` head, or ``NCCL INFO`` / ``NCCL WARN``): what a wrapped rest lacks."""
-    return bool(_LINE.match(line.strip()) or ("NCCL " in line and _LINE_INSIDE.search(line)))
+    bare = line.strip()
+    return bool(_LINE.match(bare) or _HEAD.match(bare) or ("NCCL " in line and _LINE_INSIDE.search(line)))
 
 
 @parser("nccl-log")
