@@ -137,6 +137,12 @@ NOT_RECOGNISABLE: dict[str, str] = {
        "no nccl-tests banner or 'Avg bus bandwidth'): another tool, a round2 known miss of the parser too"
        for name in ("mscclpp117-mscclpp-test-reducescatter-1n8p-6m-25m-no-devices",
                     "mscclpp87-mscclpp-test-alltoall-1n8p-1g-outofplace-only")},
+    "round2/nvidia-smi-query/akashprovcfg91-h100-nvl-name-device-id-noheader-single-line.txt":
+        "one '--format=csv,noheader' row ('NVIDIA H100 NVL, 0x232110DE') without its command line: any CSV row; "
+        "labelled cannot-judge (a name and a device id, no reading)",
+    "round2/nvidia-smi-query/nvsettings80-gtx1080-clocks-throttle-reasons-supported-mask-csv.txt":
+        "a one-field query (header 'clocks_throttle_reasons.supported', one hex mask) without its command line: "
+        "no field a GPU query names among its usual ones; labelled cannot-judge (a supported-reasons mask)",
 }
 
 
