@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import labutil
 import pytest
@@ -36,6 +37,29 @@ def corpus_capture(part: str, rel: str) -> str:
     while lines and lines[0].startswith("# corpus-"):
         lines.pop(0)
     return "".join(lines)
+
+
+def judge_parsed(kind: str, data: Any, spec: dict[str, Any] | None = None, host: str = "n1") -> list[Any]:
+    """The findings of every check of ``kind`` on parsed ``data`` for ``host``, with the expectations of
+    ``spec`` (the inventory keys, as ``clusterctl analyze`` builds them)."""
+    from clusterctl.analysis import checks
+    from clusterctl.analysis.expectations import build
+    from clusterctl.analysis.model import CHECKS, CheckResult
+
+    checks.load_all()
+    exp = build(spec)
+    found: list[Any] = []
+    for fn in CHECKS[kind]:
+        res = fn(host, data, exp)
+        found += res.findings if isinstance(res, CheckResult) else list(res or ())  # a check may return its list
+    return found
+
+
+def judge_text(kind: str, text: str, spec: dict[str, Any] | None = None, host: str = "n1") -> list[Any]:
+    """:func:`judge_parsed` of ``text`` read by the KIND's parser (the production path without the engine)."""
+    from ccparse import registry
+
+    return judge_parsed(kind, registry.parse(kind, text), spec, host)
 
 
 # --- test tiers (docs/DEVELOPING.md): a plain `pytest` is the fast tier; the podman tiers run only

@@ -571,6 +571,15 @@ def test_a_container_banner_comes_off_up_to_the_tools_output() -> None:
     assert got.strip() == lspci.strip()
 
 
+def test_a_banner_frame_is_a_line_of_equals_only_behind_a_launchers_prefix_too() -> None:
+    """A titled line between two lines that only start with '====' (a tool's own heading) is output, not a
+    container's banner: kept whole, as at the top of a paste."""
+    text = "".join(f"0: {ln}\n" for ln in ("====NVSMI LOG====", "== Summary ==", "====NVSMI LOG====",
+                                          "Driver Version                            : 535.104.05"))
+    got = clean_capture(text, "nvidia-smi-q").text
+    assert "== Summary ==" in got and got.count("====NVSMI LOG====") == 2
+
+
 def test_typesetting_is_undone_and_an_xml_document_read_through_it() -> None:
     line = "Infiniband device \u2018mlx5_0\u2019 port 1 status:\n"
     assert clean_capture(line, "ibstatus").text == "Infiniband device 'mlx5_0' port 1 status:\n"

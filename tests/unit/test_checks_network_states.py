@@ -10,11 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ccparse import registry
+from conftest import judge_text
 
-from clusterctl.analysis import checks
-from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CHECKS, Finding
+from clusterctl.analysis.model import Finding
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
@@ -29,14 +27,7 @@ def corpus(rel: str) -> str:
 
 
 def judge(kind: str, text: str, spec: dict[str, Any] | None = None) -> list[Finding]:
-    checks.load_all()
-    data = registry.parse(kind, text)
-    exp = build(spec)
-    out: list[Finding] = []
-    for fn in CHECKS[kind]:
-        res = fn(H, data, exp)
-        out.extend(res.findings if hasattr(res, "findings") else res)
-    return out
+    return judge_text(kind, text, spec, H)
 
 
 def bad(findings: list[Finding]) -> set[tuple[str, str, str]]:

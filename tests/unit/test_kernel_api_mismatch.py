@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 from ccparse import preparsed, registry
-from conftest import corpus_capture
+from conftest import corpus_capture, judge_parsed
 
 from clusterctl.analysis import checks, engine
 from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CHECKS, CheckResult, Finding
+from clusterctl.analysis.model import Finding
 from clusterctl.analysis.severity import sev as rule_sev
 
 checks.load_all()
@@ -40,11 +40,7 @@ MISMATCH = ("NVIDIA kernel module and driver libraries differ (API mismatch): no
 
 
 def judge(data: Any) -> list[Finding]:
-    found: list[Finding] = []
-    for fn in CHECKS["kernel-log"]:
-        out = fn("n1", data, build(None))
-        found += out.findings if isinstance(out, CheckResult) else out
-    return [f for f in found if f.check == "kernel_gpu"]
+    return [f for f in judge_parsed("kernel-log", data) if f.check == "kernel_gpu"]
 
 
 @pytest.mark.parametrize(("part", "rel", "line", "client", "module"), CAPTURES, ids=IDS)

@@ -7,11 +7,9 @@ from __future__ import annotations
 import pytest
 from ccparse import registry
 from ccparse.common import ParseError
-from conftest import corpus_capture
+from conftest import corpus_capture, judge_parsed
 
-from clusterctl.analysis import checks
-from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CHECKS, Finding
+from clusterctl.analysis.model import Finding
 
 
 def capture(rel: str) -> str:
@@ -20,9 +18,8 @@ def capture(rel: str) -> str:
 
 
 def judge(kind: str, text: str, spec: dict | None = None) -> tuple[object, list[Finding]]:
-    checks.load_all()
     data = registry.parse(kind, text)
-    return data, [f for fn in CHECKS[kind] for f in fn("n1", data, build(spec or {})).findings]
+    return data, judge_parsed(kind, data, spec)
 
 
 def test_sinfo_list_reasons_has_no_state_column_and_every_node_it_lists_is_out() -> None:

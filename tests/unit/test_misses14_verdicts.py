@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from ccparse import registry
 from ccparse.detect import detect_kind
+from conftest import judge_parsed
 
-from clusterctl.analysis import checks
-from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CHECKS, Finding
+from clusterctl.analysis.model import Finding
 
 BASH = """[user@gpu01 ~]$ ulimit -a
 core file size          (blocks, -c) 0
@@ -46,9 +45,8 @@ ZSH = """% ulimit -a
 
 
 def judge(kind: str, text: str, spec: dict | None = None) -> tuple[dict, list[Finding]]:
-    checks.load_all()
     data = registry.parse(kind, text)
-    return data, [f for fn in CHECKS[kind] for f in fn("n1", data, build(spec or {})).findings]
+    return data, judge_parsed(kind, data, spec)
 
 
 def test_bash_ulimit_a_with_the_kernel_default_64_kib_memlock_is_degraded() -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from ccparse import registry
 from ccparse.common import ParseError
+from conftest import judge_text
 
-from clusterctl.analysis import checks
-from clusterctl.analysis.model import CHECKS, Finding
+from clusterctl.analysis.model import Finding
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,13 +89,7 @@ def test_flattened_remapped_rows_pending_stays_pending() -> None:
 # --- batch 21-24 rest misses: kernel log link events, sinfo -R excerpts, quoted prompt lines ------------------
 
 def _kernel(text: str) -> list[Finding]:
-    checks.load_all()
-    data = registry.parse("kernel-log", text)
-    out: list[Finding] = []
-    for fn in CHECKS["kernel-log"]:
-        res = fn("n1", data, {})
-        out += list(res.findings if hasattr(res, "findings") else res or ())
-    return out
+    return judge_text("kernel-log", text)
 
 
 BOND_GONE = """[ 1203.422721] bond1: link status definitely down for interface ens3f1, disabling it

@@ -5,22 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ccparse import registry
+from conftest import judge_text
 
-from clusterctl.analysis import checks
-from clusterctl.analysis.model import CHECKS, Finding
+from clusterctl.analysis.model import Finding
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _topo(text: str) -> list[Finding]:
-    checks.load_all()
-    data = registry.parse("nvidia-smi-topo", text)
-    out: list[Finding] = []
-    for fn in CHECKS["nvidia-smi-topo"]:
-        res = fn("n1", data, {})
-        out += list(res.findings if hasattr(res, "findings") else res or ())
-    return [f for f in out if f.check == "gpu_topology"]
+    return [f for f in judge_text("nvidia-smi-topo", text) if f.check == "gpu_topology"]
 
 
 def _row(i: int, cells: list[str]) -> str:

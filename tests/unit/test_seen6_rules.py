@@ -8,22 +8,16 @@ from typing import Any
 import pytest
 from ccparse import registry
 from ccparse.common import ParseError
+from conftest import judge_text
 
 from clusterctl.analysis import checks
-from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CHECKS, NOTHING, CheckResult, Finding
+from clusterctl.analysis.model import NOTHING, Finding
 
 checks.load_all()
 
 
 def judge(kind: str, text: str, **spec: Any) -> list[Finding]:
-    data = registry.parse(kind, text)
-    found: list[Finding] = []
-    for fn in CHECKS[kind]:
-        out = fn("n1", data, build(spec))
-        assert isinstance(out, CheckResult)
-        found += out.findings
-    return found
+    return judge_text(kind, text, spec)
 
 
 # --- nvidia-smi --query-gpu: a noheader run read with the fields its shown command names ---------------

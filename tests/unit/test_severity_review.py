@@ -17,11 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ccparse import registry
+from conftest import judge_text
 
-from clusterctl.analysis import checks
-from clusterctl.analysis.expectations import build
-from clusterctl.analysis.model import CHECKS, Finding, host_status
+from clusterctl.analysis.model import Finding, host_status
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
@@ -36,14 +34,7 @@ def capture(part: str, rel: str) -> str:
 
 
 def judge(kind: str, text: str, spec: dict[str, Any] | None = None) -> list[Finding]:
-    checks.load_all()
-    data = registry.parse(kind, text)
-    exp = build(spec)
-    out: list[Finding] = []
-    for fn in CHECKS[kind]:
-        res = fn(H, data, exp)
-        out.extend(res.findings if hasattr(res, "findings") else res)
-    return out
+    return judge_text(kind, text, spec, H)
 
 
 def test_ibpanic_alone_is_degraded_a_lost_rail_counted_is_failed() -> None:

@@ -866,10 +866,11 @@ def _noise(ln: str) -> bool:
 
 def _without_container_banner(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``numbered`` without an NGC container's banner (:data:`_CONTAINER_TITLE` between two lines of
-    ``=``, then the lines of :data:`_CONTAINER_TEXT` and blank ones up to the first other line)."""
+    ``=`` only (:func:`_rule_of_equals`), then the lines of :data:`_CONTAINER_TEXT` and blank ones up to the first
+    other line)."""
     for i in range(1, len(numbered) - 1):
-        if _CONTAINER_TITLE.match(numbered[i][1].strip()) and numbered[i - 1][1].strip().startswith("====") \
-                and numbered[i + 1][1].strip().startswith("===="):
+        if _CONTAINER_TITLE.match(numbered[i][1].strip()) and _rule_of_equals(numbered[i - 1][1]) \
+                and _rule_of_equals(numbered[i + 1][1]):
             end, note = i + 2, False
             while end < len(numbered):
                 ln = numbered[end][1]
