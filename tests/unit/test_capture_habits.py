@@ -11,8 +11,8 @@ choice, srun's allocation notes, pyxis' and apptainer's notes, docker's pull pro
 watch's header, script(1)'s first line, an NGC container's banner; also behind a launcher's prefix) and
 after it (ssh's 'Connection to ... closed.', kubectl run --rm's deleted pod, script(1)'s last line),
 CRLF line ends, the paste indented
-as a Markdown code block or fenced, the prompt and command
-around it, a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
+as a Markdown code block or fenced (also inside a GitHub issue's collapsed ``<details>`` section), the prompt
+and command around it (a shell's, oh-my-zsh's arrow with its directory and git mark, a notebook's ``!`` escape), a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
 ``network``, and the labelled captures of ``tests/fixtures/labelled``), and the capture is judged
 through the production path (:func:`clusterctl.analysis.engine.analyze_dir` on a one-host
@@ -88,7 +88,7 @@ EXCLUDED = {
     **{(habit, "round2/nvidia-smi-q/gnomeshell356-375.66-d-memory-util-backtick-cut.txt"):
        "the paste opens with a Markdown backtick: a terminal's prefix, indentation, prompt or fence comes inside "
        "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
-                                                     "prompt", "fence", "quoted", "tab-indent", "ansible",
+                                                     "prompt", "glyph-prompt", "notebook", "details", "fence", "quoted", "tab-indent", "ansible",
                                                      "pssh-i", "dshbak", "runner-time", "kubectl-timestamps",
                                                      "ts", "journal", "compose", "watch", "ssh-known-hosts",
                                                      "sudo-password", "kubectl-container", "srun-allocation",
@@ -155,6 +155,28 @@ def prompts(text: str, kind: str) -> str | None:
     if cmd is None or clean_capture(text, kind).commands:
         return None  # the capture has its own prompt and command: one is what a terminal shows
     return f"[root@{HOST} ~]# {cmd}\n" + _join(_lines(text)) + f"[root@{HOST} ~]# \n"
+
+
+def glyph_prompt(text: str, kind: str) -> str | None:
+    """The command under oh-my-zsh's prompt (a conda env, the arrow, the working directory, a git mark)."""
+    cmd = COMMANDS.get(kind)
+    if cmd is None or clean_capture(text, kind).commands:
+        return None
+    return f"(base) \u279c  ~ git:(main) \u2717 {cmd}\n" + _join(_lines(text)) + "(base) \u279c  ~ \n"
+
+
+def notebook(text: str, kind: str) -> str | None:
+    """A notebook cell's shell escape above its output (Jupyter, Colab: ``!nvidia-smi``)."""
+    cmd = COMMANDS.get(kind)
+    if cmd is None or clean_capture(text, kind).commands:
+        return None
+    return f"!{cmd}\n" + _join(_lines(text))
+
+
+def details(text: str, kind: str) -> str:
+    """A GitHub issue's collapsed section around the fenced paste (the Markdown's HTML tags kept)."""
+    return (f"<details>\n<summary>{COMMANDS.get(kind, 'output')}</summary>\n\n```\n" + _join(_lines(text))
+            + "```\n\n</details>\n")
 
 
 def _banner(header: str) -> Callable[[str, str], str | None]:
@@ -229,6 +251,9 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "indent4": indent4,
     "fence": fence,
     "prompt": prompts,
+    "glyph-prompt": glyph_prompt,
+    "notebook": notebook,
+    "details": details,
     "trailing-blanks": trailing_blanks,
     "quoted": quoted,
     "tab-indent": tab_indent,
@@ -578,6 +603,17 @@ def test_a_banner_frame_is_a_line_of_equals_only_behind_a_launchers_prefix_too()
                                           "Driver Version                            : 535.104.05"))
     got = clean_capture(text, "nvidia-smi-q").text
     assert "== Summary ==" in got and got.count("====NVSMI LOG====") == 2
+
+
+def test_a_glyph_prompt_is_a_prompt_whatever_follows_and_a_notebook_escape_only_before_a_known_tool() -> None:
+    out = "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n"
+    text = f"\u279c  ~ git:(main) \u2717 ibstat\n{out}\u279c  ~ ls\nnotes.txt\n\u279c  ~\n"
+    got = clean_capture(text, "ibstat")
+    assert got.text.strip() == out.strip() and got.commands[:1] == ["ibstat"]
+    assert clean_capture(f"\u276f ibstat\n{out}", "ibstat").text.strip() == out.strip()
+    assert clean_capture(f"!ibstat\n{out}", "ibstat").text.strip() == out.strip()
+    # a line of output that starts with '!' is output
+    assert clean_capture("!important\n" + out, "ibstat").text.startswith("!important")
 
 
 def test_typesetting_is_undone_and_an_xml_document_read_through_it() -> None:

@@ -9,7 +9,8 @@ takes that back to the tool's own output, for every KIND alike:
   ``---``) is undone; a copy of a page's HTML source (``&lt;BROADCAST,UP&gt;``, no bare
   ``<`` left) is unescaped;
 * a provenance line (``# source: ...``) first is kept as it is (the parsers skip it);
-* Markdown code fences (lines that are only ``````` or ``~~~``) are dropped;
+* Markdown code fences (lines that are only ``````` or ``~~~``) are dropped, and so are the lines of a GitHub
+  issue's collapsed section around a paste (``<details>``, ``<summary>nvidia-smi -q</summary>``, ``</details>``);
 * a launcher's or parallel shell's prefix on (nearly) every line is removed and the hosts it names
   recorded (:attr:`Cleaned.hosts`): Open MPI ``--tag-output`` ``[1,0]<stdout>:``, pdsh/clush
   ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: `` (padded to the widest task
@@ -103,6 +104,10 @@ _WRAPPERS = frozenset({"sudo", "time", "nice", "nohup", "watch", "env", "command
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|[@-Z\\-_])")
 _FENCE = re.compile(r"^[ \t]{0,16}(?:`{3,}|~{3,})[\w+.-]{0,32}[ \t]*$")
+#: a line of a GitHub issue's collapsed section (HTML in the Markdown): ``<details>``, ``<details open>``,
+#: ``<summary>...</summary>``, ``</details>``, or several of them on one line
+_DETAILS = re.compile(
+    r"^[ \t]{0,16}(?:(?:<details(?: open)?>|<summary>.{0,300}?</summary>|</details>)[ \t]{0,8}){1,3}$", re.IGNORECASE)
 #: prompts that are prompts whatever follows: ``[user@host dir]#``, ``user@host:~$``, ``host:~#``, ``$``
 _PROMPT_SURE = re.compile(
     r"^[ \t]{0,40}(?:>[ \t]?)?(?:\([\w.-]{1,64}\)[ \t])?"  # also quoted alone: '>[root@login ~]# cat ...'
@@ -113,16 +118,21 @@ _PROMPT_SURE = re.compile(
     r"|~[^\s]{0,256}?[ \t]?[#$]"
     r"|\$)"
     r"[ \t]{0,8}(?P<cmd>\S.{0,4000})?$")
-#: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``
-_PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:#|\+{1,3}|>|%)[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
+#: prompts that are only prompts when a known command follows: ``# ibstat``, ``+ ibstat``, ``> ibstat``, a
+#: notebook's shell escape (``!nvidia-smi``: Jupyter, Colab), and the glyph prompts of zsh themes and starship
+#: (U+279C HEAVY ROUND-TIPPED RIGHTWARDS ARROW of oh-my-zsh, ``(base) <arrow>  ~ git:(main) <x> ibstat``; U+276F
+#: of starship/pure, U+03BB lambda: the working directory and a git mark may stand between glyph and command,
+#: :func:`_maybe_command`)
+_PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:\([\w.-]{1,64}\)[ \t]{1,8})?"
+                           r"(?:#|\+{1,3}|>|%|!|(?P<glyph>[\u279c\u276f\u03bb]))[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
 #: a short prompt of the host name alone (``hsw228$ ulimit -l``, csh's ``node1% ``): a prompt only when a known
 #: command follows
 _PROMPT_HOST = re.compile(r"^[ \t]{0,40}[\w.-]{1,64}[$%#][ \t]{1,8}(?P<cmd>\S.{0,4000})$")
-#: the first characters a line _PROMPT_MAYBE matches can start with (after blanks)
-_MAYBE_FIRST = frozenset("#+>%")
+#: the first characters a line _PROMPT_MAYBE matches can start with (after blanks; ``(`` of a conda env)
+_MAYBE_FIRST = frozenset("#+>%!(\u279c\u276f\u03bb")
 
 #: a character every line _PROMPT_MAYBE matches holds: only such lines are tried
-_MAYBE_CHARS = "#+>%"
+_MAYBE_CHARS = "#+>%!\u279c\u276f\u03bb"
 #: a character every line _PROMPT_SURE matches holds (besides one of ``#$%``), one per alternative:
 #: the ``]`` of ``[user@host dir]#``, the ``@`` of ``user@host$``, the ``#`` or ``$`` of ``host:~#``
 #: and of a bare prompt; a ``%`` alone (``Gpu : 0 %``, frequent in output) is never enough
@@ -294,9 +304,9 @@ def _command(line: str, kind: str) -> tuple[bool, str | None]:
                 return True, m.group("cmd").strip()
     first = line.lstrip(" \t")[:1]
     if first in _MAYBE_FIRST:
-        m = _PROMPT_MAYBE.match(line)
-        if m and command_word(m.group("cmd")) in _KNOWN:
-            return True, m.group("cmd").strip()
+        cmd = _maybe_command(line)
+        if cmd is not None:
+            return True, cmd or None
     if line[:1] not in ("", "#", " ", "\t") or first.isalpha():
         own = KIND_COMMANDS.get(kind, frozenset())
         if any(name in line for name in own):
@@ -357,8 +367,34 @@ def _host_prompt(ln: str) -> bool:
 def _maybe_prompt(ln: str) -> bool:
     if ln.lstrip(" \t")[:1] not in _MAYBE_FIRST:
         return False
-    m = _PROMPT_MAYBE.match(ln)
-    return bool(m and command_word(m.group("cmd")) in _KNOWN)
+    return _maybe_command(ln) is not None
+
+
+#: a zsh theme's git mark after the working directory: ``git:(main)``, U+2717 of a dirty tree
+_GIT_MARK = re.compile(r"^(?:git:\(\S{0,200}\)|\u2717)$")
+
+
+def _maybe_command(line: str) -> str | None:
+    """The known command after a :data:`_PROMPT_MAYBE` prompt, or None. Behind a glyph prompt the command
+    is sought past up to four words of the prompt's own (the working directory, ``user@host``, ``git:(main)``,
+    U+2717 of a dirty git tree)."""
+    m = _PROMPT_MAYBE.match(line)
+    if not m:
+        return None
+    cmd = m.group("cmd").strip()
+    if command_word(cmd) in _KNOWN:
+        return cmd
+    glyph = m.group("glyph")
+    if glyph:
+        words = cmd.split(None, 5)
+        for skip in range(1, min(5, len(words))):
+            rest = " ".join(words[skip:])
+            if command_word(rest) in _KNOWN:
+                return rest
+        # no tool's output starts with the glyph: a prompt whatever follows (another command, or none: the
+        # prompt after the output); oh-my-zsh's arrow is followed by the working directory
+        return " ".join(w for w in words[1 if glyph == "\u279c" else 0:] if not _GIT_MARK.match(w))
+    return None
 
 
 def _bracketed_stamps(form: str, names: Iterable[str]) -> bool:
@@ -373,7 +409,8 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
     that repeat (an ``ip link`` listing's ``2: eth0:`` has unprefixed continuation lines, or one line
     per distinct index). A lone line of text: :func:`_strip_lone`."""
     # a prompt line (the command that ran under the launcher, the prompt after it) carries no prefix
-    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _sure_prompt(ln)]
+    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _sure_prompt(ln)
+            and not _maybe_prompt(ln)]
     if len(body) == 1:
         return _strip_lone(lines, body[0], kind in NUMBERED_KINDS, kind in STAMPED_KINDS)
     if not body:
@@ -710,9 +747,10 @@ def _lines_of(text: str) -> tuple[list[str], bool]:
 
 
 def _fenced(text: str) -> bool:
-    """``"```" in text or "~~~" in text``, asked first of one character (``str.find`` of one
-    character is a ``memchr``; of three, a much slower scan of the whole text)."""
-    return ("`" in text and "```" in text) or ("~" in text and "~~~" in text)
+    """``"```" in text or "~~~" in text`` or a collapsed section's tag (:data:`_DETAILS`), asked first of one
+    character (``str.find`` of one character is a ``memchr``; of three, a much slower scan of the whole text)."""
+    return ("`" in text and "```" in text) or ("~" in text and "~~~" in text) or (
+        "<" in text and ("details>" in text or "</summary>" in text))
 
 
 def clean_capture(text: str, kind: str) -> Cleaned:
@@ -966,7 +1004,8 @@ def _general(text: str, kind: str) -> Cleaned:
     if _has_banner(text):
         numbered, hosts = _without_banners(numbered)
     if _fenced(text):
-        numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
+        numbered = [(n, ln) for n, ln in numbered
+                    if not _FENCE.match(ln) and not (ln[:1] in "< \t" and _DETAILS.match(ln))]
     elided: list[int] = []
     if _elided(text, kind) or (unquoted and kind not in ELISION_KINDS
                                and any(_ELISION.match(ln) for _n, ln in numbered)):
