@@ -40,6 +40,9 @@ def test_every_capture_has_a_source_and_an_expectation() -> None:
         entry = expect[rel]
         assert entry["verdict"] in bench_corpus.LEVELS, f"{rel}: verdict {entry['verdict']!r}"
         assert isinstance(entry.get("subjects", []), list), f"{rel}: subjects is not a list"
+        # YAML 1.1 reads an unquoted PCI address as a number ('0000:01:00.0' is 60.0, sexagesimal): quote it
+        assert all(isinstance(s, str) for s in entry.get("subjects") or []), \
+            f"{rel}: a subject is not a string (quote PCI addresses): {entry.get('subjects')}"
         assert isinstance(entry.get("spec", {}), dict), f"{rel}: spec is not a mapping"
         assert entry.get("what") and entry.get("note"), f"{rel}: what/note missing"
 

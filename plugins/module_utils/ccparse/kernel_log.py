@@ -29,7 +29,8 @@ operators paste ``grep Xid`` output too):
     the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
     a device trained below its capability (``pci``, ``link``, ``capable``).
 ``init_failed``
-    a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``):
+    a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``; kernel 6.x:
+    ``nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1``):
     ``pci``, ``error``; the device is not usable.
 ``gpu_fatal``
     NVIDIA driver messages of a GPU lost or not initialised without an Xid (``RmInitAdapter failed``,
@@ -151,7 +152,9 @@ _BOND_BACK = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): (?:making i
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
 _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
-_PROBE_FAILED = re.compile(r"probe of (?P<pci>" + _PCI + r") failed with error (?P<err>-?\d+)")
+#: (the driver core of kernel 6.x words it 'nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1')
+_PROBE_FAILED = re.compile(r"(?:probe of (?P<pci>" + _PCI + r")|(?P<dev>" + _PCI + r"): probe with driver \S{1,64}) "
+                           r"failed with error (?P<err>-?\d+)")
 #: NVIDIA driver messages of a GPU the driver lost or could not initialise, without an Xid: the GPU is
 #: named by bus id ('NVRM: GPU 0000:01:00.0: RmInitAdapter failed!') or by the driver's index ('NVRM:
 #: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out', GSP RPC timeouts, memory subsystem errors)
@@ -309,8 +312,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
             unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))
             continue
-        if "probe of" in msg and (pf := _PROBE_FAILED.search(msg)):
-            init_failed.append(_event(lineno, time, msg, pci=pf.group("pci").lower(), error=to_int(pf.group("err"))))
+        if "probe " in msg and (pf := _PROBE_FAILED.search(msg)):
+            init_failed.append(_event(lineno, time, msg, pci=(pf.group("pci") or pf.group("dev")).lower(),
+                                      error=to_int(pf.group("err"))))
             continue
         if "insufficient power" in msg and _SLOT_POWER.search(msg):
             dev = _DEV_PREFIX.match(msg)
