@@ -12,7 +12,8 @@ watch's header, script(1)'s first line, an NGC container's banner; also behind a
 after it (ssh's 'Connection to ... closed.', kubectl run --rm's deleted pod, script(1)'s last line),
 CRLF line ends, the paste indented
 as a Markdown code block or fenced (also inside a GitHub issue's collapsed ``<details>`` section), the prompt
-and command around it (a shell's, oh-my-zsh's arrow with its directory and git mark, a notebook's ``!`` escape), a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
+and command around it (a shell's, oh-my-zsh's arrow with its directory and git mark, a notebook's
+``!`` escape), a ``...`` where they cut lines, trailing blanks. Each habit below is applied to every
 allowed real capture (``tests/corpus/seen``, the non-held-out files of ``round2``, ``gpu`` and
 ``network``, and the labelled captures of ``tests/fixtures/labelled``), and the capture is judged
 through the production path (:func:`clusterctl.analysis.engine.analyze_dir` on a one-host
@@ -88,7 +89,8 @@ EXCLUDED = {
     **{(habit, "round2/nvidia-smi-q/gnomeshell356-375.66-d-memory-util-backtick-cut.txt"):
        "the paste opens with a Markdown backtick: a terminal's prefix, indentation, prompt or fence comes inside "
        "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
-                                                     "prompt", "glyph-prompt", "notebook", "details", "fence", "quoted", "tab-indent", "ansible",
+                                                     "prompt", "glyph-prompt", "notebook", "details",
+                                                     "fence", "quoted", "tab-indent", "ansible",
                                                      "pssh-i", "dshbak", "runner-time", "kubectl-timestamps",
                                                      "ts", "journal", "compose", "watch", "ssh-known-hosts",
                                                      "sudo-password", "kubectl-container", "srun-allocation",
