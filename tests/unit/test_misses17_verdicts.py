@@ -3,6 +3,9 @@ are read off the text of each capture."""
 
 from __future__ import annotations
 
+import pytest
+from ccparse import registry
+from ccparse.common import ParseError
 from conftest import judge_text
 
 
@@ -17,3 +20,42 @@ def test_a_probe_failure_in_the_driver_cores_kernel_6_words_is_a_device_the_driv
     # the older words stay read
     old = "[    5.1] mlx5_core: probe of 0000:01:00.0 failed with error -22\n"
     assert [f.subject for f in judge_text("kernel-log", old) if f.check == "kernel_device"] == ["n1/0000:01:00.0"]
+
+
+def test_a_registered_fabric_whose_health_says_unhealthy_is_degraded_in_each_gpu_format() -> None:
+    # round2/nvidia-smi-q/dradriver626-...: 'nvidia-smi -q | grep -E -C3 ...' of a ComputeDomain node, grep's '--'
+    # between groups; Fabric State Completed, Status Success, Health Summary Unhealthy, Bandwidth Full
+    q = ("# nvidia-smi -q | grep -E -C3 \"ClusterUUID|CliqueId\"\n"
+         "    Fabric\n        State                             : Completed\n"
+         "        Status                            : Success\n        CliqueId                          : 2\n"
+         "        Health\n            Summary                       : Unhealthy\n"
+         "            Bandwidth                     : Full\n--\n")
+    assert [(f.severity, f.message.split(":")[0]) for f in judge_text("nvidia-smi-q", q) if f.check == "gpu_fabric"] \
+        == [("warning", "NVSwitch fabric registered but its health says Summary Unhealthy")]
+    xml = ("<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n<driver_version>570.86.15</driver_version>\n"
+           "<attached_gpus>1</attached_gpus>\n<gpu id=\"00000000:04:00.0\">\n<product_name>NVIDIA H100 80GB HBM3"
+           "</product_name>\n<fabric>\n<state>Completed</state>\n<status>Success</status>\n<health>\n"
+           "<summary>Healthy</summary>\n<bandwidth>Degraded</bandwidth>\n<route_unhealthy>False</route_unhealthy>\n"
+           "</health>\n</fabric>\n</gpu>\n</nvidia_smi_log>\n")
+    assert [f.severity for f in judge_text("nvidia-smi-q-xml", xml) if f.check == "gpu_fabric"] == ["warning"]
+    csv = ("index, fabric.state, fabric.status, fabric.health.summary, fabric.health.route_unhealthy\n"
+           "0, Completed, Success, Healthy, False\n1, Completed, Success, Healthy, True\n")
+    assert [f.subject for f in judge_text("nvidia-smi-query", csv) if f.check == "gpu_fabric"] == ["n1/gpu1"]
+    # N/A everywhere (a PCIe board, or no NVSwitch): nothing
+    na = csv.replace("Completed, Success, Healthy, False", "N/A, N/A, N/A, N/A").replace(
+        "Completed, Success, Healthy, True", "N/A, N/A, N/A, N/A")
+    assert [f for f in judge_text("nvidia-smi-query", na) if f.check == "gpu_fabric"] == []
+
+
+def test_a_paste_cut_inside_its_last_nodes_record_judges_the_nodes_it_holds_whole() -> None:
+    # round2/scontrol-node/slinky45-...: 'scontrol show nodes' cut inside the second node's record (no State=)
+    text = ("NodeName=esc8000a-1 Arch=x86_64 CoresPerSocket=1 \n   CPUAlloc=0 CPUEfctv=11 CPUTot=12 CPULoad=3.45\n"
+            "   State=IDLE+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+            "   Partitions=tn \n\nNodeName=esc8000a-0 Arch=x86_64 CoresPerSocket=1 \n"
+            "   CPUAlloc=0 CPUEfctv=11 CPUTot=12 CPULoad=3.45\n")
+    data = registry.parse("scontrol-node", text)
+    assert [n["name"] for n in data["nodes"]] == ["esc8000a-1"] and "esc8000a-0" in data["cut"][0]
+    assert judge_text("scontrol-node", text) == []
+    # one node without State= alone is still not a node record that can be judged
+    with pytest.raises(ParseError):
+        registry.parse("scontrol-node", "NodeName=a State=IDLE\n\nNodeName=b Arch=x86_64\n\nNodeName=c State=IDLE\n")

@@ -25,8 +25,10 @@ What is judged, per GPU:
 - ``Reset Required``/``Drain and Reset Recommended``/``GPU Recovery Action`` (535+/570+): critical/
   warning/warning.
 - NVSwitch fabric (``Fabric`` section of ``-q``, 535+): state Not Started/In Progress, or Completed
-  with a status other than Success, critical (fabric manager down: CUDA cannot start); N/A and
-  Not Supported (PCIe, non-NVSwitch boards) are not judged.
+  with a status other than Success, critical (fabric manager down: CUDA cannot start); registered, with a
+  health (550+: ``Health`` of ``-q``, ``<health>`` of ``-q -x``, ``fabric.health.*`` of ``--query-gpu``) that
+  says Unhealthy / Limited Capacity, bandwidth Degraded, route unhealthy or incorrect configuration: warning;
+  N/A and Not Supported (PCIe, non-NVSwitch boards) are not judged.
 - InfoROM corrupted (``WARNING: infoROM is corrupted at gpu ...``): critical, the ECC and page
   retirement records of that GPU can no longer be trusted.
 - GPU count below ``gpus_per_node``: critical. A GPU nvidia-smi cannot reach (``Unable to
@@ -309,7 +311,18 @@ def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
     if state == "Completed" and isinstance(status, str) and status not in ("Success", "N/A", ""):
         return [Finding(host, "gpu_fabric", rule_sev("gpu_fabric.registration_failed"), _subject(host, g),
                         f"NVSwitch fabric registration failed: status {status}{_bus(g)}")]
+    health = g.get("fabric_health") or {}
+    bad = [f"{k} {v}" for k, v in health.items() if (k, str(v)) in _FABRIC_UNHEALTHY]  # query: True as a bool
+    if bad:
+        return [Finding(host, "gpu_fabric", rule_sev("gpu_fabric.unhealthy"), _subject(host, g),
+                        f"NVSwitch fabric registered but its health says {', '.join(bad)}: multi-node NVLink runs "
+                        f"degraded or not at all{_bus(g)}")]
     return []
+
+
+#: the fabric health readings (NVML's nvmlGpuFabricHealthMask / summary) that say the fabric is not as built
+_FABRIC_UNHEALTHY = frozenset({("Summary", "Unhealthy"), ("Summary", "Limited Capacity"), ("Bandwidth", "Degraded"),
+                               ("Route Unhealthy", "True"), ("Incorrect Configuration", "True")})
 
 
 #: product names of desktop/workstation boards, where persistence mode off is the normal setting

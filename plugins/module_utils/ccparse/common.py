@@ -144,6 +144,12 @@ def json_loads(text: str) -> Any:
         raise json.JSONDecodeError("JSON nested too deeply", text, 0) from None
 
 
+#: an NVSwitch fabric's health (driver 550+): the element names of ``nvidia-smi -q -x`` and ``--query-gpu``'s
+#: ``fabric.health.<name>`` fields, and the keys ``nvidia-smi -q`` prints under ``Fabric`` / ``Health``
+FABRIC_HEALTH = {"summary": "Summary", "bandwidth": "Bandwidth",
+                 "route_recovery_in_progress": "Route Recovery in progress",
+                 "route_unhealthy": "Route Unhealthy", "access_timeout_recovery": "Access Timeout Recovery",
+                 "incorrect_configuration": "Incorrect Configuration"}
 #: values nvidia-smi prints in place of a reading when NVML cannot read the GPU (``[N/A]``/``N/A`` and
 #: ``Not Supported`` are absent features, not errors)
 ERROR_TOKENS = frozenset({"Unknown Error", "[Unknown Error]", "ERR!", "[ERR!]", "[GPU requires reset]",

@@ -78,9 +78,10 @@ TOOL = "nvidia-smi -q"
 _GPU_HEADER = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 _KV = re.compile(r"^(\S(?:.*?\S)?)\s*:\s?(.*?)\s*$")
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
-_ELIDED = {"[...]", "...", "[…]"}
+#: an elision, and grep's line between two groups of context (``grep -A/-B/-C`` without ``-n``): lines left out
+_ELIDED = {"[...]", "...", "[…]", "--"}
 #: first characters of the lines that are not tree lines (banner, elision, warnings)
-_RARE_FIRST = frozenset("=[.…WU")
+_RARE_FIRST = frozenset("=[.…WU-")
 _SECTION_NAME = re.compile(r"^[A-Za-z][\w .()/+-]*$")
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 #: sections whose presence makes an indented header-less slice a recognisable excerpt
@@ -620,6 +621,8 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         "recovery_action": t.get("GPU Recovery Action"),
         "fabric_state": _get(t, "Fabric", "State"),
         "fabric_status": _get(t, "Fabric", "Status"),
+        "fabric_health": {k: v for k, v in (_get(t, "Fabric", "Health") or {}).items() if isinstance(v, str)}
+        if isinstance(_get(t, "Fabric", "Health"), dict) else None,
         "error_fields": error_fields(t) if errors is None else errors,
         "line": line,
     }

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ERROR_TOKENS, ParseError, parser, to_float, to_int
+from .common import ERROR_TOKENS, FABRIC_HEALTH, ParseError, parser, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi --query-gpu"
@@ -145,6 +145,8 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
         "persistence_mode": f.get("persistence_mode"),
         "fabric_state": f.get("fabric.state"),
         "fabric_status": f.get("fabric.status"),
+        "fabric_health": {name: f[f"fabric.health.{tag}"] for tag, name in FABRIC_HEALTH.items()
+                          if f.get(f"fabric.health.{tag}") is not None} or None,
         "recovery_action": f.get("gpu_recovery_action"),
         "ecc": {"volatile": {"uncorrectable": _int(f.get("ecc.errors.uncorrected.volatile.total")),
                              "correctable": _int(f.get("ecc.errors.corrected.volatile.total"))},

@@ -46,7 +46,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from .common import ERROR_TOKENS, ParseError, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, FABRIC_HEALTH, ParseError, parser, strip_source_line, to_float, to_int
 from .nvidia_smi_table import lost_gpu
 
 TOOL = "nvidia-smi -q -x"
@@ -155,6 +155,13 @@ def _text(el: Node | None) -> str | None:
 
 def _at(el: Node | None, path: str) -> str | None:
     return _text(el.find(path)) if el is not None else None
+
+
+def _fabric_health(el: Node | None) -> dict[str, str] | None:
+    """The fabric's ``<health>`` under the names ``-q`` gives them (one judgement for both)."""
+    if el is None:
+        return None
+    return {name: v for tag, name in FABRIC_HEALTH.items() if (v := _at(el, tag)) is not None}
 
 
 def _first(el: Node | None, *paths: str) -> str | None:
@@ -376,6 +383,7 @@ def _gpu_fields(index: int, g: Node, line: int) -> dict[str, Any]:
         "recovery_action": _at(g, "gpu_recovery_action"),
         "fabric_state": _at(fabric, "state"),
         "fabric_status": _at(fabric, "status"),
+        "fabric_health": _fabric_health(_section(fabric, "health")),
         "error_fields": [(el.tag, (el.text or "").strip()) for el in g.iter()
                          if el.text and el.text.strip() in ERROR_TOKENS],
         "line": line,

@@ -416,7 +416,12 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
     # a grep'd excerpt ('| grep NodeName\\|Extra') has no State= at all: its nodes are kept unjudged;
     # one node without State= among nodes with it is a cut capture
     excerpt = bool(records) and not any("State" in f for f, _lineno in records)
+    cut: list[str] = []
+    if not excerpt and len(records) > 1 and "State" not in records[-1][0]:
+        # the paste ends inside its last node's record, before State=: judge the nodes it holds whole
+        last, last_line = records.pop()
+        cut.append(f"the capture ends at line {last_line} inside node {last.get('NodeName')}'s record (no State=)")
     nodes = [_finish_node(f, tool, ln, excerpt) for f, ln in records]
     if not nodes:
         raise ParseError(tool, "no 'NodeName=' record found (empty input?)", lineno or None)
-    return {"nodes": nodes, "excerpt": excerpt}
+    return {"nodes": nodes, "excerpt": excerpt, **({"cut": cut} if cut else {})}
