@@ -111,6 +111,11 @@ EXCLUDED = {
            "awsk8stester464-indented-mpi-prefix-two-workers-using-network-socket",
            "awsofi67-pdsh-prefix-p4d-no-optimal-provider", "nccl1710-quoted-autolinked-access-violation-wq-status9",
            "raylightning24-pid-prefix-2.7.8-two-gpu-pc-p2p-ipc-peer-access-not-supported-cut")},
+    **{(habit, "round2/kernel-log/gpuoperator2511-dmesg-grep-line-numbered-wrapped-mlx5-gen5-gen4-x16-slot-power-not-"
+               "advertised.txt"):
+       "the lines carry a numbered view's line numbers (the text was copied from an editor, its long lines already "
+       "wrapped): a prompt or indentation would come before the numbers, a page copy or mail wrap into them"
+       for habit in ("indent4", "tab-indent", "prompt", "glyph-prompt", "notebook", "page-copy", "mail-wrap")},
     ("mail-wrap", "seen/nccl-log/nccl2013-bracket-datetime-redacted-pid-ibv-modify-qp-110-one-line.txt"):
         "one NCCL line, and the wrap cuts it between 'NCCL' and 'WARN': no line of the paste is an NCCL line",
     **{(habit, "round2/kernel-log/gpud-dmesg-decode-iso-boot-h100-mlx5-insufficient-slot-power.txt"):
@@ -616,6 +621,20 @@ def test_a_glyph_prompt_is_a_prompt_whatever_follows_and_a_notebook_escape_only_
     assert clean_capture(f"!ibstat\n{out}", "ibstat").text.strip() == out.strip()
     # a line of output that starts with '!' is output
     assert clean_capture("!important\n" + out, "ibstat").text.startswith("!important")
+
+
+def test_zshs_host_tilde_prompt_and_suses_angle_prompt_are_prompt_lines() -> None:
+    # round2/nvidia-smi-q/py3status764-...: zsh's '%m%~ ' prompt ('lasers~ '), then another command and its output
+    text = ("lasers~ nvidia-smi -q -d TEMPERATURE\nFailed to initialize NVML: Unknown Error\n\n"
+            "lasers~ echo $?                     \n255\n")
+    got = clean_capture(text, "nvidia-smi-q")
+    assert got.commands[:1] == ["nvidia-smi -q -d TEMPERATURE"]
+    assert got.text.strip() == "Failed to initialize NVML: Unknown Error"
+    out = "CA 'mlx5_0'\n\tCA type: MT4129\n"
+    assert clean_capture(f"admin@sles15:~> ibstat\n{out}admin@sles15:~> \n", "ibstat").text == out
+    # sinfo's power-saving state ('idle~') before a node list is output
+    row = "batch*       up   infinite      4  idle~ node[01-04]\n"
+    assert clean_capture("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" + row, "sinfo").text.endswith(row)
 
 
 def test_typesetting_is_undone_and_an_xml_document_read_through_it() -> None:

@@ -59,3 +59,30 @@ def test_a_paste_cut_inside_its_last_nodes_record_judges_the_nodes_it_holds_whol
     # one node without State= alone is still not a node record that can be judged
     with pytest.raises(ParseError):
         registry.parse("scontrol-node", "NodeName=a State=IDLE\n\nNodeName=b Arch=x86_64\n\nNodeName=c State=IDLE\n")
+
+
+def test_a_numbered_views_line_numbers_come_off_and_a_wrapped_lines_rest_stays() -> None:
+    # round2/kernel-log/gpuoperator2511-...: dmesg lines pasted from a numbered view, the first number glued to
+    # the time, long lines wrapped with an indent; each NIC's bandwidth without 'limited by' is healthy
+    text = ("1700[   22.316553] mlx5_core 0000:13:00.0: mlx5_pcie_event:297:(pid 11): PCIe slot power capability "
+            "was not advertised.\n"
+            "1701 [   22.325345] mlx5_core 0000:63:00.0: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)\n"
+            "1702 [   22.879706] input: AVOCENT  AVODSR XRIP SFIQ-VGA SMA as /devices/pci0000:70/0000:70:07.1/0000:71:00.4/"
+            "usb4/4-1/4-1.\n     2/4-1.2.1/4-1.2.1:1.0/0003:0624:0307.0001/input/input2\n"
+            "1703 [   28.1] mlx5_core 0000:75:00.0: 126.024 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 "
+            "link at 0000:74:01.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n")
+    data = registry.parse("kernel-log", text)
+    assert [e["pci"] for e in data["pcie_limited"]] == ["0000:75:00.0"]
+    # numbers that do not go up by one are not a view's: the text's own (no kernel log line starts so)
+    with pytest.raises(ParseError):
+        registry.parse("kernel-log", text.replace("1702 [", "1709 ["))
+
+
+@pytest.mark.parametrize("kind", ["nvidia-smi", "nvidia-smi-q", "nvidia-smi-query"])
+def test_nvidias_failure_to_reach_the_driver_fails_the_node_in_every_mode(kind: str) -> None:
+    # round2/nvidia-smi-q/py3status764-...: 'nvidia-smi -q -d TEMPERATURE' after a driver upgrade printed only
+    # 'Failed to initialize NVML: Unknown Error' (exit 255): no GPU is usable, whichever mode asked
+    for text in ("lasers~ nvidia-smi -q -d TEMPERATURE\nFailed to initialize NVML: Unknown Error\n",
+                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+                 "latest NVIDIA driver is installed and running.\n"):
+        assert [(f.check, f.severity) for f in judge_text(kind, text)] == [("gpu_driver", "critical")], text

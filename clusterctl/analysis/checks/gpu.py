@@ -372,9 +372,20 @@ def _lost(host: str, data: Mapping[str, Any]) -> list[Finding]:
             for g in data.get("lost_gpus") or []]
 
 
+def _unreachable(host: str, data: Mapping[str, Any]) -> list[Finding]:
+    """nvidia-smi's failure to reach the driver, in whichever mode it ran."""
+    if not data.get("driver_unreachable"):
+        return []
+    return [Finding(host, "gpu_driver", rule_sev("gpu_driver.unreachable"), host,
+                    f"nvidia-smi cannot reach the NVIDIA driver: {data['driver_unreachable']!r}; "
+                    "no GPU of this node is usable (driver not loaded, or a library/module version "
+                    "mismatch after an upgrade: reboot or reload the driver)")]
+
+
 def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     """Shared judge of ``nvidia-smi -q`` and ``--query-gpu`` parses."""
     res = CheckResult()
+    res.findings += _unreachable(host, data)
     gpus = list(data.get("gpus") or [])
     if not data.get("excerpt"):
         attached = data.get("attached_gpus")
@@ -445,11 +456,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
                                         f"{host}/gpu{m.get('gpu')}",
                                         f"{n} uncorrectable ECC error(s) since the last reset in MIG instance "
                                         f"GI {m.get('gi')} CI {m.get('ci')} (MIG dev {m.get('mig_dev')})"))
-    if data.get("driver_unreachable"):
-        res.findings.append(Finding(host, "gpu_driver", rule_sev("gpu_driver.unreachable"), host,
-                                    f"nvidia-smi cannot reach the NVIDIA driver: {data['driver_unreachable']!r}; "
-                                    "no GPU of this node is usable (driver not loaded, or a library/module version "
-                                    "mismatch after an upgrade: reboot or reload the driver)"))
+    res.findings += _unreachable(host, data)
     if data.get("cut_before_rows"):
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                     f"{NOTHING}nvidia-smi: the capture holds the banner but no GPU row"))

@@ -112,7 +112,7 @@ _DETAILS = re.compile(
 _PROMPT_SURE = re.compile(
     r"^[ \t]{0,40}(?:>[ \t]?)?(?:\([\w.-]{1,64}\)[ \t])?"  # also quoted alone: '>[root@login ~]# cat ...'
     r"(?:\[[^\]\n]{1,160}\][ \t]?[#$%]"
-    r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?)?[ \t]?[#$%]"
+    r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?)?[ \t]?[#$%>]"
     r"|[\w.-]{1,64}:[~/][^\s]{0,256}?[#$]"
     # a prompt of the working directory alone ('\\w \\$'): '~ $', '~/src $'
     r"|~[^\s]{0,256}?[ \t]?[#$]"
@@ -125,9 +125,9 @@ _PROMPT_SURE = re.compile(
 #: :func:`_maybe_command`)
 _PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:\([\w.-]{1,64}\)[ \t]{1,8})?"
                            r"(?:#|\+{1,3}|>|%|!|(?P<glyph>[\u279c\u276f\u03bb]))[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
-#: a short prompt of the host name alone (``hsw228$ ulimit -l``, csh's ``node1% ``): a prompt only when a known
-#: command follows
-_PROMPT_HOST = re.compile(r"^[ \t]{0,40}[\w.-]{1,64}[$%#][ \t]{1,8}(?P<cmd>\S.{0,4000})$")
+#: a short prompt of the host name alone (``hsw228$ ulimit -l``, csh's ``node1% ``, zsh's ``%m%~`` as
+#: ``lasers~ nvidia-smi``): a prompt only when a known command follows
+_PROMPT_HOST = re.compile(r"^[ \t]{0,40}[\w.-]{1,64}(?:[$%#]|~[$%#>]?)[ \t]{1,8}(?P<cmd>\S.{0,4000})$")
 #: the first characters a line _PROMPT_MAYBE matches can start with (after blanks; ``(`` of a conda env)
 _MAYBE_FIRST = frozenset("#+>%!(\u279c\u276f\u03bb")
 
@@ -294,7 +294,7 @@ def _command(line: str, kind: str) -> tuple[bool, str | None]:
 
     Each pattern is tried only when the line holds what it cannot match without (a prompt
     character; the KIND's command name): the same answers, without a regex run per output line."""
-    if "$" in line or "#" in line or "%" in line:
+    if "$" in line or "#" in line or "%" in line or "~" in line or ("@" in line and ">" in line):
         m = _PROMPT_SURE.match(line)
         if m:
             return True, (m.group("cmd") or "").strip() or None
@@ -346,7 +346,7 @@ def _plain(text: str, kind: str) -> bool:
         return False
     return not any(map(_sure_prompt, _lines_holding(text, _SURE_NEEDLES))) and \
         not any(map(_maybe_prompt, _lines_holding(text, _MAYBE_CHARS))) and \
-        not any(map(_host_prompt, _lines_holding(text, "$%#")))
+        not any(map(_host_prompt, _lines_holding(text, "$%#~")))
 
 
 # The two line tests of _plain, each a pure function of the line: the lines that hold a prompt
@@ -354,7 +354,7 @@ def _plain(text: str, kind: str) -> bool:
 # each distinct line is matched once (bounded).
 @lru_cache(maxsize=16384)
 def _sure_prompt(ln: str) -> bool:
-    return bool(("#" in ln or "$" in ln or "%" in ln) and _PROMPT_SURE.match(ln))
+    return bool(("#" in ln or "$" in ln or "%" in ln or ("@" in ln and ">" in ln)) and _PROMPT_SURE.match(ln))
 
 
 @lru_cache(maxsize=16384)
@@ -464,6 +464,8 @@ def strip_grep_numbers(lines: list[str]) -> list[str]:
     first = next((ln for ln in lines if ln.strip()), "")
     if not first[:1].isdigit():
         return lines
+    if not _GREP_NUMBER.match(first):
+        return _strip_view_numbers(lines)
     last = -1
     seen = 0
     out: list[str] = []
@@ -485,6 +487,30 @@ def strip_grep_numbers(lines: list[str]) -> list[str]:
     if seen < 2 or not (context or glued):
         return lines
     return out
+
+
+#: an editor's or a numbered view's line number before a line: ``1700[   22.316553] ...``, ``1701 [ ...``, ``12\t...``
+_VIEW_NUMBER = re.compile(r"^(\d{1,7})(?:\t| {1,2}(?=\S)|(?=[\[<(]))")
+
+
+def _strip_view_numbers(lines: list[str]) -> list[str]:
+    """``lines`` without a numbered view's line numbers (three numbered lines at least, each one more than the
+    one before; a line without a number is the indented rest of a wrapped line, or blank); else ``lines``."""
+    out: list[str] = []
+    last = -1
+    for ln in lines:
+        m = _VIEW_NUMBER.match(ln)
+        if m is None:
+            if ln.strip() and not (last >= 0 and ln[:1] in " \t"):
+                return lines
+            out.append(ln)
+            continue
+        n = int(m.group(1))
+        if last >= 0 and n != last + 1:
+            return lines
+        last = n
+        out.append(ln[m.end():])
+    return out if len(out) - sum(1 for ln in lines if not _VIEW_NUMBER.match(ln)) >= 3 else lines
 
 
 #: a name a ``host: `` / ``[host] `` prefix gives on several lines holds a digit, a ``-`` or a ``.``

@@ -149,7 +149,7 @@ def json_loads(text: str) -> Any:
 FABRIC_HEALTH = {"summary": "Summary", "bandwidth": "Bandwidth",
                  "route_recovery_in_progress": "Route Recovery in progress",
                  "route_unhealthy": "Route Unhealthy", "access_timeout_recovery": "Access Timeout Recovery",
-                 "incorrect_configuration": "Incorrect Configuration"}
+                 "incorrect_configuration": "Incorrect Configuration", "partition_assigned": "Partition Assigned"}
 #: values nvidia-smi prints in place of a reading when NVML cannot read the GPU (``[N/A]``/``N/A`` and
 #: ``Not Supported`` are absent features, not errors)
 ERROR_TOKENS = frozenset({"Unknown Error", "[Unknown Error]", "ERR!", "[ERR!]", "[GPU requires reset]",

@@ -70,7 +70,7 @@ from typing import Any
 
 from . import capture
 from .common import _ASCII_BREAKS, ERROR_TOKENS, ParseError, parser, split_lines, strip_source_line, to_float, to_int
-from .nvidia_smi_table import lost_gpu
+from .nvidia_smi_table import lost_gpu, unreachable_driver
 from .nvidia_smi_xml import looks_like_xml, parse_nvidia_smi_q_xml
 
 TOOL = "nvidia-smi -q"
@@ -799,6 +799,12 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     if not blocks and not top and lost:
         return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
                 "excerpt": False, "warnings": warnings, "lost_gpus": lost, "gpus": []}
+    if not any(k in top for k in ("Driver Version", "Attached GPUs")) and len(body) < 2000 \
+            and (gone := unreachable_driver(body)) is not None:
+        # nvidia-smi's only output when it cannot reach the driver (a short paste; as a line of no GPU block or
+        # an indented one read as a header-less excerpt)
+        return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
+                "excerpt": True, "warnings": warnings, "lost_gpus": lost, "gpus": [], "driver_unreachable": gone}
     if not blocks and not top:
         raise ParseError(TOOL, "no nvidia-smi -q report found (empty input or another tool's output)",
                          last or None)

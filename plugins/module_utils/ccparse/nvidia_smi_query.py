@@ -39,7 +39,7 @@ from typing import Any
 
 from . import capture
 from .common import ERROR_TOKENS, FABRIC_HEALTH, ParseError, parser, to_float, to_int
-from .nvidia_smi_table import lost_gpu
+from .nvidia_smi_table import lost_gpu, unreachable_driver
 
 TOOL = "nvidia-smi --query-gpu"
 
@@ -192,6 +192,10 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
         rows.append((lineno, cells))
     if not rows and lost:
         return {"fields": [], "gpus": [], "lost_gpus": lost}
+    if not rows or (len(rows) == 1 and len(rows[0][1]) <= 2):
+        gone = unreachable_driver(text)
+        if gone is not None:  # nvidia-smi's only output: no GPU of the node is usable
+            return {"fields": [], "gpus": [], "lost_gpus": lost, "driver_unreachable": gone, "excerpt": True}
     if not rows:
         raise ParseError(TOOL, "empty input (no CSV header)", None)
     head_line, header = rows[0]

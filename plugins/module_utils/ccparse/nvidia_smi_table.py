@@ -72,6 +72,16 @@ _LOST = re.compile(r"Unable to (?:determine|detect) the device handle for GPU\s*
                    r"([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*:\s*(.*)$")
 
 
+def unreachable_driver(text: str) -> str | None:
+    """nvidia-smi's line saying it cannot reach the driver (``Failed to initialize NVML: ...``, ``NVIDIA-SMI has
+    failed ...``): its only output then, in every mode (table, ``-q``, ``--query-gpu``); None when there is none."""
+    for raw in text.splitlines():
+        s = raw.strip()
+        if any(f in s for f in _FATAL):
+            return s[:200]
+    return None
+
+
 def lost_gpu(line: str) -> dict[str, str] | None:
     """``Unable to determine the device handle for GPU0000:07:00.0: Unknown Error`` (a GPU NVML cannot
     reach: fallen off the bus, Xid 79) -> ``{"bus_id": "00000000:07:00.0", "error": "Unknown Error"}``.
