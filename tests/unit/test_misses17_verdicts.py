@@ -66,11 +66,12 @@ def test_a_numbered_views_line_numbers_come_off_and_a_wrapped_lines_rest_stays()
     # the time, long lines wrapped with an indent; each NIC's bandwidth without 'limited by' is healthy
     text = ("1700[   22.316553] mlx5_core 0000:13:00.0: mlx5_pcie_event:297:(pid 11): PCIe slot power capability "
             "was not advertised.\n"
-            "1701 [   22.325345] mlx5_core 0000:63:00.0: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)\n"
-            "1702 [   22.879706] input: AVOCENT  AVODSR XRIP SFIQ-VGA SMA as /devices/pci0000:70/0000:70:07.1/0000:71:00.4/"
-            "usb4/4-1/4-1.\n     2/4-1.2.1/4-1.2.1:1.0/0003:0624:0307.0001/input/input2\n"
-            "1703 [   28.1] mlx5_core 0000:75:00.0: 126.024 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 "
-            "link at 0000:74:01.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n")
+            "1701 [   22.325345] mlx5_core 0000:63:00.0: 504.112 Gb/s available PCIe bandwidth "
+            "(32.0 GT/s PCIe x16 link)\n"
+            "1702 [   22.879706] input: AVOCENT  AVODSR XRIP SFIQ-VGA SMA as /devices/pci0000:70/0000:70:07.1/"
+            "0000:71:00.4/usb4/4-1/4-1.\n     2/4-1.2.1/4-1.2.1:1.0/0003:0624:0307.0001/input/input2\n"
+            "1703 [   28.1] mlx5_core 0000:75:00.0: 126.024 Gb/s available PCIe bandwidth, limited by 8.0 GT/s "
+            "PCIe x16 link at 0000:74:01.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n")
     data = registry.parse("kernel-log", text)
     assert [e["pci"] for e in data["pcie_limited"]] == ["0000:75:00.0"]
     # numbers that do not go up by one are not a view's: the text's own (no kernel log line starts so)
@@ -86,3 +87,33 @@ def test_nvidias_failure_to_reach_the_driver_fails_the_node_in_every_mode(kind: 
                  "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
                  "latest NVIDIA driver is installed and running.\n"):
         assert [(f.check, f.severity) for f in judge_text(kind, text)] == [("gpu_driver", "critical")], text
+
+
+def test_the_watchdog_line_of_torch_before_2_3_without_its_glog_date_is_read() -> None:
+    # round2/nccl-log/megatron735-...: '[rank2]:[E ProcessGroupNCCL.cpp:754]' (no date after the level) beside
+    # NCCL INFO service-thread lines: the watchdog's timeout names no fault of the node (cannot judge)
+    text = ("[rank2]:[E ProcessGroupNCCL.cpp:754] [Rank 2] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=305, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600381 "
+            "milliseconds before timing out.\n"
+            "9aee1c01f3e7:6727:7168 [1] NCCL INFO [Service thread] Connection closed by localRank 2\n")
+    data = registry.parse("nccl-log", text)
+    assert [(t["rank"], t["seq"], t["op"]) for t in data["pg_timeouts"]] == [(2, 305, "ALLREDUCE")]
+
+
+def test_a_power_limit_set_well_below_the_boards_default_is_degraded() -> None:
+    # round2/nvidia-smi-q/hcideepdive-lab14-...: H100 GPU 0 with its limit lowered to 200 W of a 700 W default,
+    # SW Power Cap active
+    q = ("==============NVSMI LOG==============\n\nDriver Version                                    : 580.126.20\n\n"
+         "Attached GPUs                                     : 8\nGPU 00000000:04:00.0\n"
+         "    Clocks Event Reasons\n        SW Power Cap                                   : Active\n"
+         "    GPU Power Readings\n        Average Power Draw                             : 209.55 W\n"
+         "        Current Power Limit                            : 200.00 W\n"
+         "        Default Power Limit                            : 700.00 W\n"
+         "        Max Power Limit                                : 700.00 W\n")
+    found = [(f.severity, f.subject) for f in judge_text("nvidia-smi-q", q) if f.check == "gpu_power"]
+    assert found == [("warning", "n1/gpu0")]
+    # at the default (or a rounding below it): nothing
+    at_default = q.replace(": 200.00 W", ": 695.00 W")
+    assert [f for f in judge_text("nvidia-smi-q", at_default) if f.check == "gpu_power"] == []
+    csv = "index, power.limit [W], power.default_limit [W]\n0, 300.00 W, 400.00 W\n1, 400.00 W, 400.00 W\n"
+    assert [f.subject for f in judge_text("nvidia-smi-query", csv) if f.check == "gpu_power"] == ["n1/gpu0"]

@@ -259,6 +259,24 @@ def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+#: share of its default power limit below which a GPU's enforced limit is lowered (a cap, not rounding)
+POWER_LIMIT_SHARE = 0.9
+
+
+def _power_limit(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    """A power limit set well below the board's default: the GPU runs, slower under load (its SW power cap
+    engages at the lowered limit)."""
+    power = g.get("power_w") or {}
+    limit, default = power.get("limit"), power.get("default_limit")
+    if not (isinstance(limit, int | float) and isinstance(default, int | float)) or default <= 0:
+        return []
+    if limit >= POWER_LIMIT_SHARE * default:
+        return []
+    return [Finding(host, "gpu_power", rule_sev("gpu_power.limit_lowered"), _subject(host, g),
+                    f"power limit {limit:g} W is below the board's default {default:g} W: the GPU runs slower "
+                    f"under load (nvidia-smi -pl {default:g} restores it){_bus(g)}")]
+
+
 #: words of fields that are settings (limits, defaults), not readings of the GPU's state: an error
 #: token there (Windows drivers print '[Unknown Error]' for power.default_limit) is a note
 _SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mode", "accounting", "vbios",
@@ -421,6 +439,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         per_gpu += _pcie(host, g)
         per_gpu += _reset(host, g)
         per_gpu += _fabric(host, g)
+        per_gpu += _power_limit(host, g)
         per_gpu += _persistence(host, g, exp)
         per_gpu += _error_fields(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)

@@ -59,8 +59,9 @@ _LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?
 _RESULT = re.compile(r"\bnccl(?:System|Remote)Error\b")
 #: PyTorch's ProcessGroupNCCL lines (glog form, month unpadded: 'E321' is 21 March; the rank's tag first, a launcher's
 #: '[pid] ' before it):
-#: '[rank5]:[E901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 5] Watchdog caught collective ...'
-_PG_LINE = re.compile(r"^(?:\[\d+\]\s*)?\[rank(?P<rank>\d+)\]:\[(?P<lvl>[EWIF])\d{3,4} [\d:.]+\s+"
+#: '[rank5]:[E901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 5] Watchdog caught collective ...'; torch
+#: before 2.3 prints the level alone: '[rank2]:[E ProcessGroupNCCL.cpp:754] [Rank 2] Watchdog caught ...'
+_PG_LINE = re.compile(r"^(?:\[\d+\]\s*)?\[rank(?P<rank>\d+)\]:\[(?P<lvl>[EWIF])(?:\d{3,4} [\d:.]+)?\s+"
                       r"ProcessGroupNCCL\.cpp:\d+\]\s*(?P<msg>.*)$")
 #: the watchdog's timeout of one collective: 'WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, ... Timeout(ms)=600000)'
 _PG_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
