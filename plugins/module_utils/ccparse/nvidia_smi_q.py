@@ -800,11 +800,11 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
                 "excerpt": False, "warnings": warnings, "lost_gpus": lost, "gpus": []}
     if not any(k in top for k in ("Driver Version", "Attached GPUs")) and len(body) < 2000 \
-            and (gone := unreachable_driver(body)) is not None:
+            and (fatal := unreachable_driver(body)) is not None:
         # nvidia-smi's only output when it cannot reach the driver (a short paste; as a line of no GPU block or
         # an indented one read as a header-less excerpt)
         return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
-                "excerpt": True, "warnings": warnings, "lost_gpus": lost, "gpus": [], "driver_unreachable": gone}
+                "excerpt": True, "warnings": warnings, "lost_gpus": lost, "gpus": [], "driver_unreachable": fatal}
     if not blocks and not top:
         raise ParseError(TOOL, "no nvidia-smi -q report found (empty input or another tool's output)",
                          last or None)

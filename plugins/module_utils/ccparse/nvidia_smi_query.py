@@ -194,9 +194,9 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     if not rows and lost:
         return {"fields": [], "gpus": [], "lost_gpus": lost}
     if not rows or (len(rows) == 1 and len(rows[0][1]) <= 2):
-        gone = unreachable_driver(text)
-        if gone is not None:  # nvidia-smi's only output: no GPU of the node is usable
-            return {"fields": [], "gpus": [], "lost_gpus": lost, "driver_unreachable": gone, "excerpt": True}
+        fatal = unreachable_driver(text)
+        if fatal is not None:  # nvidia-smi's only output: no GPU of the node is usable
+            return {"fields": [], "gpus": [], "lost_gpus": lost, "driver_unreachable": fatal, "excerpt": True}
     if not rows:
         raise ParseError(TOOL, "empty input (no CSV header)", None)
     head_line, header = rows[0]
