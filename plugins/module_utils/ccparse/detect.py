@@ -72,6 +72,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"=+\s*NVSMI LOG\s*=+|^Attached GPUs\s+:|"
          r"^\s*(?:Clocks (?:Throttle|Event) Reasons|GPU Reset Status|ECC Errors|Remapped Rows|"
          r"Retired Pages)\s*$|"
+         # the NVSwitch fabric block: 'Fabric' then its 'State : ...' ('CliqueId'/'ClusterUUID' follow)
+         r"^\s*Fabric\s*\n\s+State\s+: (?:Completed|In Progress|Not Started|N/A)|^\s*(?:CliqueId|ClusterUUID)\s+: |"
          # a section excerpt: 'Clocks' / 'Max Clocks' then '    Graphics   : 2025 MHz'
          r"^\s*(?:Max |Default Applications |Applications )?Clocks\s*\n\s+Graphics\s+: \d+ MHz|"
          r"^\s*(?:Product Name|GPU UUID|Reset Required)\s+: |"
@@ -123,7 +125,9 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^Max locked memory\s|^\s*max locked memory\s+\(kbytes, -l\)|^\s*-l: locked-in-memory size \(k"),
         ("nvidia-smi-query", "nvidia-smi --query-gpu CSV",
          r"^(?:index|name|pci\.bus_id|uuid|driver_version|timestamp)\s*,\s*[a-z_.]+|"
-         r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],"),
+         r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],|"
+         # a noheader row: the board's name, then readings with their units ('GeForce GTX 1080 Ti, 53 %, 84, 123.00 W')
+         r"^(?:NVIDIA |GeForce |Tesla |Quadro )[\w -]{2,40}(?:, [^,\n]{1,30}){0,8}, \d+(?:\.\d+)? (?:W|%|MHz|MiB)(?:,|$)"),
         ("ip-link", "ip link's interface lines", r"^\s*(?:\d+: )?[^\s:]+(?:@\S+)?: <[A-Z_,-]*> mtu \d+"),
         ("lspci", "lspci's device lines",
          r"^[ \t]*(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] [A-Za-z][\w /,.-]*?(?: \[[0-9a-f]{4}\])?: \S"),
@@ -210,11 +214,12 @@ def _lines(head: str) -> Detection | None:
 
 #: (KIND, the command that printed it): the third tier, for a short paste whose output shows no signature
 #: a command line's start: an optional prompt, variables, wrappers and a path before the command word
-_CMD_LEAD = (r"^[ \t>]*(?:\S*[$#%>][ \t]*|\(\w+\)[ \t]+\S*[$#%][ \t]*)?(?:\w+=\S*[ \t]+)*"
+_CMD_LEAD = (r"^[ \t>]*(?:\S*[$#%>][ \t]*|\(\w+\)[ \t]+\S*[$#%][ \t]*|\[[^\]\n]{1,160}\][$#%][ \t]*)?"
+             r"(?:\w+=\S*[ \t]+)*"
              r"(?:(?:sudo|time|taskset[ \t]+-c[ \t]+\S+|numactl[^\n]*?|mpirun[^\n]*?|mpiexec[^\n]*?|srun[^\n]*?)"
              r"[ \t]+)*(?:[\w./~-]*/)?")
 _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(_CMD_LEAD + p, re.MULTILINE)) for k, p in (
-    ("nvidia-smi-query", r"nvidia-smi\s[^\n]*--query-gpu"),
+    ("nvidia-smi-query", r"nvidia-smi(?:\.exe)?\s[^\n]*--query-gpu"),
     ("nvidia-smi-q-xml", r"\bnvidia-smi\s+(?:-q\s+-x|-x\s+-q|-qx|-xq)\b"),
     ("nvidia-smi-q", r"\bnvidia-smi\s+(?:-q|-a|--query)\b"),
     ("nvidia-smi-topo", r"\bnvidia-smi\s+topo\b"),
