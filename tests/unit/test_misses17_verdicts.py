@@ -117,3 +117,47 @@ def test_a_power_limit_set_well_below_the_boards_default_is_degraded() -> None:
     assert [f for f in judge_text("nvidia-smi-q", at_default) if f.check == "gpu_power"] == []
     csv = "index, power.limit [W], power.default_limit [W]\n0, 300.00 W, 400.00 W\n1, 400.00 W, 400.00 W\n"
     assert [f.subject for f in judge_text("nvidia-smi-query", csv) if f.check == "gpu_power"] == ["n1/gpu0"]
+
+
+def test_a_topo_p2p_matrix_is_read_and_a_refused_pair_is_degraded() -> None:
+    # round2/nvidia-smi-topo/mleng-netdebug-topo-p2p-r-*: 'nvidia-smi topo -p2p r' on 2x L4 (CNS) and 8x H100 (OK)
+    two = "$ nvidia-smi topo -p2p r\n        GPU0    GPU1\n GPU0   X       CNS\n GPU1   CNS     X\n"
+    found = [(f.check, f.severity, f.subject) for f in judge_text("nvidia-smi-topo", two)]
+    assert found == [("gpu_topology", "warning", "n1/GPU0"), ("gpu_topology", "warning", "n1/GPU1")]
+    head = "        " + "    ".join(f"GPU{i}" for i in range(4)) + "\n"
+    rows = "".join(f" GPU{i}   " + "       ".join("X" if j == i else "OK" for j in range(4)) + "\n" for i in range(4))
+    assert registry.parse("nvidia-smi-topo", head + rows)["p2p"] is True
+    assert judge_text("nvidia-smi-topo", head + rows) == []
+
+
+def test_an_active_port_of_a_device_that_reports_no_physical_state_is_not_down() -> None:
+    # round2/ibv_devinfo/ompiusers9253-...: a Chelsio cxgb3 (iWARP) port PORT_ACTIVE with 'phys_state: invalid
+    # physical state (0)' (iWARP adapters report none); an IB port's 'Polling' stays a fault
+    port = ("hca_id: cxgb3_0\n        transport:                      iWARP (1)\n"
+            "                 port:   1\n                         state:                  PORT_ACTIVE (4)\n"
+            "                         active_width:           4X (2)\n"
+            "                         active_speed:           5.0 Gbps (2)\n"
+            "                         phys_state:             {phys}\n")
+    assert judge_text("ibv_devinfo", port.format(phys="invalid physical state (0)")) == []
+    down = port.format(phys="POLLING (2)").replace("PORT_ACTIVE (4)", "PORT_DOWN (1)")
+    assert [f.severity for f in judge_text("ibv_devinfo", down) if f.check == "ib_port_state"] == ["critical"]
+
+
+def test_an_edac_reports_count_of_corrected_errors_is_read_as_its_number() -> None:
+    # round2/kernel-log/illinoisscicomp66-...: one EDAC line counting 262 corrected errors on MC1 (OVERFLOW); the
+    # count was read in base 1 (no number) and the line taken for a single error
+    text = ("[Mon Oct  3 13:52:42 2022] EDAC MC1: 262 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 "
+            "(channel:1 slot:0 page:0x2031c14 offset:0x940 grain:32 syndrome:0x0 -  OVERFLOW area:DRAM)\n")
+    assert [e["count"] for e in registry.parse("kernel-log", text)["edac"]] == [262]
+    assert [(f.severity, f.subject) for f in judge_text("kernel-log", text) if f.check == "kernel_memory"] == [
+        ("warning", "n1/MC1")]
+
+
+def test_a_table_rows_bus_id_with_its_domain_shortened_by_the_copy_is_read() -> None:
+    # round2/nvidia-smi/accelerate3104-...: the page's copy collapsed the box rules and printed the bus id as
+    # '0:53:00.0'; both GPU rows (100% busy, no ECC error) are read
+    text = ("+-+\n| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |\n"
+            "|=+=+=|\n|   0  NVIDIA H100 80GB HBM3          On  | 0:53:00.0 Off |                           0 |\n"
+            "| N/A   37C    P0             112W / 700W |  46103MiB / 81559MiB |    100%      Default |\n"
+            "+-+-+-+\n")
+    assert [g["bus_id"] for g in registry.parse("nvidia-smi", text)["gpus"]] == ["00000000:53:00.0"]

@@ -561,6 +561,20 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
 _NEAR_NIC = ("PIX", "PXB")
 
 
+def _p2p(host: str, gpus: list[Mapping[str, Any]]) -> CheckResult:
+    """``nvidia-smi topo -p2p``: a GPU pair whose peer-to-peer capability is not OK (CNS, GNS, TNS, NS, U)
+    moves intra-node traffic through host memory."""
+    res = CheckResult()
+    for g in gpus:
+        refused = sorted(f"{peer} {v}" for peer, v in (g.get("links") or {}).items()
+                         if peer.startswith("GPU") and v not in ("OK", "X"))
+        if refused:
+            res.findings.append(Finding(host, "gpu_topology", rule_sev("gpu_topology.p2p_unsupported"),
+                                        f"{host}/{g['name']}", f"{g['name']}: peer-to-peer not available to "
+                                        f"{', '.join(refused)}: intra-node traffic goes through host memory"))
+    return res
+
+
 @check("nvidia-smi-topo")
 def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     """Departures from the node's own pattern, so boards of any design are judged against themselves:
@@ -578,6 +592,8 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                     f"{NOTHING}nvidia-smi topo -m: the capture holds the header but no GPU row"))
         return res
+    if data.get("p2p"):
+        return _p2p(host, gpus)
     names = {g["name"] for g in gpus}
     pairs = {(a["name"], b): nvlinks(cell) for a in gpus for b, cell in (a.get("links") or {}).items()
              if b in names and b != a["name"]}

@@ -127,7 +127,8 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^(?:index|name|pci\.bus_id|uuid|driver_version|timestamp)\s*,\s*[a-z_.]+|"
          r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],|"
          # a noheader row: the board's name, then readings with their units ('GeForce GTX 1080 Ti, 53 %, 84, 123.00 W')
-         r"^(?:NVIDIA |GeForce |Tesla |Quadro )[\w -]{2,40}(?:, [^,\n]{1,30}){0,8}, \d+(?:\.\d+)? (?:W|%|MHz|MiB)(?:,|$)"),
+         r"^(?:NVIDIA |GeForce |Tesla |Quadro )[\w -]{2,40}(?:, [^,\n]{1,30}){0,8}, "
+         r"\d+(?:\.\d+)? (?:W|%|MHz|MiB)(?:,|$)"),
         ("ip-link", "ip link's interface lines", r"^\s*(?:\d+: )?[^\s:]+(?:@\S+)?: <[A-Z_,-]*> mtu \d+"),
         ("lspci", "lspci's device lines",
          r"^[ \t]*(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] [A-Za-z][\w /,.-]*?(?: \[[0-9a-f]{4}\])?: \S"),

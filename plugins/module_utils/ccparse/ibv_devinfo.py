@@ -45,7 +45,8 @@ def _set_port_key(port: dict[str, Any], key: str, value: str) -> None:
     if key == "state":
         port["state"] = norm_state(value) or (value.upper()[:32] or None)
     elif key == "phys_state":
-        port["phys_state"] = norm_phys_state(value) or (value[:32] or None)
+        # 'invalid physical state (0)': a device that reports none (iWARP adapters such as cxgb3), not a state
+        port["phys_state"] = None if value.startswith("invalid") else norm_phys_state(value) or (value[:32] or None)
     elif key == "link_layer":
         port["link_layer"] = link_layer_value(value)
     elif key in ("max_mtu", "active_mtu"):

@@ -358,7 +358,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                                         pci=(src.group(1) if src else dev.group("pci") if dev else None)))
         elif "EDAC" in msg and (ed := _EDAC.search(msg)):
             edac.append(_event(lineno, time, msg, mc=ed.group("mc"), kind=ed.group("kind"),
-                               count=to_int(ed.group("count"), 1), where=ed.group("rest").strip()[:120]))
+                               count=to_int(ed.group("count")) or 1, where=ed.group("rest").strip()[:120]))
         elif "limited by" in msg and (lim := _LIMITED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,

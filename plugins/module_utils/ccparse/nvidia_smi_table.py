@@ -47,7 +47,7 @@ _BANNER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s
 #: the first row; the layout of drivers before 319 has no persistence mode in the name cell
 #: (``|   0  Tesla C2075         | 0000:02:00.0  Off |          0 |``)
 _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)(?:\s+(On|Off|N/A|WDDM|TCC|MCDM))?\s*\|"
-                   r"\s*([0-9A-Fa-f]{4,8}:(?:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)?)\s+"
+                   r"\s*([0-9A-Fa-f]{1,8}:(?:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)?)\s+"
                    r"(\S+)\s*\|\s*(\S+)\s*\|$")
 #: cells hold no ``|`` and a value before `` / `` no ``/``: with ``\S+`` a long run of ``/`` or ``|``
 #: could be split between the groups in very many ways (seconds on one long line)

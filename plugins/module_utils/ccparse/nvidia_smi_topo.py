@@ -36,7 +36,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: a column of the matrix: a GPU, a NIC (NICn, or an RDMA device name as older drivers print it: mlx5_0,
 #: mlx4_0, bnxt_re0, irdma_1, rocep..., efa_0) or the CPU
 _DEV = re.compile(r"^(?:(?:GPU|NIC|mlx\d_|CPU)\S*|[a-z][a-z0-9]{1,15}_\d{1,3}|[a-z]{2,8}_re\d{1,3}|rocep\S+)$")
-_CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A)$")
+_CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A|OK|CNS|GNS|TNS|NS|U)$")
+#: the cells of ``nvidia-smi topo -p2p r|w|n|a|p`` (peer-to-peer read/write/NVLink/atomics/prop capability):
+#: Status Ok, Chipset/GPU/Topology not supported, Not supported, Unknown
+P2P_CELLS = frozenset({"OK", "CNS", "GNS", "TNS", "NS", "U"})
 _AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 #: a matrix row's own name (a headerless excerpt is recognised by it)
 _ROW = re.compile(r"^(?:GPU|NIC)\d{1,3}$")
@@ -142,8 +145,10 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         truncated = True  # a capture cut before the last GPU rows: the rows present are judged
     for n in nics:
         n["device"] = nic_names.get(n["name"], n["name"] if not n["name"].startswith("NIC") else None)
+    cells = {v for g in gpus for v in (g.get("links") or {}).values()}
+    p2p = bool(cells) and cells <= P2P_CELLS  # a topo -p2p matrix: capabilities, not link types
     return {"columns": columns, "affinity_columns": aff_cols, "gpus": gpus, "nics": nics, "legend": legend,
-            "truncated": truncated, "skipped_lines": skipped, "columns_inferred": inferred}
+            "truncated": truncated, "skipped_lines": skipped, "columns_inferred": inferred, "p2p": p2p}
 
 
 def _row(label: str, tokens: list[str], columns: list[str], aff_cols: list[str], lineno: int,
