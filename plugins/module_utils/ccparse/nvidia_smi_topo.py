@@ -145,8 +145,8 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
         truncated = True  # a capture cut before the last GPU rows: the rows present are judged
     for n in nics:
         n["device"] = nic_names.get(n["name"], n["name"] if not n["name"].startswith("NIC") else None)
-    cells = {v for g in gpus for v in (g.get("links") or {}).values()}
-    p2p = bool(cells) and cells <= P2P_CELLS  # a topo -p2p matrix: capabilities, not link types
+    seen_cells = {v for g in gpus for v in (g.get("links") or {}).values()}
+    p2p = bool(seen_cells) and seen_cells <= P2P_CELLS  # a topo -p2p matrix: capabilities, not link types
     return {"columns": columns, "affinity_columns": aff_cols, "gpus": gpus, "nics": nics, "legend": legend,
             "truncated": truncated, "skipped_lines": skipped, "columns_inferred": inferred, "p2p": p2p}
 
