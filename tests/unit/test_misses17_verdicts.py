@@ -161,3 +161,17 @@ def test_a_table_rows_bus_id_with_its_domain_shortened_by_the_copy_is_read() -> 
             "| N/A   37C    P0             112W / 700W |  46103MiB / 81559MiB |    100%      Default |\n"
             "+-+-+-+\n")
     assert [g["bus_id"] for g in registry.parse("nvidia-smi", text)["gpus"]] == ["00000000:53:00.0"]
+
+
+def test_a_veth_peer_without_carrier_is_a_virtual_link_not_a_lost_cable() -> None:
+    # round2/ip-link/unixse619068-...: 'ip link show type veth' of a pair whose peer was never brought up
+    pair = ("2: vethb@vetha: <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN mode DEFAULT group default "
+            "qlen 1000\n"
+            "    link/ether 02:a0:3b:9a:ad:4d brd ff:ff:ff:ff:ff:ff\n"
+            "3: vetha@vethb: <NO-CARRIER,BROADCAST,MULTICAST,UP,M-DOWN> mtu 1500 qdisc noqueue state LOWERLAYERDOWN "
+            "mode DEFAULT group default qlen 1000\n    link/ether 36:e3:62:1b:a8:1f brd ff:ff:ff:ff:ff:ff\n")
+    assert judge_text("ip-link", pair) == []
+    # a physical port up without carrier, singled out, stays reported
+    nic = ("3: ens1f0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT group default "
+           "qlen 1000\n    link/ether 36:e3:62:1b:a8:1f brd ff:ff:ff:ff:ff:ff\n")
+    assert [f.check for f in judge_text("ip-link", nic)] == ["netdev_link"]

@@ -152,8 +152,11 @@ def _inferred_roce(host: str, data: Any, exp: Mapping[str, Any]) -> list[Finding
 
 
 def _physical(link: Mapping[str, Any]) -> bool:
-    """A hardware netdev: an ether/infiniband link, or (its ``link/`` line not pasted) one without a parent
-    (``vlan2@bond0``) whose queueing discipline is ``mq``, which the kernel attaches only to multi-queue devices."""
+    """A hardware netdev: an ether/infiniband link without a parent or peer (``vlan2@bond0``, a veth pair's
+    ``vetha@vethb``: virtual), or (its ``link/`` line not pasted) one without a parent whose queueing discipline
+    is ``mq``, which the kernel attaches only to multi-queue devices."""
+    if link.get("parent"):
+        return False
     if link.get("link_type") is not None:
         return link.get("link_type") in ("ether", "infiniband")
     return not link.get("parent") and link.get("qdisc") == "mq"
