@@ -175,3 +175,16 @@ def test_a_veth_peer_without_carrier_is_a_virtual_link_not_a_lost_cable() -> Non
     nic = ("3: ens1f0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT group default "
            "qlen 1000\n    link/ether 36:e3:62:1b:a8:1f brd ff:ff:ff:ff:ff:ff\n")
     assert [f.check for f in judge_text("ip-link", nic)] == ["netdev_link"]
+
+
+def test_sinfo_node_oriented_then_default_in_one_paste_reads_both_runs() -> None:
+    # round2/sinfo/azurehpc-simple-slurm-...: 'sinfo -Nel' then 'sinfo' behind a prompt: two layouts, one after
+    # the other; a node drained in the second run is read
+    text = ("[hpcuser@headnode ~]$ sinfo -Nel\nFri Jul 09 16:55:43 2021\n"
+            "NODELIST       NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON\n"
+            "compute000000      1  compute*        idle 44     2:22:1 354545        0      1   (null) none\n"
+            "[hpcuser@headnode ~]$ sinfo\nPARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "compute*     up   infinite      1  drain compute000003\n")
+    data = registry.parse("sinfo", text)
+    assert sorted(data["nodes"]) == ["compute000000", "compute000003"]
+    assert data["nodes"]["compute000003"]["states"] == ["drain"]

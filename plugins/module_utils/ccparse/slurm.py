@@ -277,6 +277,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             header, generic = True, g  # node-oriented (-N, -lNe) or -o '%all' layout: read by its header
             continue
         if generic is not None:
+            if _default_header(tok):  # a second run in the default layout ('sinfo -Nel', then 'sinfo')
+                generic, header = None, True
+                cols = tok if set(_SINFO_HEADER) <= set(tok) and len(tok) == len(_SINFO_HEADER) else None
+                continue
             rows.append(_generic_row(generic, line, tool, lineno))
             continue
         if not header and _SINFO_DATE.match(line):
