@@ -532,6 +532,7 @@ def _power_part(power: Tree) -> dict[str, Any]:
         "average": _num(power.get("Average Power Draw")),
         "limit": _num(_first(power, ("Current Power Limit",), ("Enforced Power Limit",), ("Power Limit",))),
         "default_limit": _num(power.get("Default Power Limit")),
+        "requested_limit": _num(_first(power, ("Requested Power Limit",), ("Power Limit",))),
         "max_limit": _num(power.get("Max Power Limit")),
     }
 

@@ -358,6 +358,7 @@ def _gpu_fields(index: int, g: Node, line: int) -> dict[str, Any]:
             "draw": _num(_first(power, "power_draw", "instant_power_draw")),
             "average": _num(_at(power, "average_power_draw")),
             "limit": _num(_first(power, "current_power_limit", "enforced_power_limit", "power_limit")),
+            "requested_limit": _num(_first(power, "requested_power_limit", "power_limit")),
             "default_limit": _num(_at(power, "default_power_limit")),
             "max_limit": _num(_at(power, "max_power_limit")),
         },
