@@ -199,3 +199,18 @@ def test_an_enforced_limit_below_the_requested_one_of_a_shared_module_is_the_des
     assert [f for f in judge_text("nvidia-smi-q", q) if f.check == "gpu_power"] == []
     lowered = q.replace("Requested Power Limit             : 900.00 W", "Requested Power Limit             : 500.00 W")
     assert [f.check for f in judge_text("nvidia-smi-q", lowered) if f.check == "gpu_power"] == ["gpu_power"]
+
+
+def test_freebsds_and_a_routers_switch_port_link_events_are_read() -> None:
+    # round2/kernel-log/asuswrtmerlin792-... (a router's Broadcom switch port) and opnsense4214-... (FreeBSD ifnet)
+    router = ("Jun 14 13:37:09 kernel: eth3 (Int switch port: 7) (Logical Port: 7) (phyId: 15) Link DOWN.\n"
+              "Jun 14 13:37:12 kernel: eth3 (Int switch port: 7) (Logical Port: 7) (phyId: 15) Link Up at 100 mbps "
+              "full duplex AN: On\n"
+              "Jun 14 13:37:17 kernel: eth3 (Int switch port: 7) (Logical Port: 7) (phyId: 15) Link DOWN.\n"
+              "Jun 14 13:40:26 kernel: eth3 (Int switch port: 7) (Logical Port: 7) (phyId: 15) Link Up at 1000 mbps "
+              "full duplex AN: On\n")
+    flaps = registry.parse("kernel-log", router)["link_flaps"]
+    assert flaps["eth3"]["downs"] == 2 and flaps["eth3"]["ups"] == 2
+    bsd = ("Jul 20 21:12:13 kernel: igb1: link state changed to DOWN\n"
+           "Jul 20 21:13:06 kernel: igb1: link state changed to UP\n")
+    assert registry.parse("kernel-log", bsd)["link_flaps"]["igb1"]["downs"] == 1

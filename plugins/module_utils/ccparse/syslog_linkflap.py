@@ -1,7 +1,8 @@
 """Link-flap events from syslog / journal / dmesg text. KIND ``syslog-linkflap``.
 
 Recognised events (the interface is the name before the colon):
-  down: ``<if>: lost carrier`` (systemd-networkd), ``<if>: Link down`` / ``NIC Link is Down``
+  down: ``<if>: lost carrier`` (systemd-networkd), ``<if>: Link down`` / ``NIC Link is Down``, FreeBSD's
+        ``<if>: link state changed to DOWN``, a router's switch port ``eth3 (Int switch port: 7) ... Link DOWN.``
         (mlx5_core and other NIC drivers), ``bond0: (slave <if>): link status definitely down``,
         ``<mlx5_N>: ... port <n> ... state change ... -> DOWN`` style RDMA port state changes,
         mlx5_core's ``<mlx5_N>: Port: <n> Link DOWN`` (``Link INIT`` is the bring-up, no event)
@@ -59,6 +60,12 @@ _PATTERNS = [
     # switch-port drivers (mtk_soc_eth, DSA): 'eth0: port 2 link down'
     ("down", "driver", re.compile(_IF + r":\s+port\s+(?P<port>\d{1,3})\s+link (?:is )?down\b", _I)),
     ("up", "driver", re.compile(_IF + r":\s+port\s+(?P<port>\d{1,3})\s+link (?:is )?up\b", _I)),
+    # FreeBSD's ifnet (pfSense, OPNsense, TrueNAS CORE): 'igb1: link state changed to DOWN'
+    ("down", "driver", re.compile(_IF + r":\s+link state changed to DOWN\b")),
+    ("up", "driver", re.compile(_IF + r":\s+link state changed to UP\b")),
+    # Broadcom switch ports of a router's kernel: 'eth3 (Int switch port: 7) (Logical Port: 7) (phyId: 15) Link DOWN.'
+    ("down", "driver", re.compile(_IF + r"(?:\s\([^()\n]{1,40}\)){1,4}\s+Link DOWN\b")),
+    ("up", "driver", re.compile(_IF + r"(?:\s\([^()\n]{1,40}\)){1,4}\s+Link Up\b")),
     ("down", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?down", _I)),
     ("up", "bond", re.compile(r"\(slave " + _IF + r"\):\s+link status (?:definitely )?up", _I)),
     # kernels without the '(slave X)' form: 'bond1: link status definitely down for interface ens3f1, disabling it'
