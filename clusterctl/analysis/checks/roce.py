@@ -159,7 +159,7 @@ def _physical(link: Mapping[str, Any]) -> bool:
         return False
     if link.get("link_type") is not None:
         return link.get("link_type") in ("ether", "infiniband")
-    return not link.get("parent") and link.get("qdisc") == "mq"
+    return link.get("qdisc") == "mq"
 
 
 @check("ip-link")

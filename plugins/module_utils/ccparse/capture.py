@@ -498,6 +498,7 @@ def _strip_view_numbers(lines: list[str]) -> list[str]:
     one before; a line without a number is the indented rest of a wrapped line, or blank); else ``lines``."""
     out: list[str] = []
     last = -1
+    numbered = 0
     for ln in lines:
         m = _VIEW_NUMBER.match(ln)
         if m is None:
@@ -509,8 +510,9 @@ def _strip_view_numbers(lines: list[str]) -> list[str]:
         if last >= 0 and n != last + 1:
             return lines
         last = n
+        numbered += 1
         out.append(ln[m.end():])
-    return out if len(out) - sum(1 for ln in lines if not _VIEW_NUMBER.match(ln)) >= 3 else lines
+    return out if numbered >= 3 else lines
 
 
 #: a name a ``host: `` / ``[host] `` prefix gives on several lines holds a digit, a ``-`` or a ``.``

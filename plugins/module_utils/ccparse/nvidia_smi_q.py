@@ -576,6 +576,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
 
     rp = t.get("Retired Pages")
     retired = dict(_part(rp, _retired_part)) if isinstance(rp, dict) else None
+    fh = _get(t, "Fabric", "Health")
 
     rr = t.get("Remapped Rows")
     remapped = None
@@ -622,8 +623,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         "recovery_action": t.get("GPU Recovery Action"),
         "fabric_state": _get(t, "Fabric", "State"),
         "fabric_status": _get(t, "Fabric", "Status"),
-        "fabric_health": {k: v for k, v in (_get(t, "Fabric", "Health") or {}).items() if isinstance(v, str)}
-        if isinstance(_get(t, "Fabric", "Health"), dict) else None,
+        "fabric_health": {k: v for k, v in fh.items() if isinstance(v, str)} if isinstance(fh, dict) else None,
         "error_fields": error_fields(t) if errors is None else errors,
         "line": line,
     }

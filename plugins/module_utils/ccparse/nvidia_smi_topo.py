@@ -36,10 +36,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: a column of the matrix: a GPU, a NIC (NICn, or an RDMA device name as older drivers print it: mlx5_0,
 #: mlx4_0, bnxt_re0, irdma_1, rocep..., efa_0) or the CPU
 _DEV = re.compile(r"^(?:(?:GPU|NIC|mlx\d_|CPU)\S*|[a-z][a-z0-9]{1,15}_\d{1,3}|[a-z]{2,8}_re\d{1,3}|rocep\S+)$")
-_CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A|OK|CNS|GNS|TNS|NS|U)$")
 #: the cells of ``nvidia-smi topo -p2p r|w|n|a|p`` (peer-to-peer read/write/NVLink/atomics/prop capability):
 #: Status Ok, Chipset/GPU/Topology not supported, Not supported, Unknown
 P2P_CELLS = frozenset({"OK", "CNS", "GNS", "TNS", "NS", "U"})
+#: a matrix cell: a link type of ``topo -m``, or a capability of ``topo -p2p``
+_CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+|PSB|SOC|N/A|" + "|".join(sorted(P2P_CELLS)) + r")$")
 _AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 #: a matrix row's own name (a headerless excerpt is recognised by it)
 _ROW = re.compile(r"^(?:GPU|NIC)\d{1,3}$")
