@@ -93,16 +93,48 @@ def _running(container: str) -> bool:
     return proc.returncode == 0 and proc.stdout.strip() == "true"
 
 
-def _wait_systemd(container: str, timeout: float = 90) -> None:
+def _boot_report(container: str) -> str:
+    """What a container that did not boot shows: its state, exit code and the last lines systemd printed."""
+    proc = _podman("container", "inspect", container, "--format", "{{.State.Status}} (exit {{.State.ExitCode}})",
+                   check=False)
+    state = proc.stdout.strip() or (proc.stderr or "").strip() or "unknown"
+    logs = _podman("logs", "--tail", "15", container, check=False)
+    tail = "\n".join(f"  {ln}" for ln in ((logs.stdout or "") + (logs.stderr or "")).strip().splitlines()[-15:])
+    return f"container {state}" + (f"; its last lines:\n{tail}" if tail else "")
+
+
+def _poll_systemd(container: str, timeout: float) -> str:
+    """'' once systemd runs (or runs degraded); else what it said last (stdout, else stderr)."""
     deadline = time.monotonic() + timeout
-    state = ""
+    said = ""
     while time.monotonic() < deadline:
         proc = _podman("exec", container, "systemctl", "is-system-running", check=False)
         state = proc.stdout.strip()
         if state in ("running", "degraded"):
-            return
+            return ""
+        said = state or (proc.stderr or "").strip() or said
+        if not _running(container):
+            return said or "the container stopped"
         time.sleep(1)
-    raise LabError(f"{container}: systemd did not come up within {timeout:.0f}s (state: {state or 'unknown'})")
+    return said or "no answer"
+
+
+def _wait_systemd(container: str, timeout: float = 150) -> None:
+    """Wait for systemd in ``container``; a boot that hangs or stops is restarted once, then reported.
+
+    A container's systemd can hang in early boot on a loaded machine (CI saw one that never opened its
+    socket); a second boot is cheap beside a lost test run.
+    """
+    said = _poll_systemd(container, timeout)
+    if not said:
+        return
+    first = _boot_report(container)
+    _podman("restart", "-t", "5", container, check=False)
+    said = _poll_systemd(container, timeout)
+    if not said:
+        return
+    raise LabError(f"{container}: systemd did not come up within {timeout:.0f}s, twice (said: {said}); "
+                   f"first boot: {first}; second boot: {_boot_report(container)}")
 
 
 def up(inventory: Path | None = None) -> list[LabHost]:
