@@ -85,7 +85,8 @@ def test_azure_bare_port_files() -> None:
     (d,) = _parse("azure-endure-phys-state-unknown-1x-ddr.txt")["devices"]
     p = d["ports"][0]
     assert p["state"] == "ACTIVE"
-    assert (p["phys_state"], p["phys_state_num"]) == ("Unknown", 0)
+    # phys_state '0: <unknown>': the device reports no physical state (judged on its state alone)
+    assert (p["phys_state"], p["phys_state_num"]) == (None, 0)
     assert (p["rate_gbps"], p["width"], p["speed"]) == (5.0, "1X", "DDR")
 
 

@@ -244,6 +244,19 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"bond {ev.get('bond')} ran without any active interface {_when([ev])}: every member lost its link"
             + ("; a member came back later" if ev.get("up") else ", the host has lost that network")
             + f". Line: {str(ev.get('text'))[:160]!r}"))
+    hung = list(data.get("nic_tx_hang") or ())
+    pci_of = {e["netdev"]: e["pci"] for e in hung if e.get("netdev") and e.get("pci")}
+    nics: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in hung:
+        nics.setdefault(str(ev.get("pci") or pci_of.get(ev.get("netdev")) or ev.get("netdev") or ""), []).append(ev)
+    for nic, events in sorted(nics.items()):
+        names = sorted({str(e["netdev"]) for e in events if e.get("netdev")} - {nic})
+        res.findings.append(Finding(
+            host, "kernel_net", rule_sev("kernel_net.tx_hang"), f"{host}/{nic}" if nic else host,
+            f"network adapter {nic or '(not named)'}{' (' + ', '.join(names) + ')' if names else ''} stopped "
+            f"transmitting: {len(events)} hang/timeout line(s) {_when(events)}; the driver resets it, cutting every "
+            "connection over it; drain it if it repeats (firmware, driver, card or cable). "
+            f"Last: {str(events[-1]['text'])[:160]!r}"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

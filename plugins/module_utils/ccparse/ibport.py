@@ -76,6 +76,21 @@ def norm_phys_state(value: str) -> str | None:
     return None
 
 
+def phys_state_value(value: str) -> str | None:
+    """A port's physical state as a tool printed it -> the normalised word (:func:`norm_phys_state`), else its
+    first 32 characters; None where there is none: empty, elided (``...``), or state 0, which a device that
+    reports no physical state shows (iWARP adapters such as cxgb3/cxgb4 leave it unset): ibv_devinfo's
+    ``invalid physical state (0)``, the kernel's ``0: <unknown>`` (ibstatus, sysfs), ibstat's
+    ``No state change``. A port never reports 0 (the IBA's NoStateChange is a value one sets, not a state)."""
+    v = value.strip()
+    if not v or v.startswith("...") or v.lower().startswith("invalid"):
+        return None
+    word = norm_phys_state(v)
+    if word == PHYS_BY_NUMBER[0] or (word is None and _split(v)[1].lower() == "<unknown>"):
+        return None
+    return word or v[:32]
+
+
 def norm_link_layer(value: str) -> str | None:
     v = value.strip().lower()
     if v == "infiniband":

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from .common import ParseError, need_int, parser, split_lines, strip_source_line, to_float, to_int
-from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
+from .ibport import link_layer_value, new_device, new_port, norm_state, phys_state_value
 
 TOOL = "ibstat"
 
@@ -62,7 +62,7 @@ def _port_value(key: str, value: str) -> Any:
     if key == "state":
         return norm_state(value) or value.upper()[:32]
     if key == "phys_state":
-        return norm_phys_state(value) or value[:32]
+        return phys_state_value(value)
     if key == "link_layer":
         return link_layer_value(value)
     if key == "rate_gbps":

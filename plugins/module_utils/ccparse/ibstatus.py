@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
-from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
+from .ibport import link_layer_value, new_device, new_port, norm_state, phys_state_value
 
 TOOL = "ibstatus"
 
@@ -71,7 +71,7 @@ def parse_ibstatus(text: str) -> dict[str, Any]:
         if key == "state":
             port["state"] = norm_state(value) or (value.upper()[:32] or None)
         elif key == "phys state":
-            port["phys_state"] = norm_phys_state(value) or (value[:32] or None)
+            port["phys_state"] = phys_state_value(value)
         elif key == "rate":
             m = _RATE.match(value)
             if m:

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int
-from .ibport import link_layer_value, new_device, new_port, norm_phys_state, norm_state
+from .ibport import link_layer_value, new_device, new_port, norm_state, phys_state_value
 
 TOOL = "ibv_devinfo"
 
@@ -45,8 +45,7 @@ def _set_port_key(port: dict[str, Any], key: str, value: str) -> None:
     if key == "state":
         port["state"] = norm_state(value) or (value.upper()[:32] or None)
     elif key == "phys_state":
-        # 'invalid physical state (0)': a device that reports none (iWARP adapters such as cxgb3), not a state
-        port["phys_state"] = None if value.startswith("invalid") else norm_phys_state(value) or (value[:32] or None)
+        port["phys_state"] = phys_state_value(value)
     elif key == "link_layer":
         port["link_layer"] = link_layer_value(value)
     elif key in ("max_mtu", "active_mtu"):

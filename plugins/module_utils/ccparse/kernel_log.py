@@ -50,6 +50,13 @@ operators paste ``grep Xid`` output too):
     the bonding driver's ``bond1: now running without any active interface!``: ``bond``, ``up`` (an ``making
     interface X the new active one`` / ``first active interface up`` of that bond after it).
 
+``nic_tx_hang``
+    a network adapter whose transmit queue stopped: the driver's own words (e1000e ``Detected Hardware Unit
+    Hang``, igb/ixgbe/e1000 ``Detected Tx Unit Hang``, mlx5/bnxt ``TX timeout detected``/``TX timeout on queue``,
+    i40e/ice ``tx_timeout: VSI...``) and the kernel's ``NETDEV WATCHDOG: eth0 (e1000e): transmit queue 0 timed
+    out`` (6.x: ``<drv> <pci> <netdev>: NETDEV WATCHDOG: CPU: 2: transmit queue 3 timed out 5232 ms``):
+    ``pci`` and ``netdev`` where the line names them.
+
 ``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
 required``): the GPU takes no work until it is reset.
 ``api_mismatch``
@@ -149,6 +156,14 @@ _PCIEHP_UNCONFIGURE = re.compile(r"pciehp_unconfigure_device: domain:bus:dev = (
 _BOND_NONE = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): now running without any active interface")
 _BOND_BACK = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): (?:making interface \S+ the new active one|"
                         r"first active interface up)")
+#: a transmit queue that stopped: the driver's hang detection or the kernel's watchdog (see the module doc)
+_TX_HANG = re.compile(r"Detected (?:Hardware|Tx) Unit Hang|TX timeout (?:detected|on queue)|\btx_timeout: VSI"
+                      r"|NETDEV WATCHDOG: (?:(?P<wif>[\w.@-]{1,32}) \([^)]{1,40}\): )?(?:CPU: \d{1,5}: )?"
+                      r"transmit queue \d{1,5} timed out")
+#: the device a driver's netdev message names: '<drv> <pci> <netdev>: ...' (or '<drv> <pci>: <netdev>: ...'),
+#: e1000's older '<drv>: <netdev>: ...'
+_NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
+                      r"(?P<netdev>[\w.@-]{1,32}):)?|^[\w.-]{1,40}: (?P<oldif>[\w.@-]{1,32}): ")
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
 _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
@@ -242,6 +257,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     unrecovered: list[dict[str, Any]] = []
     slot_down: list[dict[str, Any]] = []
     bond_none: list[dict[str, Any]] = []
+    tx_hang: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
@@ -332,6 +348,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "unconfigure" in msg and slot_down and (uc := _PCIEHP_UNCONFIGURE.search(msg)):
             slot_down[-1]["device"] = slot_down[-1]["device"] or uc.group("dev").lower()
             continue
+        if ("Hang" in msg or "imeout" in msg or "timed out" in msg) and (th := _TX_HANG.search(msg)):
+            nd = _NIC_DEV.match(msg)
+            netdev = th.group("wif") or (nd and (nd.group("netdev") or nd.group("oldif")))
+            tx_hang.append(_event(lineno, time, msg, pci=nd.group("pci").lower() if nd and nd.group("pci") else None,
+                                  netdev=netdev or None))
+            continue
         if "active interface" in msg or "new active one" in msg:
             if bn := _BOND_NONE.search(msg):
                 bond_none.append(_event(lineno, time, msg, bond=bn.group("bond"), up=False))
@@ -379,4 +401,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
             "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
+            "nic_tx_hang": tx_hang,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}

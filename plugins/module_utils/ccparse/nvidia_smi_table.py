@@ -72,14 +72,16 @@ _LOST = re.compile(r"Unable to (?:determine|detect) the device handle for GPU\s*
                    r"([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*:\s*(.*)$")
 
 
+def _driver_line(line: str) -> str | None:
+    """One line saying nvidia-smi cannot reach the driver (stripped, at most 200 characters), else None."""
+    s = line.strip()
+    return s[:200] if any(f in s for f in _FATAL) else None
+
+
 def unreachable_driver(text: str) -> str | None:
     """nvidia-smi's line saying it cannot reach the driver (``Failed to initialize NVML: ...``, ``NVIDIA-SMI has
     failed ...``): its only output then, in every mode (table, ``-q``, ``--query-gpu``); None when there is none."""
-    for raw in text.splitlines():
-        s = raw.strip()
-        if any(f in s for f in _FATAL):
-            return s[:200]
-    return None
+    return next((f for f in map(_driver_line, text.splitlines()) if f is not None), None)
 
 
 def lost_gpu(line: str) -> dict[str, str] | None:
@@ -139,10 +141,10 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         if not s:
             continue
         last = lineno
-        if any(f in s for f in _FATAL):
+        if (fatal := _driver_line(s)) is not None:
             # nvidia-smi's only output when NVML cannot reach the driver (not loaded, or a library/kernel module
             # version mismatch after an upgrade): no GPU of the node is usable; the count is not stated
-            out["driver_unreachable"] = s[:200]
+            out["driver_unreachable"] = fatal
             out["excerpt"] = True
             return out
         if "No devices were found" in s:

@@ -57,9 +57,9 @@ from .ibport import PHYS_BY_NUMBER
 
 TOOL = "sysfs-ib"
 
-#: ibstat's words for the kernel's phys_state numbers (ibport's IBA table), except 0, which the
-#: kernel prints as "<unknown>" where the IBA name is NoStateChange.
-PHYS_STATE_WORDS = {**PHYS_BY_NUMBER, 0: "Unknown"}
+#: ibstat's words for the kernel's phys_state numbers (ibport's IBA table); 0, which the kernel prints as
+#: "<unknown>", is a device that reports no physical state (ibport.phys_state_value): None
+PHYS_STATE_WORDS: dict[int, str | None] = {**PHYS_BY_NUMBER, 0: None}
 
 _NUM_TEXT = re.compile(r"^\s*(\d{1,18})\s*:\s*(.*?)\s*$")
 _RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec\s*\((\d+)X\s*([A-Za-z0-9]*)\)\s*$")
