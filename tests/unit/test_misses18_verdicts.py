@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from ccparse import registry
+from ccparse.common import ParseError
 from conftest import REPO, judge_text
 
 IBSTATUS = """Infiniband device 'cxgb4_0' port 1 status:
@@ -17,7 +18,7 @@ IBSTATUS = """Infiniband device 'cxgb4_0' port 1 status:
 \tlink_layer:\t Ethernet
 """
 IBSTAT = """CA 'cxgb4_0'
-\tCA type: 
+\tCA type: MT0
 \tNumber of ports: 1
 \tPort 1:
 \t\tState: Active
@@ -79,3 +80,77 @@ def test_the_watchdog_and_the_drivers_lines_of_one_adapter_are_one_finding() -> 
     # a timeout that is not a transmit queue's is not this rule
     assert [f for f in judge_text("kernel-log", "[ 5.1] mlx5_core 0000:3b:00.0: cmd timeout\n")
             if f.check == "kernel_net"] == []
+
+
+def test_a_paste_with_every_line_in_backticks_and_a_gentoo_root_prompt_is_read() -> None:
+    # round2/scontrol-node/slinky57-...: every line of the paste in its own backticks, one line also bold;
+    # round2/scontrol-node/jxliu-gentoo-...: Gentoo's root prompt 'heq /var/log/slurm # ' before the command
+    record = ("NodeName=cu201 Arch=x86_64 CoresPerSocket=24\n   CPUAlloc=0 CPUTot=48 CPULoad=0.00\n"
+              "   Gres=(null)\n   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1\n"
+              "   Reason=Low RealMemory [root@2022-05-18T17:20:20]\n")
+    ticked = "`slurm@ctl-0:/tmp$ scontrol show node`\n" + "".join(
+        f"   `{'**' + ln.strip() + '**' if 'Gres' in ln else ln.strip()}`\n" for ln in record.splitlines())
+    gentoo = "heq /var/log/slurm # scontrol show node\n" + record
+    for text in (ticked, gentoo):
+        (node,) = registry.parse("scontrol-node", text)["nodes"]
+        assert node["name"] == "cu201" and node["gres"] in (None, "(null)", "")
+        assert [(f.severity, f.subject) for f in judge_text("scontrol-node", text)
+                if f.check == "slurm_node_state"] == [("critical", "cu201")]
+
+
+def test_a_node_record_whose_times_hold_a_blank_is_read() -> None:
+    # round2/scontrol-node/soperator1288-...: SLURM_TIME_FORMAT '%F %T.%Z' prints 'BootTime=2025-07-21 14:35:22.UTC'
+    text = ("NodeName=worker-1 Arch=x86_64 CoresPerSocket=8\n"
+            "   State=IDLE+DRAIN+DYNAMIC_NORM ThreadsPerCore=2 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+            "   BootTime=2025-07-21 14:35:22.UTC SlurmdStartTime=2025-07-23 05:46:39.UTC\n")
+    (node,) = registry.parse("scontrol-node", text)["nodes"]
+    assert "DRAIN" in node["state"]
+    # a word without '=' elsewhere is still refused (a record that is not scontrol's)
+    with pytest.raises(ParseError):
+        registry.parse("scontrol-node", text.replace("Weight=1", "Weight=1 oops"))
+
+
+def test_an_unused_virtual_functions_port_is_down_by_design_beside_working_ports() -> None:
+    # round2/ibstat/openshiftdocs-rdma-sriov-client-pod-...: a pod's ibstat: PF MT4123 Active, VFs MT4124 Down/Disabled
+    def ca(name: str, ca_type: str, state: str, phys: str) -> str:
+        return (f"CA '{name}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: {state}\n"
+                f"\t\tPhysical state: {phys}\n\t\tRate: 200\n\t\tLink layer: Ethernet\n")
+    pod = ca("mlx5_0", "MT4123", "Active", "LinkUp") + ca("mlx5_3", "MT4124", "Down", "Disabled")
+    assert [f.severity for f in judge_text("ibstat", pod) if f.check == "ib_port_state"] == ["info"]
+    # a PF down beside it stays critical; a VF shown alone, or one in another state, is judged as any port
+    pf_down = pod.replace("MT4124", "MT4123")
+    assert [f.severity for f in judge_text("ibstat", pf_down) if f.check == "ib_port_state"] == ["critical"]
+    alone = ca("mlx5_3", "MT4124", "Down", "Disabled")
+    assert [f.severity for f in judge_text("ibstat", alone) if f.check == "ib_port_state"] == ["critical"]
+
+
+def test_a_bridged_h100_pcie_card_uses_twelve_of_its_eighteen_links() -> None:
+    # round2/nvidia-smi-nvlink/hpejp-dl380a-...: 2x H100 PCIe with three NVLink bridges: links 4, 5, 10, 11, 16, 17
+    # <inactive>, the other twelve at 26.562 GB/s
+    def gpu(i: int, inactive: set[int]) -> str:
+        return f"GPU {i}: NVIDIA H100 PCIe (UUID: GPU-{i})\n" + "".join(
+            f"\t Link {n}: {'<inactive>' if n in inactive else '26.562 GB/s'}\n" for n in range(18))
+    by_design = {4, 5, 10, 11, 16, 17}
+    assert judge_text("nvidia-smi-nvlink", gpu(0, by_design) + gpu(1, by_design)) == []
+    # a thirteenth link down is one bridge link lost
+    worse = judge_text("nvidia-smi-nvlink", gpu(0, by_design | {0}) + gpu(1, by_design))
+    assert [(f.severity, f.subject) for f in worse] == [("critical", "n1/gpu0")]
+
+
+def test_an_older_edac_line_names_its_count_after_the_location() -> None:
+    # round2/kernel-log/cldntiki-...: sb_edac's 'EDAC MC1: CE row 1, channel 0, label "...": 1 Unknown error(s): ...'
+    line = ('Jun 8 04:46:55 array01 kernel: EDAC MC1: CE row 1, channel 0, label "CPU_SrcID#1_Channel#0_DIMM#1": '
+            '{n} Unknown error(s): memory scrubbing on FATAL area : cpu=6\n')
+    (ev,) = registry.parse("kernel-log", line.format(n=3))["edac"]
+    assert (ev["mc"], ev["kind"], ev["count"]) == ("MC1", "CE", 3)
+    twice = line.format(n=1) + line.format(n=1).replace("04:46:55", "04:57:46")
+    assert [(f.severity, f.subject) for f in judge_text("kernel-log", twice) if f.check.startswith("kernel_mem")] \
+        == [("warning", "n1/MC1")]
+
+
+def test_an_xid_whose_address_the_paster_redacted_is_judged_on_the_host() -> None:
+    # round2/kernel-log/nccl2241-...: 'NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 ...'
+    text = ("kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (0x00000004 0x00000000)\n"
+            "kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error\n")
+    found = [(f.severity, f.subject) for f in judge_text("kernel-log", text) if f.check == "xid"]
+    assert found and {s for _sev, s in found} == {"n1"} and "critical" not in {sev for sev, _s in found}

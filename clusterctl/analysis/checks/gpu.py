@@ -512,6 +512,17 @@ def product_nvlinks(name: str) -> int | None:
     return next((n for key, n in _PRODUCT_NVLINKS if key.upper() in up), None)
 
 
+#: NVLink links a PCIe card's bridges connect (NVIDIA H100 PCIe / H100 NVL product briefs: three NVLink bridges,
+#: 600 GB/s, 12 of the GPU's 18 links; nvidia-smi lists the other six as <inactive>)
+_BRIDGE_NVLINKS = (("H100 PCIE", 12), ("H100 NVL", 12))
+
+
+def bridge_nvlinks(name: str) -> int | None:
+    """NVLink links the bridges of the PCIe product ``name`` connect (None: not in the table)."""
+    up = name.upper()
+    return next((n for key, n in _BRIDGE_NVLINKS if key in up), None)
+
+
 @check("nvidia-smi-nvlink")
 def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -536,7 +547,8 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
                                     "links are expected"))
     for g in gpus:
         subj = _subject(host, g)
-        product = product_nvlinks(str(g.get("name") or "")) if not want else None
+        name = str(g.get("name") or "")
+        product = (product_nvlinks(name) or bridge_nvlinks(name)) if not want else None
         if product is not None and g.get("inactive_links") and g.get("active_links", 0) >= product:
             continue  # judged with the product's topology: links beyond its count are unused by design
         if g.get("all_links_inactive"):

@@ -104,13 +104,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for x in data.get("xids") or ():
         if int(x["xid"]) not in ignore:
-            groups.setdefault((str(x["pci"]), int(x["xid"])), []).append(x)
+            groups.setdefault((str(x["pci"] or ""), int(x["xid"])), []).append(x)
     for x in data.get("xids") or ():
         cause = x.get("cause_xid")
-        if cause is not None and int(cause) not in ignore and (str(x["pci"]), int(cause)) not in groups:
+        if cause is not None and int(cause) not in ignore and (str(x["pci"] or ""), int(cause)) not in groups:
             # 'Xid 45 ... caused by previous Xid 149': the driver names the Xid that tore the channel down; its
             # own line may be outside the capture, so the GPU is judged by that cause too
-            groups[(str(x["pci"]), int(cause))] = [{**x, "text": f"named as the cause of Xid {x['xid']}: "
+            groups[(str(x["pci"] or ""), int(cause))] = [{**x, "text": f"named as the cause of Xid {x['xid']}: "
                                                            f"{x.get('text') or ''}"}]
     for (pci, code), events in sorted(groups.items()):
         meaning, sev, todo = describe(code)
@@ -128,8 +128,9 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         who = f" (process {', '.join(sorted(names))})" if names else ""
         sample = str(events[-1].get("text") or "")[:160]
         res.findings.append(Finding(
-            host, "xid", sev, f"{host}/{pci}",
-            f"Xid {code} ({meaning}) on GPU PCI:{pci}{who}: {len(events)} time(s) {_when(events)}; {todo}. "
+            host, "xid", sev, f"{host}/{pci}" if pci else host,
+            f"Xid {code} ({meaning}) on GPU PCI:{pci or '(address not shown)'}{who}: {len(events)} time(s) "
+            f"{_when(events)}; {todo}. "
             f"Last: {sample!r}"))
     xid79 = [pci for pci, code in groups if code == 79]
     for ev in data.get("fallen_off_bus") or ():
@@ -250,10 +251,10 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     for ev in hung:
         nics.setdefault(str(ev.get("pci") or pci_of.get(ev.get("netdev")) or ev.get("netdev") or ""), []).append(ev)
     for nic, events in sorted(nics.items()):
-        names = sorted({str(e["netdev"]) for e in events if e.get("netdev")} - {nic})
+        aliases = sorted({str(e["netdev"]) for e in events if e.get("netdev")} - {nic})
         res.findings.append(Finding(
             host, "kernel_net", rule_sev("kernel_net.tx_hang"), f"{host}/{nic}" if nic else host,
-            f"network adapter {nic or '(not named)'}{' (' + ', '.join(names) + ')' if names else ''} stopped "
+            f"network adapter {nic or '(not named)'}{' (' + ', '.join(aliases) + ')' if aliases else ''} stopped "
             f"transmitting: {len(events)} hang/timeout line(s) {_when(events)}; the driver resets it, cutting every "
             "connection over it; drain it if it repeats (firmware, driver, card or cable). "
             f"Last: {str(events[-1]['text'])[:160]!r}"))

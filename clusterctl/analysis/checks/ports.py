@@ -120,6 +120,7 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
             want_ll, fabric = "InfiniBand", "infiniband (the host's active ports)"
     has_fabric_port = any(p.get("link_layer") in (want_ll, None) for d in devices for p in d.get("ports") or ())
     active_devices = 0
+    any_up = any(_is_up(p) for d in devices for p in d.get("ports") or ())
     for d in devices:
         dev_active = False
         for p in d.get("ports") or ():
@@ -132,6 +133,14 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
                     continue
                 add("ib_link_layer", rule_sev("ib_link_layer.mismatch"), subject,
                     f"link layer {ll}, expected {want_ll} for fabric {fabric}")
+            if (not _is_up(p) and p.get("state") == "DOWN" and p.get("phys_state") == "Disabled" and any_up
+                    and _virtual_function(d)):
+                # SR-IOV: a VF's port follows its vport, down and disabled until a VM or pod takes the VF into use
+                # (beside ports that are up; a VF shown alone, or one stuck in INIT, is judged as any port)
+                add("ib_port_state", rule_sev("ib_port_state.vf_unused"), subject,
+                    f"{d['name']} ({d.get('ca_type')}, a virtual function) port {p['port']} "
+                    f"{p.get('state')}/{p.get('phys_state')}: a VF no one uses is down by design; not judged")
+                continue
             if not _is_up(p):
                 add("ib_port_state", rule_sev("ib_port_state.down"), subject,
                     f"{d['name']} port {p['port']} {p.get('state')}/{p.get('phys_state')}, expected ACTIVE/LinkUp")
@@ -175,6 +184,17 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
             f"{active_devices} HCAs with an ACTIVE{what} port, expected {int(want_devices)}"
             + (f" (excluding {', '.join(sorted(exclude))})" if exclude else ""))
     return res
+
+
+#: the virtual functions' device ids (decimal, as ibstat's ``CA type: MT4124`` and ibv_devinfo's vendor_part_id
+#: print them) of NVIDIA/Mellanox adapters: ConnectX-3 VF 0x1004, Connect-IB VF 0x1012, ConnectX-4 0x1014,
+#: ConnectX-4 Lx 0x1016, ConnectX-5 0x1018, ConnectX-5 Ex 0x101a, ConnectX-6 0x101c, mlx5 Gen VF (ConnectX-6 Dx
+#: and later) 0x101e (the PCI ID repository)
+VF_CA_TYPES = frozenset(f"MT{n}" for n in (0x1004, 0x1012, 0x1014, 0x1016, 0x1018, 0x101A, 0x101C, 0x101E))
+
+
+def _virtual_function(dev: Mapping[str, Any]) -> bool:
+    return str(dev.get("ca_type") or "").strip().upper() in VF_CA_TYPES
 
 
 for _kind in ("ibstat", "ibstatus", "sysfs-ib", "ibv_devinfo"):

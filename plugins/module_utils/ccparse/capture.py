@@ -112,7 +112,7 @@ _DETAILS = re.compile(
 _PROMPT_SURE = re.compile(
     r"^[ \t]{0,40}(?:>[ \t]?)?(?:\([\w.-]{1,64}\)[ \t])?"  # also quoted alone: '>[root@login ~]# cat ...'
     r"(?:\[[^\]\n]{1,160}\][ \t]?[#$%]"
-    r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?)?[ \t]?[#$%>]"
+    r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?|[ \t][~/][^\s]{0,256}?)?[ \t]?[#$%>]"
     r"|[\w.-]{1,64}:[~/][^\s]{0,256}?[#$]"
     # a prompt of the working directory alone ('\\w \\$'): '~ $', '~/src $'
     r"|~[^\s]{0,256}?[ \t]?[#$]"
@@ -126,8 +126,10 @@ _PROMPT_SURE = re.compile(
 _PROMPT_MAYBE = re.compile(r"^[ \t]{0,40}(?:\([\w.-]{1,64}\)[ \t]{1,8})?"
                            r"(?:#|\+{1,3}|>|%|!|(?P<glyph>[\u279c\u276f\u03bb]))[ \t]{0,8}(?P<cmd>\S.{0,4000})$")
 #: a short prompt of the host name alone (``hsw228$ ulimit -l``, csh's ``node1% ``, zsh's ``%m%~`` as
-#: ``lasers~ nvidia-smi``): a prompt only when a known command follows
-_PROMPT_HOST = re.compile(r"^[ \t]{0,40}[\w.-]{1,64}(?:[$%#]|~[$%#>]?)[ \t]{1,8}(?P<cmd>\S.{0,4000})$")
+#: ``lasers~ nvidia-smi``), or of the host and its working directory (Gentoo's root prompt ``heq /var/log/slurm #``):
+#: a prompt only when a known command follows
+_PROMPT_HOST = re.compile(r"^[ \t]{0,40}[\w.-]{1,64}(?:[$%#]|~[$%#>]?|[ \t][~/][^\s]{0,256}[ \t][$#])[ \t]{1,8}"
+                          r"(?P<cmd>\S.{0,4000})$")
 #: the first characters a line _PROMPT_MAYBE matches can start with (after blanks; ``(`` of a conda env)
 _MAYBE_FIRST = frozenset("#+>%!(\u279c\u276f\u03bb")
 
@@ -667,6 +669,34 @@ def _tick_opened(numbered: Sequence[tuple[int, str]]) -> bool:
     return first.startswith("`") and not first.startswith("``")
 
 
+def _ticked_line(line: str) -> bool:
+    """A line that is one markdown inline code span: a single backtick at each end (a reporter who wraps every
+    line of a paste in its own, ```NodeName=n1 Arch=x86_64```)."""
+    s = line.strip(" \t")
+    return len(s) > 2 and s[0] == s[-1] == "`" and s[1] != "`" and s[-2] != "`"
+
+
+def _unticked_line(line: str) -> str:
+    """A :func:`_ticked_line` without its backticks (indentation kept), and without markdown's bold (``**``)
+    around all of what is left."""
+    lead = line[:len(line) - len(line.lstrip(" \t"))]
+    s = line.strip(" \t")[1:-1]
+    if len(s) > 4 and s.startswith("**") and s.endswith("**"):
+        s = s[2:-2]
+    return lead + s
+
+
+def _each_line_unticked(text: str) -> str:
+    """``text`` whose every non-blank line (two or more; a ``# source:`` line aside) is a :func:`_ticked_line`,
+    without those backticks; else ``text``."""
+    lines = text.split("\n")
+    start = 1 if lines[0].startswith(("# source:", "#source:")) else 0
+    body = [ln for ln in lines[start:] if ln.strip()]
+    if len(body) < 2 or not all(_ticked_line(ln) for ln in body):
+        return text
+    return "\n".join(lines[:start] + [_unticked_line(ln) if ln.strip() else ln for ln in lines[start:]])
+
+
 def _inline_ticks_of_lines(lines: list[str]) -> list[str]:
     """``lines`` without the markdown inline code span's single backticks: one opening the first non-blank line
     and one closing the last (after a launcher prefix, indentation or a fence has come off), as
@@ -712,7 +742,7 @@ def _unescaped(text: str) -> str:
         # only where no '<' is left (a tool's text holds no such entity, an escaped page holds no bare '<')
         text = _html_unescaped(text)
     if "`" in text[:300]:
-        text = _inline_tick(text)
+        text = _inline_tick(_each_line_unticked(text))
     if _has_autolink_end(text):
         text = _AUTOLINK.sub(r"\g<t>", text)
     return text

@@ -123,7 +123,8 @@ _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|
                      r"\s{0,4}(?:emerg|alert|crit|err|warn|notice|info|debug)\s{0,4}:\s?")
 _DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>" + _DMESG_TIME + r")\]\s*")
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r")\):\s*(?P<code>\d{1,4})\b,?\s*(?P<rest>.*)$")
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r"|\.{3}|\u2026)\):\s*(?P<code>\d{1,4})\b,?\s*"
+                  r"(?P<rest>.*)$")
 _PID = re.compile(r"\bpid=(?P<pid>\d+|'<unknown>'|<unknown>)")
 _NAME = re.compile(r"\bname=(?P<name>[^,]*)")
 _FALLEN = re.compile(r"fallen off the bus", re.IGNORECASE)
@@ -145,7 +146,10 @@ _AER_CORRECTED = re.compile(r"severity=Correct(?:ed|able)\b|Correct(?:ed|able) e
 _AER_FROM = re.compile(r"received(?::| from) (" + _PCI + ")")
 _AER_NONFATAL = re.compile(r"Uncorrect(?:ed|able) \(Non-Fatal\)")
 #: EDAC memory controller reports: 'EDAC MC0: 4 CE error on ...' (corrected), '... UE ...' (uncorrected)
-_EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?P<count>\d{1,9}) (?P<kind>CE|UE)\b\s*(?P<rest>.{0,200})")
+_EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?:(?P<count>\d{1,9}) )?(?P<kind>CE|UE)\b\s*(?P<rest>.{0,200})")
+#: the count of the older form, which names it after the location: 'EDAC MC1: CE row 1, channel 0, label "...":
+#: 1 Unknown error(s): memory scrubbing ...' (sb_edac, i7core_edac)
+_EDAC_OLD_COUNT = re.compile(r":\s*(\d{1,9}) [\w ]{0,40}?error\(s\)")
 #: pciehp's link events of a slot: 'pcieport 0000:00:03.0: pciehp: Slot(2): Link Down' (kernel 5+),
 #: 'pciehp 0000:02:05.0:pcie24: slot(6): Link Down event' (older)
 _PCIEHP_LINK = re.compile(r"(?P<port>" + _PCI + r")(?::pcie\d{1,4})?: (?:pciehp: )?[Ss]lot\((?P<slot>[^)]{1,24})\): "
@@ -296,7 +300,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             name = _NAME.search(rest)
             pid_v = to_int(pid.group("pid")) if pid else None
             cause = _CAUSED_BY.search(rest)
-            xids.append(_event(lineno, time, rest, pci=x.group("pci").lower(),
+            bus = x.group("pci")  # '...' where the paster redacted the address: the GPU is not named
+            xids.append(_event(lineno, time, rest, pci=None if bus in ("...", "\u2026") else bus.lower(),
                                xid=need_int(x.group("code"), TOOL, lineno, "Xid"),
                                pid=pid_v, process=name.group("name").strip() if name else None,
                                cause_xid=to_int(cause.group(1)) if cause else None))
@@ -379,8 +384,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             aer_corrected.append(_event(lineno, time, msg,
                                         pci=(src.group(1) if src else dev.group("pci") if dev else None)))
         elif "EDAC" in msg and (ed := _EDAC.search(msg)):
+            old_count = _EDAC_OLD_COUNT.search(ed.group("rest")) if ed.group("count") is None else None
             edac.append(_event(lineno, time, msg, mc=ed.group("mc"), kind=ed.group("kind"),
-                               count=to_int(ed.group("count")) or 1, where=ed.group("rest").strip()[:120]))
+                               count=to_int(ed.group("count") or (old_count.group(1) if old_count else "1")) or 1,
+                               where=ed.group("rest").strip()[:120]))
         elif "limited by" in msg and (lim := _LIMITED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,

@@ -347,6 +347,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
 
 
 _REST_OF_LINE = ("OS", "Reason", "Comment", "Extra")
+#: the time of day of a date/time a custom SLURM_TIME_FORMAT prints after a blank
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:[.\w+-]{0,12})$")
 #: ``Reason=text [user@time]``; no ``[`` inside the brackets, so a run of ``[`` is not rescanned from each one
 _REASON = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\[\]]+)@(?P<time>[^\[\]]+)\]\s*$")
 
@@ -410,6 +412,10 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
         for tok in line.split():
             if "=" not in tok:
                 if prev in _REST_OF_LINE:  # 'scontrol show nodes -o': OS/Reason text with spaces on one line
+                    fields[prev] += " " + tok
+                    continue
+                if prev.endswith("Time") and _CLOCK.match(tok):
+                    # SLURM_TIME_FORMAT with a blank ('%F %T.%Z': 'BootTime=2025-07-21 14:35:22.UTC')
                     fields[prev] += " " + tok
                     continue
                 raise ParseError(tool, f"expected Key=Value, got {tok[:40]!r}", lineno)
