@@ -154,3 +154,25 @@ def test_an_xid_whose_address_the_paster_redacted_is_judged_on_the_host() -> Non
             "kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error\n")
     found = [(f.severity, f.subject) for f in judge_text("kernel-log", text) if f.check == "xid"]
     assert found and {s for _sev, s in found} == {"n1"} and "critical" not in {sev for sev, _s in found}
+
+
+@pytest.mark.parametrize("line", [
+    # round2/kernel-log/ucx7738-...: a DCT command the firmware never completed (pdsh's host prefix off)
+    "[14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause "
+    "a leak of a command resource",
+    "[14280.445220] mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:1104:(pid 141183): cmd[22]: "
+    "CREATE_DCT(0x710) No done completion",
+    # the driver's health poller (drivers/net/ethernet/mellanox/mlx5/core/health.c)
+    "[198542.853543] mlx5_core 0000:61:00.0: device's health compromised - reached miss count",
+    "[  301.1] mlx5_core 0000:61:00.0: poll_health:800:(pid 0): Fatal error 1 detected",
+])
+def test_an_mlx5_adapter_whose_firmware_stopped_answering_is_failed(line: str) -> None:
+    found = [(f.severity, f.subject) for f in judge_text("kernel-log", line + "\n") if f.check == "kernel_net"]
+    assert found == [("critical", "n1/0000:61:00.0")]
+
+
+def test_an_mlx5_command_that_failed_with_a_status_is_not_the_firmware_rule() -> None:
+    # a command the firmware answered with an error (a bad request, not a silent firmware) is no such finding
+    line = ("[ 12.1] mlx5_core 0000:61:00.0: mlx5_cmd_check:794:(pid 1): CREATE_MKEY(0x200) op_mod(0x0) failed, "
+            "status bad parameter(0x3), syndrome (0x2aa3e5)\n")
+    assert [f for f in judge_text("kernel-log", line) if f.check == "kernel_net"] == []

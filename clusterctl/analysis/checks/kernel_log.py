@@ -258,6 +258,16 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"transmitting: {len(events)} hang/timeout line(s) {_when(events)}; the driver resets it, cutting every "
             "connection over it; drain it if it repeats (firmware, driver, card or cable). "
             f"Last: {str(events[-1]['text'])[:160]!r}"))
+    firmware: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in data.get("nic_firmware") or ():
+        firmware.setdefault(str(ev.get("pci") or ""), []).append(ev)
+    for nic, events in sorted(firmware.items()):
+        whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
+        res.findings.append(Finding(
+            host, "kernel_net", rule_sev("kernel_net.nic_firmware"), f"{host}/{nic}" if nic else host,
+            f"mlx5 adapter {nic or '(not named)'}: its firmware stopped answering the driver ({whats}): "
+            f"{len(events)} line(s) {_when(events)}; queues and connections over it fail until it is reset; check "
+            f"the firmware version (mlxfwreset/reboot, update). Last: {str(events[-1]['text'])[:160]!r}"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

@@ -57,6 +57,12 @@ operators paste ``grep Xid`` output too):
     out`` (6.x: ``<drv> <pci> <netdev>: NETDEV WATCHDOG: CPU: 2: transmit queue 3 timed out 5232 ms``):
     ``pci`` and ``netdev`` where the line names them.
 
+``nic_firmware``
+    an mlx5 adapter whose firmware stopped answering the driver: ``device's health compromised - reached miss
+    count``, ``irisc not responding``, ``Fatal error N detected``, ``mlx5_enter_error_state``, a command that
+    timed out (``CREATE_DCT(0x710) timeout. Will cause a leak of a command resource``, ``... No done
+    completion``): ``pci``.
+
 ``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
 required``): the GPU takes no work until it is reset.
 ``api_mismatch``
@@ -164,6 +170,9 @@ _BOND_BACK = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): (?:making i
 _TX_HANG = re.compile(r"Detected (?:Hardware|Tx) Unit Hang|TX timeout (?:detected|on queue)|\btx_timeout: VSI"
                       r"|NETDEV WATCHDOG: (?:(?P<wif>[\w.@-]{1,32}) \([^)]{1,40}\): )?(?:CPU: \d{1,5}: )?"
                       r"transmit queue \d{1,5} timed out")
+#: an mlx5 adapter's firmware that stopped answering (see the module doc)
+_NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
+                     r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion")
 #: the device a driver's netdev message names: '<drv> <pci> <netdev>: ...' (or '<drv> <pci>: <netdev>: ...'),
 #: e1000's older '<drv>: <netdev>: ...'
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
@@ -262,6 +271,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     slot_down: list[dict[str, Any]] = []
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
+    nic_fw: list[dict[str, Any]] = []
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
@@ -353,6 +363,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "unconfigure" in msg and slot_down and (uc := _PCIEHP_UNCONFIGURE.search(msg)):
             slot_down[-1]["device"] = slot_down[-1]["device"] or uc.group("dev").lower()
             continue
+        if "mlx5" in msg and (fw := _NIC_FW.search(msg)):
+            dev = _DEV_PREFIX.match(msg)
+            nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
+            continue
         if ("Hang" in msg or "imeout" in msg or "timed out" in msg) and (th := _TX_HANG.search(msg)):
             nd = _NIC_DEV.match(msg)
             netdev = th.group("wif") or (nd and (nd.group("netdev") or nd.group("oldif")))
@@ -408,5 +422,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
             "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}
