@@ -97,6 +97,14 @@ AER_CORRECTED_REPEATED = 2
 #: corrected memory errors of one memory controller from which the DIMM counts as at risk
 EDAC_CE_REPEATED = 2
 
+def _grouped(events: Any, key: str) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """``events`` by their ``key`` field ('' where an event has none), in key order: one finding per device."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in events or ():
+        groups.setdefault(str(ev.get(key) or ""), []).append(ev)
+    return sorted(groups.items())
+
+
 @check("kernel-log")
 def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -199,20 +207,14 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"NVIDIA kernel module and driver libraries differ (API mismatch): no GPU is usable by CUDA or NVML: "
             f"{len(mismatch)} line(s) {_when(mismatch)}; drain, reboot into the matching module. "
             f"Last: {str(mismatch[-1]['text'])[:160]!r}"))
-    gpus: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in data.get("gpu_fatal") or ():
-        gpus.setdefault(str(ev.get("gpu") or ""), []).append(ev)
-    for gpu, events in sorted(gpus.items()):
+    for gpu, events in _grouped(data.get("gpu_fatal"), "gpu"):
         whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
         res.findings.append(Finding(
             host, "kernel_gpu", rule_sev("kernel_gpu.driver_lost"), f"{host}/{gpu}" if gpu else host,
             f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid needed): "
             f"{len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU. "
             f"Last: {str(events[-1]['text'])[:160]!r}"))
-    probes: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in data.get("init_failed") or ():
-        probes.setdefault(str(ev.get("pci") or ""), []).append(ev)
-    for pci, events in sorted(probes.items()):
+    for pci, events in _grouped(data.get("init_failed"), "pci"):
         res.findings.append(Finding(
             host, "kernel_device", rule_sev("kernel_device.probe_failed"), f"{host}/{pci}",
             f"the driver failed to bring up {pci} (probe failed with error {events[-1].get('error')}) "
@@ -247,10 +249,9 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             + f". Line: {str(ev.get('text'))[:160]!r}"))
     hung = list(data.get("nic_tx_hang") or ())
     pci_of = {e["netdev"]: e["pci"] for e in hung if e.get("netdev") and e.get("pci")}
-    nics: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in hung:
-        nics.setdefault(str(ev.get("pci") or pci_of.get(ev.get("netdev")) or ev.get("netdev") or ""), []).append(ev)
-    for nic, events in sorted(nics.items()):
+    # the watchdog names the netdev, the driver its PCI function: one adapter, keyed by the function where known
+    hung = [{**e, "nic": e.get("pci") or pci_of.get(e.get("netdev")) or e.get("netdev")} for e in hung]
+    for nic, events in _grouped(hung, "nic"):
         aliases = sorted({str(e["netdev"]) for e in events if e.get("netdev")} - {nic})
         res.findings.append(Finding(
             host, "kernel_net", rule_sev("kernel_net.tx_hang"), f"{host}/{nic}" if nic else host,
@@ -258,10 +259,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"transmitting: {len(events)} hang/timeout line(s) {_when(events)}; the driver resets it, cutting every "
             "connection over it; drain it if it repeats (firmware, driver, card or cable). "
             f"Last: {str(events[-1]['text'])[:160]!r}"))
-    firmware: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in data.get("nic_firmware") or ():
-        firmware.setdefault(str(ev.get("pci") or ""), []).append(ev)
-    for nic, events in sorted(firmware.items()):
+    for nic, events in _grouped(data.get("nic_firmware"), "pci"):
         whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
         res.findings.append(Finding(
             host, "kernel_net", rule_sev("kernel_net.nic_firmware"), f"{host}/{nic}" if nic else host,
