@@ -90,6 +90,7 @@ EXCLUDED = {
        "the paste opens with a Markdown backtick: a terminal's prefix, indentation, prompt or fence comes inside "
        "the Markdown, never before it" for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4",
                                                      "prompt", "glyph-prompt", "notebook", "details",
+                                                     "gentoo-prompt", "line-ticks",
                                                      "fence", "quoted", "tab-indent", "ansible",
                                                      "pssh-i", "dshbak", "runner-time", "kubectl-timestamps",
                                                      "ts", "journal", "compose", "watch", "ssh-known-hosts",
@@ -115,7 +116,8 @@ EXCLUDED = {
                "advertised.txt"):
        "the lines carry a numbered view's line numbers (the text was copied from an editor, its long lines already "
        "wrapped): a prompt or indentation would come before the numbers, a page copy or mail wrap into them"
-       for habit in ("indent4", "tab-indent", "prompt", "glyph-prompt", "notebook", "page-copy", "mail-wrap")},
+       for habit in ("indent4", "tab-indent", "prompt", "glyph-prompt", "notebook", "page-copy", "mail-wrap",
+                     "gentoo-prompt", "line-ticks")},
     ("mail-wrap", "seen/nccl-log/nccl2013-bracket-datetime-redacted-pid-ibv-modify-qp-110-one-line.txt"):
         "one NCCL line, and the wrap cuts it between 'NCCL' and 'WARN': no line of the paste is an NCCL line",
     **{(habit, "round2/kernel-log/gpud-dmesg-decode-iso-boot-h100-mlx5-insufficient-slot-power.txt"):
@@ -178,6 +180,23 @@ def notebook(text: str, kind: str) -> str | None:
     if cmd is None or clean_capture(text, kind).commands:
         return None
     return f"!{cmd}\n" + _join(_lines(text))
+
+
+def gentoo_prompt(text: str, kind: str) -> str | None:
+    """The command under Gentoo's root prompt (host, working directory, ``#``)."""
+    cmd = COMMANDS.get(kind)
+    if cmd is None or clean_capture(text, kind).commands:
+        return None
+    return f"{HOST} /var/log/slurm # {cmd}\n" + _join(_lines(text))
+
+
+def line_ticks(text: str, kind: str) -> str | None:
+    """Every non-blank line in its own markdown code span (a reporter who backticks line by line); not for a
+    capture that holds Markdown's backticks already (a fence or code span of its own), nor one with a terminal's
+    carriage returns (a web page's code span holds none)."""
+    if "`" in text or "\r" in text:
+        return None
+    return _join([f"`{ln}`" if ln.strip() else ln for ln in _lines(text)])
 
 
 def details(text: str, kind: str) -> str:
@@ -260,6 +279,8 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "prompt": prompts,
     "glyph-prompt": glyph_prompt,
     "notebook": notebook,
+    "gentoo-prompt": gentoo_prompt,
+    "line-ticks": line_ticks,
     "details": details,
     "trailing-blanks": trailing_blanks,
     "quoted": quoted,

@@ -412,7 +412,7 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
     per distinct index). A lone line of text: :func:`_strip_lone`."""
     # a prompt line (the command that ran under the launcher, the prompt after it) carries no prefix
     body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _sure_prompt(ln)
-            and not _maybe_prompt(ln)]
+            and not _maybe_prompt(ln) and not _host_prompt(ln)]
     if len(body) == 1:
         return _strip_lone(lines, body[0], kind in NUMBERED_KINDS, kind in STAMPED_KINDS)
     if not body:
@@ -553,11 +553,17 @@ def _strip_lone(lines: list[str], line: str, numbered: bool = False,
     return [*lines[:i], line[m.end():], *lines[i + 1:]], [name]
 
 
+def _unquoted_prompt(ln: str) -> bool:
+    """A prompt line that does not start as a quoted one does (``> ibstat`` may be either: it stays quoted)."""
+    return (_sure_prompt(ln) or _host_prompt(ln) or _maybe_prompt(ln)) and not ln.startswith(_PREFIXES)
+
+
 def _strip_prefix(lines: list[str]) -> list[str]:
-    first = next((ln for ln in lines if ln.strip()), "")
+    # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
+    body = [ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)] or [ln for ln in lines if ln.strip()]
+    first = body[0] if body else ""
     if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
         return lines  # the first line of text carries none of them: neither can every line
-    body = [ln for ln in lines if ln.strip()]
     if len(body) < 2:
         # a lone quoted line ('> NVRM: Xid ...' of a reply): quoting unless it is a '> command' prompt line
         if body and not _maybe_prompt(first) and (pre := next((p for p in _PREFIXES if first.startswith(p)), "")) \
