@@ -176,3 +176,65 @@ def test_an_mlx5_command_that_failed_with_a_status_is_not_the_firmware_rule() ->
     line = ("[ 12.1] mlx5_core 0000:61:00.0: mlx5_cmd_check:794:(pid 1): CREATE_MKEY(0x200) op_mod(0x0) failed, "
             "status bad parameter(0x3), syndrome (0x2aa3e5)\n")
     assert [f for f in judge_text("kernel-log", line) if f.check == "kernel_net"] == []
+
+
+def _nccl_tests(size: int, busbw: float, head: str = "") -> str:
+    bw = f"{busbw * 8 / 15:6.2f}  {busbw:6.2f}      0"
+    return (head + "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 2(factor) warmup iters: 5 "
+            "iters: 20\n"
+            "#  Rank  0 Group  0 Pid  101 on     node-0 device  0 [0x18] NVIDIA H200\n"
+            "#  Rank  8 Group  0 Pid  201 on     node-1 device  0 [0x18] NVIDIA H200\n"
+            "#" + " " * 62 + "out-of-place" + " " * 23 + "in-place\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+            "busbw #wrong\n"
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+            "(GB/s)\n"
+            f"  {size:>10}  {size // 4:>12}     float     sum      -1   1000.0  {bw}   1000.0  {bw}\n"
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 100.0 \n#\n")
+
+
+def test_a_run_that_stops_before_the_floors_message_size_is_not_judged_just_below_it() -> None:
+    # round2/nccl-tests/datacrunch-...: 2x H200, 16 ranks, 267.8 GB/s at 1 GiB against the 288 GB/s default (8 GiB)
+    found = [(f.rule if hasattr(f, "rule") else f.check, f.severity)
+             for f in judge_text("nccl-tests", _nccl_tests(1 << 30, 267.8)) if f.check == "nccl_busbw"]
+    assert found and all(sev == "info" for _c, sev in found)
+    # at 8 GiB the same shortfall is judged; far below the floor at 1 GiB too
+    assert "warning" in {f.severity for f in judge_text("nccl-tests", _nccl_tests(8 << 30, 267.8))}
+    assert "warning" in {f.severity for f in judge_text("nccl-tests", _nccl_tests(1 << 30, 200.0))}
+
+
+def test_a_net_plugins_network_gets_no_default_inter_node_floor() -> None:
+    # round2/nccl-tests/awsefaeks-...: 2x p4d over EFA ('Using network AWS Libfabric'), 43.8 GB/s: the default A100
+    # floor is an InfiniBand rail set's, not the instance's 4x100 Gb/s
+    head = ("node-0:25:25 [0] NCCL INFO NET/OFI Selected Provider is efa\n"
+            "node-0:25:25 [0] NCCL INFO Using network AWS Libfabric\n")
+    text = _nccl_tests(8 << 30, 43.8, head).replace("H200", "A100-SXM4-40GB")
+    assert {f.severity for f in judge_text("nccl-tests", text) if f.check == "nccl_busbw"} == {"info"}
+    assert "warning" in {f.severity for f in judge_text("nccl-tests", text, {"nccl_busbw_floor_GBps": 80})}
+
+
+def test_nccl_lines_flattened_onto_one_and_a_lone_socket_network_line_are_read() -> None:
+    # round2/nccl-log/llamafactory6111-...: a quoted reply whose line breaks were lost; areal639-...: one line alone
+    flat = ("> > [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0. [0] NCCL INFO NET/IB : No device found. "
+            "[0] NCCL INFO NET/Socket : Using [0]eth0:10.47.14.218<0> [0] NCCL INFO Using network Socket\n")
+    parsed = registry.parse("nccl-log", flat)
+    assert parsed["ib_no_device"] and parsed["network"] == "Socket"
+    assert "critical" in {f.severity for f in judge_text("nccl-log", flat, {"fabric": "infiniband"})}
+    alone = "NCCL INFO NET/Socket : Using [0]bond0:200.8.184.2<0>\n"
+    assert registry.parse("nccl-log", alone)["network"] == "Socket"
+    assert "critical" in {f.severity for f in judge_text("nccl-log", alone, {"fabric": "roce"})}
+    # beside an IB device the socket line does not name the network
+    ib = "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n" + alone
+    assert registry.parse("nccl-log", ib)["network"] != "Socket"
+
+
+def test_perftest_completion_error_is_failed_and_a_rejected_rdma_cm_connection_did_not_run() -> None:
+    # round2/ib_write_bw/perftest173-...: a work completion in error mid-run (no result table)
+    failed = ("Completion with error at client\n  Failed status 4: wr_id 0 syndrom 0x51\nscnt=828, ccnt=700\n"
+              "  Failed to complete run_iter_bw function successfully\n")
+    assert [(f.check, f.severity) for f in judge_text("ib_write_bw", failed)] == [("ib_write_bw", "critical")]
+    # round2/ib_write_bw/perftest54-...: -R, the server rejected the RDMA CM connection: nothing was measured
+    rejected = ("RDMA CM event error:\nEvent: RDMA_CM_EVENT_REJECTED; error: -111.\n\nFailed to handle RDMA CM event.\n"
+                "Failed to connect RDMA CM events.\n")
+    assert [(f.severity, f.message.startswith("cannot judge")) for f in judge_text("ib_write_bw", rejected)] == [
+        ("info", True)]

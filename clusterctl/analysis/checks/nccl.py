@@ -96,6 +96,12 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
         return float(override), "nccl_busbw_floor_GBps"
     model = exp.get("gpu_model") or next((d.get("model") for d in data.get("devices") or [] if d.get("model")), None)
     fam = model_family(model)
+    network = str((data.get("nccl") or {}).get("network") or "")
+    if scope == "inter" and network and network not in ("IB", "Socket"):
+        # a net plugin's network ('Using network AWS Libfabric': EFA; GCP's GPUDirect-TCPX, ...): its per-node
+        # bandwidth is the instance type's, not an InfiniBand/RoCE rail set's the defaults were measured on
+        return None, (f"no default floor for NCCL's {network} network (the defaults are for InfiniBand/RoCE "
+                      "fabrics)")
     if fam and (fam, scope) in BUSBW_FLOORS:
         return BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
     return None, f"no default floor for {model or 'an unknown GPU'} ({scope}-node)"
@@ -123,6 +129,10 @@ SOCKET_MIN_BYTES = 64 << 20
 #: the largest message below which busbw is latency-bound and not judged against a floor (the default floors
 #: were measured at 8 GiB; nccl-tests' bus bandwidth is the link's only once the per-call latency is amortised)
 FLOOR_MIN_BYTES = 64 << 20
+#: the message size the default floors (BUSBW_FLOORS) were measured at, and how far below one a run that stops at a
+#: smaller size may stay unjudged (its busbw is still climbing: 16 ranks reach about 90 % of the plateau at 1 GiB)
+DEFAULT_FLOOR_BYTES = 8 << 30
+SHORT_RUN_FRACTION = 0.85
 #: messages from which a run's own busbw counts as its peak (below, latency decides)
 DROP_MIN_BYTES = 1 << 20
 #: the largest message's busbw below this fraction of the run's own peak at a smaller size is a collapse
@@ -270,6 +280,12 @@ def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) ->
     frac = float(busbw) / floor
     sev = rule_sev("nccl_busbw.at_floor" if frac >= 1.0 else "nccl_busbw.far_below_floor" if frac < CRITICAL_FRACTION
                    else "nccl_busbw.below_floor")
+    if why.startswith("default") and size is not None and int(size) < DEFAULT_FLOOR_BYTES \
+            and SHORT_RUN_FRACTION <= frac < 1.0:
+        # the default floors are 8 GiB results: a run that stops before that has not reached its plateau
+        sev = rule_sev("nccl_busbw.short_run")
+        model_note += (f"; the run stops at {int(size)} B, below the {DEFAULT_FLOOR_BYTES >> 30} GiB the default "
+                       f"floor was measured at: within {1 - SHORT_RUN_FRACTION:.0%} of it is not judged")
     res.findings.append(Finding(host, "nccl_busbw", sev, host,
                                 f"nccl-tests {coll}: {where} is {frac:.0%} of the {floor:g} GB/s floor ({why})"
                                 f"{model_note}"))

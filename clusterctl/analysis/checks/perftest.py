@@ -106,7 +106,16 @@ def _zero_gid(data: Mapping[str, Any]) -> bool:
 def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     bw = data.get("bw_avg_gbps")
+    if data.get("completion_error"):
+        # a work completion in error: the RDMA transfer itself failed (severity.yml ib_write_bw.completion_error)
+        dev = data.get("device")
+        res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.completion_error"),
+                                    f"{host}/{dev}" if dev else host,
+                                    f"perftest's RDMA transfer failed: {str(data['completion_error'])[:120]} (a work "
+                                    "completion in error: the link, the HCA or GPUDirect RDMA on this path is broken)"))
     if bw is None:
+        if data.get("completion_error"):
+            return res
         if data.get("gpu_mr_failed") and not data.get("results"):
             # a --use_cuda run whose GPU buffer the HCA could not register: GPUDirect RDMA is not available
             # (severity.yml ib_write_bw.gpu_memory_registration)

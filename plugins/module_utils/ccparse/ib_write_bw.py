@@ -24,9 +24,13 @@ on RoCE), as printed.
 allocate MR`` after ``initializing CUDA`` / ``cuMemAlloc()``: a ``--use_cuda`` run; ``gpu_buffer`` says the log
 showed one): GPUDirect RDMA does not work there; such a log parses without banner or table.
 
+``completion_error`` is perftest's line of a work completion in error while the test ran (``Completion with error
+at client``, ``Failed status 4: wr_id 0 syndrom 0x51``): the RDMA transfer failed; such a log parses too.
+
 ``not_run`` is perftest's own message when the test never ran: the out-of-band TCP connection between
 client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to init the socket
-connection``, ``Failed to exchange data between server and clients``). Such a log, with or without its
+connection``, ``Failed to exchange data between server and clients``; with ``-R`` the RDMA CM connection that was
+never set up: ``RDMA CM event error``). Such a log, with or without its
 banner, parses (no result rows); a log with neither a banner, a table nor such a message raises.
 
 Result rows pasted without their ``#bytes`` header are read by perftest's five BW columns (sizes and
@@ -57,13 +61,19 @@ _NUM = re.compile(r"^-?\d{1,18}(?:\.\d{1,12})?$")
 #: (perftest_communication.c: the out-of-band exchange before any RDMA traffic)
 _NOT_RUN = re.compile(r"Couldn'?t connect to \S+|Unable to init the socket connection|"
                       r"Unable to open file descriptor for socket connection|"
-                      r"Failed to exchange data between server and clients", re.IGNORECASE)
+                      r"Failed to exchange data between server and clients|"
+                      # -R: the RDMA CM connection was never set up (rejected, unreachable, no route)
+                      r"RDMA CM event error|Failed to connect RDMA CM events", re.IGNORECASE)
 #: perftest built with CUDA (--use_cuda) reports its GPU buffer ('initializing CUDA', 'cuMemAlloc() of a N bytes
 #: GPU buffer', 'allocated GPU buffer address at ...'); registering that buffer with the HCA then fails with
 #: "Couldn't allocate MR" / "Failed to create MR" when the GPU memory cannot be pinned for RDMA (no peer memory
 #: client: nvidia-peermem not loaded)
 _CUDA_BUFFER = re.compile(r"^(?:initializing CUDA|cuMemAlloc\(\)|allocated GPU buffer)", re.IGNORECASE)
 _MR_FAILED = re.compile(r"Couldn'?t allocate MR|Failed to create MR|ibv_reg_mr failed", re.IGNORECASE)
+#: a work completion in error while the test ran ('Completion with error at client', 'Failed status 4: wr_id 0
+#: syndrom 0x51', 'Failed to complete run_iter_bw function successfully'): the RDMA transfer itself failed
+_COMPLETION_ERROR = re.compile(r"Completion with error at (?:client|server)|Failed status \d{1,3}: wr_id|"
+                               r"Failed to complete run_iter_\w{1,16} function", re.IGNORECASE)
 _ERROR = re.compile(r"(couldn'?t|failed|error|unable|conflicting|not supported)", re.IGNORECASE)
 
 
@@ -96,7 +106,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                            "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
                            "mode": "iterations", "results": [], "max_size_bytes": None,
                            "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None, "gids": [],
-                           "gpu_buffer": False, "gpu_mr_failed": None}
+                           "gpu_buffer": False, "gpu_mr_failed": None, "completion_error": None}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
@@ -179,9 +189,11 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 out["not_run"] = line
             if out["gpu_buffer"] and out["gpu_mr_failed"] is None and _MR_FAILED.search(line):
                 out["gpu_mr_failed"] = line
+            if out["completion_error"] is None and _COMPLETION_ERROR.search(line):
+                out["completion_error"] = line
     out["truncated"] = truncated
     if cols is None and not seen:
-        if out["not_run"] is not None or out["gpu_mr_failed"] is not None:
+        if out["not_run"] is not None or out["gpu_mr_failed"] is not None or out["completion_error"] is not None:
             out["truncated"] = False
             return out
         if out["errors"]:

@@ -76,6 +76,18 @@ _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
 
 
+#: where a paste whose line breaks were lost (a quoted reply, a form field) joins the next NCCL line to the one before:
+#: the blank before '[0] NCCL INFO' or 'host:pid:tid [0] NCCL WARN'
+_JOINED = re.compile(r"\s+(?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d{1,4}\] NCCL (?:INFO|WARN|TRACE) )")
+
+
+def _unflattened(text: str) -> list[str]:
+    """One pasted line as the NCCL lines it holds: two or more joined by blanks are split again."""
+    if text.count(" NCCL ") < 2 or len(_JOINED.findall(text)) < 1:
+        return [text]
+    return _JOINED.split(text)
+
+
 def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     """Summarise ``(lineno, text)`` NCCL lines (also used by the nccl-tests parser)."""
     out: dict[str, Any] = {"version": None, "cuda": None, "network": None, "transport": None, "net_devices": [],
@@ -86,6 +98,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
+    lines = [(n, part) for n, text in lines for part in _unflattened(text)]
     for _lineno, text in lines:
         m = _LINE.match(text.strip())
         if not m:
@@ -161,6 +174,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     out["channel_transports"] = sorted(via)
     if out["network"] is None and any(t.startswith("NET/") for t in via):
         out["network"] = "IB" if "NET/IB" in via else "Socket" if "NET/Socket" in via else None
+    if out["network"] is None and out["socket_interfaces"] and not out["ib_devices"] and not via:
+        # 'NET/Socket : Using [0]bond0:...' alone: NCCL sets up its socket network only when no network before it
+        # (the IB plugin) found a device, so that is the network it uses
+        out["network"] = "Socket"
     if "NET/IB" in via or (out["network"] == "IB" and out["net_devices"]):
         lls = {d["link_layer"] for d in out["net_devices"]}
         out["transport"] = "RoCE" if lls == {"RoCE"} else "IB"
