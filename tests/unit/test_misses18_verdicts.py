@@ -238,3 +238,39 @@ def test_perftest_completion_error_is_failed_and_a_rejected_rdma_cm_connection_d
                 "Failed to connect RDMA CM events.\n")
     assert [(f.severity, f.message.startswith("cannot judge")) for f in judge_text("ib_write_bw", rejected)] == [
         ("info", True)]
+
+
+def test_kernel_log_events_of_batch_41_are_read_and_judged() -> None:
+    def found(text: str, check: str) -> list[tuple[str, str]]:
+        return [(f.severity, f.subject) for f in judge_text("kernel-log", text) if f.check == check]
+    # round2/kernel-log/ucrcs100-...: AMD's decoded northbridge machine check, a corrected DRAM ECC error on node 3
+    amd = (" kernel:[Hardware Error]: MC4 Error (node 3): DRAM ECC error detected on the NB.\n"
+           " kernel:[Hardware Error]: CPU:18 (10:9:1) MC4_STATUS[Over|CE|MiscV|-|AddrV|CECC]: 0xdc5c410004080a13\n")
+    (ev,) = registry.parse("kernel-log", amd)["edac"]
+    assert (ev["mc"], ev["kind"]) == ("MC4 node 3", "CE")
+    # one corrected error is a DIMM to watch (degraded since session 18), an uncorrected one failed
+    assert [sev for sev, _s in found(amd, "kernel_memory")] == ["warning"]
+    assert [sev for sev, _s in found(amd.replace("|CE|", "|UE|"), "kernel_memory")] == ["critical"]
+    # round2/kernel-log/linuxnfs2026-...: the hung-task watchdog, no timestamps (a mail's copy)
+    hung = ("INFO: task node:1646922 blocked for more than 122 seconds.\n"
+            "      Tainted: G            E       6.18.20-1.el9.esat.x86_64 #1\n")
+    assert found(hung, "kernel_task") == [("warning", "n1")]
+    # round2/kernel-log/linuxpci2024-proxmox8-...: ixgbe read all ones and gave the adapter up
+    gone = "  ixgbe 0000:05:00.0: enabling device (0000 -> 0002)\n  ixgbe 0000:05:00.0: Adapter removed\n"
+    assert found(gone, "kernel_net") == [("critical", "n1/0000:05:00.0")]
+    # round2/kernel-log/linuxrdma2020-...: mlx5's command interface could not allocate a command entry
+    cmd = ("Nov 17 01:12:58 store01 kernel: mlx5_core 0000:01:00.0: cmd_work_handler:887:(pid 383): failed to allocate "
+           "command entry\n")
+    assert found(cmd, "kernel_net") == [("critical", "n1/0000:01:00.0")]
+
+
+def test_a_link_below_capability_in_a_virtual_machine_is_the_emulated_ports() -> None:
+    # round2/kernel-log/linuxpci2024-dgx-h100-kvm-guest-...: H100s passed through to a KVM guest behind root ports
+    # that advertise 16 GT/s
+    limited = ("[    5.1] pci 0000:06:00.0: 252.048 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x16 "
+               "link at 0000:00:01.5 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)\n")
+    guest = "[    0.000000] Hypervisor detected: KVM\n" + limited
+    assert [f.severity for f in judge_text("kernel-log", guest) if f.check == "kernel_pcie"] == ["info"]
+    assert [f.severity for f in judge_text("kernel-log", limited) if f.check == "kernel_pcie"] == ["warning"]
+    bare = "[    0.1] Booting paravirtualized kernel on bare hardware\n" + limited
+    assert [f.severity for f in judge_text("kernel-log", bare) if f.check == "kernel_pcie"] == ["warning"]

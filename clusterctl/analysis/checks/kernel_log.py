@@ -196,6 +196,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         if pci in seen_lim:
             continue
         seen_lim.add(pci)
+        if data.get("hypervisor"):
+            # in a guest the link the kernel sees is the emulated root port's, not the card's physical one
+            res.findings.append(Finding(
+                host, "kernel_pcie", rule_sev("kernel_pcie.below_capability_guest"), f"{host}/{pci}" if pci else host,
+                f"{pci or 'a device'} limited by {ev.get('link')} (capable of {ev.get('capable')}) in a "
+                f"{data['hypervisor']} virtual machine: the link is the emulated port's; judge the host's lspci"))
+            continue
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev("kernel_pcie.below_capability"), f"{host}/{pci}" if pci else host,
             f"{pci or 'a device'} runs below its PCIe capability: limited by {ev.get('link')} (capable of "
@@ -266,6 +273,21 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"mlx5 adapter {nic or '(not named)'}: its firmware stopped answering the driver ({whats}): "
             f"{len(events)} line(s) {_when(events)}; queues and connections over it fail until it is reset; check "
             f"the firmware version (mlxfwreset/reboot, update). Last: {str(events[-1]['text'])[:160]!r}"))
+    for pci, events in _grouped(data.get("nic_removed"), "pci"):
+        res.findings.append(Finding(
+            host, "kernel_net", rule_sev("kernel_net.adapter_removed"), f"{host}/{pci}",
+            f"the {events[-1].get('driver')} driver gave up network adapter {pci} (it read all ones: the device left "
+            f"the bus) {_when(events)}; the port is gone until the card is back (reseat, slot, firmware). "
+            f"Last: {str(events[-1]['text'])[:160]!r}"))
+    hung = list(data.get("hung_tasks") or ())
+    if hung:
+        tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in hung))
+        secs = min(int(e.get("seconds") or 0) for e in hung)
+        res.findings.append(Finding(
+            host, "kernel_task", rule_sev("kernel_task.hung"), host,
+            f"{len(hung)} task(s) blocked in uninterruptible sleep for more than {secs} s "
+            f"({tasks}) {_when(hung)}: I/O (a file system, storage or its network) stalls the jobs on this node; "
+            f"the call trace says which. Last: {str(hung[-1]['text'])[:160]!r}"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

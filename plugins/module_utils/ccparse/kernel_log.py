@@ -63,6 +63,18 @@ operators paste ``grep Xid`` output too):
     timed out (``CREATE_DCT(0x710) timeout. Will cause a leak of a command resource``, ``... No done
     completion``): ``pci``.
 
+``hung_tasks``
+    the hung-task watchdog's ``INFO: task node:1646922 blocked for more than 122 seconds.``: ``task``, ``pid``,
+    ``seconds``.
+``hypervisor``
+    the hypervisor a virtual machine's kernel names at boot (``Hypervisor detected: KVM``), else None.
+``nic_removed``
+    a NIC driver that read all ones from its device and gave it up (``ixgbe 0000:05:00.0: Adapter removed``):
+    ``pci``, ``driver``.
+
+AMD's decoded northbridge machine check of a DRAM ECC error (``[Hardware Error]: MC4 Error (node 3): DRAM ECC
+error detected on the NB.`` and its ``MC4_STATUS[...|CE|...]``) is an ``edac`` event of ``MC4 node 3``.
+
 ``gpu_fatal`` also holds the driver's ``Reset required [NV_ERR_RESET_REQUIRED]`` (``what``: ``Reset
 required``): the GPU takes no work until it is reset.
 ``api_mismatch``
@@ -170,15 +182,30 @@ _BOND_BACK = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): (?:making i
 _TX_HANG = re.compile(r"Detected (?:Hardware|Tx) Unit Hang|TX timeout (?:detected|on queue)|\btx_timeout: VSI"
                       r"|NETDEV WATCHDOG: (?:(?P<wif>[\w.@-]{1,32}) \([^)]{1,40}\): )?(?:CPU: \d{1,5}: )?"
                       r"transmit queue \d{1,5} timed out")
+#: the kernel of a virtual machine names its hypervisor at boot ('Hypervisor detected: KVM', 'Booting paravirtualized
+#: kernel on KVM'; bare metal prints 'on bare hardware')
+_HYPERVISOR = re.compile(r"Hypervisor detected: (?P<hv>[\w -]{1,32}?)\s*$|Booting paravirtualized kernel on "
+                         r"(?!bare hardware)(?P<pv>[\w -]{1,32}?)\s*$")
+#: the hung-task watchdog: 'INFO: task node:1646922 blocked for more than 122 seconds.'
+_HUNG_TASK = re.compile(r"INFO: task (?P<task>\S{1,64}):(?P<pid>\d{1,10}) blocked for more than "
+                        r"(?P<secs>\d{1,7}) seconds")
+#: AMD's decoded northbridge machine check of a DRAM ECC error ('[Hardware Error]: MC4 Error (node 3): DRAM ECC error
+#: detected on the NB.'), then its status with the error's kind ('MC4_STATUS[Over|CE|MiscV|-|AddrV|CECC]: 0x...')
+_AMD_DRAM = re.compile(r"MC4 Error \(node (?P<node>\d{1,3})\): DRAM ECC error")
+_AMD_STATUS = re.compile(r"MC4_STATUS\[(?P<flags>[^\]]{0,80})\]")
+#: a NIC driver that read all ones from its device and gave it up ('ixgbe 0000:05:00.0: Adapter removed')
+_ADAPTER_REMOVED = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"):? (?:\S{1,32}: )?Adapter removed")
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
+                     r"|failed to allocate command entry"
                      r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion")
 #: the device a driver's netdev message names: '<drv> <pci> <netdev>: ...' (or '<drv> <pci>: <netdev>: ...'),
 #: e1000's older '<drv>: <netdev>: ...'
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
                       r"(?P<netdev>[\w.@-]{1,32}):)?|^[\w.-]{1,40}: (?P<oldif>[\w.@-]{1,32}): ")
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
-_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: )")
+_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: |\[Hardware Error\]: |"
+                          r"INFO: task \S{1,64}:\d{1,10} blocked for more than )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
 #: (the driver core of kernel 6.x words it 'nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1')
 _PROBE_FAILED = re.compile(r"(?:probe of (?P<pci>" + _PCI + r")|(?P<dev>" + _PCI + r"): probe with driver \S{1,64}) "
@@ -272,6 +299,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
+    hung_tasks: list[dict[str, Any]] = []
+    removed: list[dict[str, Any]] = []
+    amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
+    hypervisor: str | None = None
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     total = recognised = 0
     first_bad: int | None = None
@@ -363,6 +394,28 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "unconfigure" in msg and slot_down and (uc := _PCIEHP_UNCONFIGURE.search(msg)):
             slot_down[-1]["device"] = slot_down[-1]["device"] or uc.group("dev").lower()
             continue
+        if hypervisor is None and ("Hypervisor" in msg or "paravirtualized" in msg) and (hv := _HYPERVISOR.search(msg)):
+            hypervisor = (hv.group("hv") or hv.group("pv")).strip()
+            continue
+        if "blocked for more than" in msg and (ht := _HUNG_TASK.search(msg)):
+            hung_tasks.append(_event(lineno, time, msg, task=ht.group("task"), pid=to_int(ht.group("pid")),
+                                     seconds=to_int(ht.group("secs"))))
+            continue
+        if "MC4" in msg:
+            if ad := _AMD_DRAM.search(msg):
+                amd_node = ad.group("node")
+                continue
+            if amd_node is not None and (st := _AMD_STATUS.search(msg)):
+                flags = st.group("flags").split("|")
+                kind = "UE" if "UE" in flags else "CE" if "CE" in flags else None
+                if kind:
+                    edac.append(_event(lineno, time, msg, mc=f"MC4 node {amd_node}", kind=kind, count=1,
+                                       where=f"DRAM ECC (AMD northbridge, node {amd_node})"))
+                amd_node = None
+                continue
+        if "Adapter removed" in msg and (ar := _ADAPTER_REMOVED.match(msg)):
+            removed.append(_event(lineno, time, msg, pci=ar.group("pci").lower(), driver=ar.group("drv")))
+            continue
         if "mlx5" in msg and (fw := _NIC_FW.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
@@ -422,5 +475,6 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
             "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "hung_tasks": hung_tasks, "nic_removed": removed,
+            "hypervisor": hypervisor,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}
