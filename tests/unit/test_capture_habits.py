@@ -118,6 +118,10 @@ EXCLUDED = {
        "wrapped): a prompt or indentation would come before the numbers, a page copy or mail wrap into them"
        for habit in ("indent4", "tab-indent", "prompt", "glyph-prompt", "notebook", "page-copy", "mail-wrap",
                      "gentoo-prompt", "line-ticks")},
+    ("journal", "round2/kernel-log/linuxpci2023-syslog-node-4-mail-wrapped-pciehp-slot14-link-down-nvme-vfio-reinsert-"
+                "no-link.txt"):
+        "a mail client wrapped the syslog lines: a service's journal head before every line puts one before each "
+        "wrapped rest too, which no journal writes (the wrap comes after the head)",
     ("mail-wrap", "seen/nccl-log/nccl2013-bracket-datetime-redacted-pid-ibv-modify-qp-110-one-line.txt"):
         "one NCCL line, and the wrap cuts it between 'NCCL' and 'WARN': no line of the paste is an NCCL line",
     **{(habit, "round2/kernel-log/gpud-dmesg-decode-iso-boot-h100-mlx5-insufficient-slot-power.txt"):

@@ -242,7 +242,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         below = f" (the kernel removed {ev['device']}, every function of it)" if device else ""
         rule = "kernel_pcie.link_down_back" if ev.get("up") else "kernel_pcie.link_down"
         res.findings.append(Finding(
-            host, "kernel_pcie", rule_sev(rule), f"{host}/{device or ev.get('port')}",
+            host, "kernel_pcie", rule_sev(rule), f"{host}/{device or ev.get('port') or 'slot ' + str(ev.get('slot'))}",
             f"PCIe slot {ev.get('slot')} below port {ev.get('port')}: link down {_when([ev])}{below}"
             + ("; it came back up: a link that drops may drop again, check the card and riser" if ev.get("up") else
                "; the device below it is gone from the host until the link is restored (reseat or replace)")

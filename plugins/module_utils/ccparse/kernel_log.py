@@ -170,8 +170,8 @@ _EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?:(?P<count>\d{1,9}) )?
 _EDAC_OLD_COUNT = re.compile(r":\s*(\d{1,9}) [\w ]{0,40}?error\(s\)")
 #: pciehp's link events of a slot: 'pcieport 0000:00:03.0: pciehp: Slot(2): Link Down' (kernel 5+),
 #: 'pciehp 0000:02:05.0:pcie24: slot(6): Link Down event' (older)
-_PCIEHP_LINK = re.compile(r"(?P<port>" + _PCI + r")(?::pcie\d{1,4})?: (?:pciehp: )?[Ss]lot\((?P<slot>[^)]{1,24})\): "
-                          r"Link (?P<state>Down|Up)\b")
+_PCIEHP_LINK = re.compile(r"(?:(?P<port>" + _PCI + r")(?::pcie\d{1,4})?: (?:pciehp: )?|^pciehp: )"
+                          r"[Ss]lot\((?P<slot>[^)]{1,24})\): Link (?P<state>Down|Up)\b")
 _PCIEHP_UNCONFIGURE = re.compile(r"pciehp_unconfigure_device: domain:bus:dev = (?P<dev>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
                                  r"[0-9a-fA-F]{2})")
 #: the bonding driver: 'bond1: now running without any active interface!' and what brings a member back
@@ -383,7 +383,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             slot_power.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None))
             continue
         if "Link " in msg and (hp := _PCIEHP_LINK.search(msg)):
-            port, slot = hp.group("port").lower(), hp.group("slot")
+            # the port is not named where a wrap left 'pciehp: Slot(14): Link Down' on a line of its own
+            port, slot = (hp.group("port") or "").lower() or None, hp.group("slot")
             if hp.group("state") == "Down":
                 slot_down.append(_event(lineno, time, msg, port=port, slot=slot, up=False, device=None))
             else:
