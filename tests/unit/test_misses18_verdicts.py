@@ -274,3 +274,34 @@ def test_a_link_below_capability_in_a_virtual_machine_is_the_emulated_ports() ->
     assert [f.severity for f in judge_text("kernel-log", limited) if f.check == "kernel_pcie"] == ["warning"]
     bare = "[    0.1] Booting paravirtualized kernel on bare hardware\n" + limited
     assert [f.severity for f in judge_text("kernel-log", bare) if f.check == "kernel_pcie"] == ["warning"]
+
+
+def test_a_gpu_the_driver_does_not_support_is_a_device_it_did_not_bind() -> None:
+    # round2/kernel-log/aicr1858-...: the driver wraps its refusal over two lines, then counts the failed probe
+    text = ("NVRM: The NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this system\n"
+            "      is not supported by the NVIDIA 580.126.09 driver release.\n"
+            "NVRM: The NVIDIA probe routine failed for 1 device(s).\n")
+    assert [(f.severity, f.subject) for f in judge_text("kernel-log", text) if f.check == "kernel_device"] == [
+        ("critical", "n1/000a:00:00.0")]
+
+
+def test_a_topology_of_one_gpu_and_no_nic_holds_nothing_to_judge() -> None:
+    # round2/nvidia-smi-topo/hami99-...: a single Tesla P4, NUMA affinity N/A
+    one = "\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-7\t\tN/A\t\tN/A\n"
+    assert [(f.check, f.severity) for f in judge_text("nvidia-smi-topo", one)] == [("coverage", "info")]
+    two = ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tPIX\t0-7\t0\nGPU1\tPIX\t X \t0-7\t0\n")
+    assert judge_text("nvidia-smi-topo", two) == []
+
+
+def test_a_mail_wrapped_kernel_log_pasted_indented_is_unwrapped() -> None:
+    # round2/kernel-log/linuxpci2023-...: syslog lines wrapped after the device, the whole paste indented
+    text = ("    Dec 11 23:52:05 node-4 kernel: [183519.565000] pcieport 0000:80:03.2:\n"
+            "    pciehp: Slot(14): Link Down\n"
+            "    Dec 11 23:52:06 node-4 kernel: [183519.639070] pci 0000:83:00.0:\n"
+            "    Removing from iommu group 41\n")
+    assert [(f.severity, f.subject) for f in judge_text("kernel-log", text) if f.check == "kernel_pcie"] == [
+        ("critical", "n1/0000:80:03.2")]
+    # a rest left alone on its line (no head to join) still names the slot
+    alone = "Dec 11 23:52:05 node-4 kernel: pciehp: Slot(14): Link Down\n"
+    assert [(f.severity, f.subject) for f in judge_text("kernel-log", alone) if f.check == "kernel_pcie"] == [
+        ("critical", "n1/slot 14")]

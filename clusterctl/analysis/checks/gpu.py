@@ -610,6 +610,12 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
         return res
     if data.get("p2p"):
         return _p2p(host, gpus)
+    if len(gpus) == 1 and not data.get("nics"):
+        # one GPU and no NIC: no pair and no NIC path, nothing a topology check can judge
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi topo -m of a single GPU ({gpus[0]['name']}) and no NIC: "
+                                    "no link between devices to judge"))
+        return res
     names = {g["name"] for g in gpus}
     pairs = {(a["name"], b): nvlinks(cell) for a in gpus for b, cell in (a.get("links") or {}).items()
              if b in names and b != a["name"]}

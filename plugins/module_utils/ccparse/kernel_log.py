@@ -210,6 +210,9 @@ _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: 
 #: (the driver core of kernel 6.x words it 'nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1')
 _PROBE_FAILED = re.compile(r"(?:probe of (?P<pci>" + _PCI + r")|(?P<dev>" + _PCI + r"): probe with driver \S{1,64}) "
                            r"failed with error (?P<err>-?\d+)")
+#: the driver's refusal of a GPU it does not support, over the continuation lines it wraps it onto (read joined)
+_NOT_SUPPORTED = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>" + _PCI + r") \(PCI ID: [^)]{1,32}\).{0,120}?"
+                            r"is not supported by")
 #: NVIDIA driver messages of a GPU the driver lost or could not initialise, without an Xid: the GPU is
 #: named by bus id ('NVRM: GPU 0000:01:00.0: RmInitAdapter failed!') or by the driver's index ('NVRM:
 #: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out', GSP RPC timeouts, memory subsystem errors)
@@ -373,6 +376,11 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
             unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))
+            continue
+        if "not supported by" in msg and (ns := _NOT_SUPPORTED.search(" ".join(recent[-3:]))):
+            # the driver refuses the GPU ('NVRM: The NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this
+            # system / is not supported by the NVIDIA 580.126.09 driver release.'): it does not bind it
+            init_failed.append(_event(lineno, time, msg, pci=ns.group("pci").lower(), error=None))
             continue
         if "probe " in msg and (pf := _PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=(pf.group("pci") or pf.group("dev")).lower(),
