@@ -98,6 +98,21 @@ EXCLUDED = {
                                                      "setlocale", "container-banner", "container-banner-srun-l",
                                                      "ssh-known-hosts-pdsh", "docker-pull", "pyxis", "apptainer",
                                                      "ssh-closed", "kubectl-run-rm", "script")},
+    **{(habit, "round2/scontrol-node/slinky57-25.05.3-each-line-in-backticks-amd-gpu-worker-gres-null-bold-"
+               "truncated-lines.txt"):
+       "every line of the paste is in its own Markdown backticks: a terminal's prefix, time, banner or fence comes "
+       "inside each code span (or is backticked too), never outside it" for habit in (
+           "pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "fence", "details", "quoted", "ansible", "pssh-i", "dshbak",
+           "runner-time", "kubectl-timestamps", "ts", "journal", "compose", "watch", "ssh-known-hosts",
+           "sudo-password", "kubectl-container", "srun-allocation", "setlocale", "container-banner",
+           "container-banner-srun-l", "docker-pull", "pyxis", "apptainer", "ssh-closed", "kubectl-run-rm", "script",
+           "ssh-known-hosts-pdsh")},
+    **{(habit, cid):
+       "a quoted reply ('> ' on every line): a code block's indentation comes inside the quote, after its '> '"
+       for habit in ("indent4", "tab-indent") for cid in (
+           "round2/kernel-log/linuxrdma2020-store01-quoted-prompt-journalctl-b-1-grep-mlx5-cx4-cmd-entry-alloc-fail-"
+           "ipoib-intf-alloc-failed.txt",
+           "round2/proc-limits/isown8-ulimit-a-blockquote-gt-prefix-memlock-unlimited.txt")},
     **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
        "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
@@ -106,12 +121,16 @@ EXCLUDED = {
        "prints that" for habit in ("ts",) for cid in (
            "round2/nvidia-smi/wanpihou-570-failed-to-initialize-nvml-version-mismatch-hash-comment.txt",
            "round2/kernel-log/wanpihou-dmesg-grep-nvrm-api-mismatch-570.133-vs-570.124-hash-comment.txt")},
-    **{("mail-wrap", f"round2/nccl-log/{name}.txt"):
+    **{("mail-wrap", f"round2/{name}.txt"):
        "a launcher's or reply's prefix on every line: the wrap's rests lack it, so it is on too few lines to be "
        "told from text (not undone: a wrapped, prefixed paste)" for name in (
-           "awsk8stester464-indented-mpi-prefix-two-workers-using-network-socket",
-           "awsofi67-pdsh-prefix-p4d-no-optimal-provider", "nccl1710-quoted-autolinked-access-violation-wq-status9",
-           "raylightning24-pid-prefix-2.7.8-two-gpu-pc-p2p-ipc-peer-access-not-supported-cut")},
+           "nccl-log/awsk8stester464-indented-mpi-prefix-two-workers-using-network-socket",
+           "nccl-log/awsofi67-pdsh-prefix-p4d-no-optimal-provider",
+           "nccl-log/nccl1710-quoted-autolinked-access-violation-wq-status9",
+           "nccl-log/raylightning24-pid-prefix-2.7.8-two-gpu-pc-p2p-ipc-peer-access-not-supported-cut",
+           "kernel-log/ucx7738-pdsh-b1360-mlx5-0000-61-create-dct-cmd-timeout-no-done-completion-cut",
+           "kernel-log/linuxrdma2020-store01-quoted-prompt-journalctl-b-1-grep-mlx5-cx4-cmd-entry-alloc-fail-ipoib-"
+           "intf-alloc-failed")},
     **{(habit, "round2/kernel-log/gpuoperator2511-dmesg-grep-line-numbered-wrapped-mlx5-gen5-gen4-x16-slot-power-not-"
                "advertised.txt"):
        "the lines carry a numbered view's line numbers (the text was copied from an editor, its long lines already "

@@ -130,6 +130,15 @@ def outcomes(tmp: str) -> dict[str, Outcome]:
 
 #: captures whose content shows no KIND an operator would recognise either (kept honest, each named)
 NOT_RECOGNISABLE: dict[str, str] = {
+    # batches 38-46 (session 18)
+    "round2/kernel-log/tempesta430-dmesg-ixgbe-eth3-detected-tx-unit-hang-queues-6-5-4-indented-cut.txt":
+        "one dmesg line, then the hang's register dump indented and unprefixed: too few kernel log lines to find "
+        "(the verdict is right when the file is named as its KIND)",
+    "round2/kernel-log/linuxnfs2026-numbercruncher-hung-task-node-blocked-122s-nfs-write-folio-wait-writeback-no-ts-"
+    "mail-wrapped.txt":
+        "the hung-task line without a time, then a call trace of bare function names: a stack, no kernel log form",
+    "round2/sinfo/promslurmexporter38-sinfo-h-o-n-G-hostname-gres-tmp-only-no-state-redacted-prompt-cut.txt":
+        "'sinfo -h -o \"%n %G\"': host names and GRES only, no header and no state (labelled cannot-judge)",
     # batches 29-37 (session 17)
     "round2/kernel-log/incusui115-i219v-kernel-prefix-e1000e-detected-hardware-unit-hang-unprefixed-fields.txt":
         "'kernel: ' lines without a time and the hang's register dump unprefixed: no kernel log line form to find "

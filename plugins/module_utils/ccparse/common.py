@@ -169,8 +169,8 @@ def _indent(line: str) -> str:
 
 def unwrap_log(lines: list[str], is_log_line: Callable[[str], Any]) -> list[str]:
     """``lines`` of a log with a mail client's wrap of its long lines undone: a line that is no log line (no
-    time or head: ``is_log_line`` false; indented as the log line is, not deeper: a whole paste indented
-    keeps its wraps) after a log line (or its continuation) that a wrap at
+    time or head: ``is_log_line`` false; indented no deeper than the log line: a whole paste indented keeps
+    its wraps, a call trace under a line is not one) after a log line (or its continuation) that a wrap at
     60-80 characters would have cut there (at most 80 characters, and the next line's first word would have
     made it longer than 60) continues it (joined to it; its own place left blank), where at most two lines of
     text, or a quarter, are neither log lines nor such continuations. Unchanged otherwise (a table's row and a
@@ -198,7 +198,7 @@ def unwrap_log(lines: list[str], is_log_line: Callable[[str], Any]) -> list[str]
             at = -1
         elif heads[i]:
             at = i
-        elif at >= 0 and wrapped(i) and _indent(ln) == _indent(lines[at]):
+        elif at >= 0 and wrapped(i) and len(_indent(ln)) <= len(_indent(lines[at])):
             out[at] = out[at].rstrip() + " " + ln.strip()
             out[i] = ""
         else:

@@ -100,7 +100,10 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("ib_write_bw", "perftest's banner or header",
          r"#bytes\s+#iterations\s+BW peak|^\s*#bytes\s+#iterations|"
          + _LEAD + r"(?:RDMA_(?:Write|Read)|Send|Atomic)(?: Bidirectional)? BW Test\s*$|"
-         r"^\s*local address: LID|^\s*Couldn't connect to \S+:\d+"),
+         r"^\s*local address: LID|^\s*Couldn't connect to \S+:\d+|"
+         # a run that failed: a completion in error, an RDMA CM connection that was never set up
+         r"^\s*Completion with error at (?:client|server)|^\s*Failed to complete run_iter_\w+ function|"
+         r"^\s*RDMA CM event error"),
         ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",  # a web page's copy may drop the tab after the colon
          r"^\s*hca_id:[ \t]*\S|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]*\S"),
         ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '|"
@@ -122,7 +125,7 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"[ \t]*[A-Z][A-Z_:()|/ \t]+$|"
          r"^\s*REASON\s+(?:USER\s+)?(?:TIMESTAMP\s+)?(?:STATE\s+)?NODELIST\s*$"),
         ("proc-limits", "/proc/<pid>/limits' rows or a shell's 'ulimit -a'",
-         r"^Max locked memory\s|^\s*max locked memory\s+\(kbytes, -l\)|^\s*-l: locked-in-memory size \(k"),
+         r"^Max locked memory\s|^[ \t>]*max locked memory\s+\(kbytes, -l\)|^\s*-l: locked-in-memory size \(k"),
         ("nvidia-smi-query", "nvidia-smi --query-gpu CSV",
          r"^(?:index|name|pci\.bus_id|uuid|driver_version|timestamp)\s*,\s*[a-z_.]+|"
          r"^\d{1,3},\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7],|"
@@ -156,9 +159,14 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
         ("ib_write_bw", "perftest command lines", r"^.*\bib_(?:write|read|send)_bw\s.*$", 0.2),
         ("kernel-log", "kernel log lines",
          r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport|pciehp |"
+         # a NIC's hang, the hung-task watchdog, a decoded machine check: the kernel's own words
+         r"Detected (?:Tx|Hardware) Unit Hang|NETDEV WATCHDOG: |blocked for more than \d+ seconds|"
+         r"\[Hardware Error\]: |: Adapter removed|"
          # dmesg -T in any locale: '[Sun Jan 11 09:52:01 2026] ', '[Ter Set 19 06:01:41 2017] '
          r"^[\s>*]*\[\w{2,4}\.? \w{3,4}\.? [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.()/-]+(?:\[\d+\])?: |"
+         # a syslog time then the kernel's own, no host ('Sep  3 10:05:39  [193378.949952][   C10] ...')
+         r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+\[\s*\d+\.\d+\]|"
          r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: ).*$", 0.2),
         ("sinfo", "sinfo -h rows (a node or count and a Slurm state)",
          r"^[ \t]*[\w.\-\[\],]+(?:[ \t|,]+[^ \t|,\n]+){0,12}?[ \t|,]+" + _STATES + r"(?=[ \t|,]|$).*$", 0.6),
