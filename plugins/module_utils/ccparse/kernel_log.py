@@ -194,7 +194,8 @@ _HUNG_TASK = re.compile(r"INFO: task (?P<task>\S{1,64}):(?P<pid>\d{1,10}) blocke
 _AMD_DRAM = re.compile(r"MC4 Error \(node (?P<node>\d{1,3})\): DRAM ECC error")
 _AMD_STATUS = re.compile(r"MC4_STATUS\[(?P<flags>[^\]]{0,80})\]")
 #: a NIC driver that read all ones from its device and gave it up ('ixgbe 0000:05:00.0: Adapter removed')
-_ADAPTER_REMOVED = re.compile(r"(?<![\w.-])(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"):? (?:\S{1,32}: )?Adapter removed")
+_ADAPTER_REMOVED = re.compile(r"(?<![\w.-])(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"):? (?:\S{1,32}: )?"
+                              r"Adapter removed")
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
                      r"|failed to allocate command entry"
