@@ -93,6 +93,35 @@ def _running(container: str) -> bool:
     return proc.returncode == 0 and proc.stdout.strip() == "true"
 
 
+def _stale(container: str) -> bool:
+    """podman's record says ``container`` runs (or is stopping) but its process is gone: conmon died, or the machine
+    was restored from a snapshot taken while the lab ran. podman exec then fails ('container state improper') and
+    podman start/restart hang in 'stopping': such a container is removed and made again."""
+    proc = _podman("container", "inspect", container, "--format", "{{.State.Status}} {{.State.Pid}}", check=False)
+    status, _sep, pid = proc.stdout.strip().partition(" ")
+    if proc.returncode != 0 or status not in ("running", "stopping", "paused"):
+        return False
+    return not pid.isdigit() or int(pid) <= 0 or not _alive(int(pid))
+
+
+def _alive(pid: int) -> bool:
+    """A process ``pid`` of this host that runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
+def _remove(container: str) -> None:
+    """``podman rm -f``, again while a stale container is only moved on to 'stopping' by the first try."""
+    for _attempt in range(3):
+        if _podman("rm", "-f", "-t", "0", container, check=False).returncode == 0 or \
+                _podman("container", "exists", container, check=False).returncode != 0:
+            return
+    _podman("rm", "-f", "-t", "0", container)
+
+
 def _boot_report(container: str) -> str:
     """What a container that did not boot shows: its state, exit code and the last lines systemd printed."""
     proc = _podman("container", "inspect", container, "--format", "{{.State.Status}} (exit {{.State.ExitCode}})",
@@ -154,6 +183,9 @@ def up(inventory: Path | None = None) -> list[LabHost]:
                            "(lab/build-image.sh --bare builds localhost/clusterctl-bare:latest)")
     for h in hosts:
         exists = _podman("container", "exists", h.container, check=False).returncode == 0
+        if exists and _stale(h.container):
+            _remove(h.container)
+            exists = False
         if not exists:
             args = ["run", "-d", "--name", h.container, "--hostname", h.name, "--network", NETWORK,
                     "--network-alias", h.name, "--ip", h.address, "--systemd", "always", "--device", "/dev/fuse",
@@ -188,7 +220,10 @@ def down(inventory: Path | None = None) -> list[str]:
     removed = []
     for h in lab_hosts(inv):
         if _podman("container", "exists", h.container, check=False).returncode == 0:
-            _podman("rm", "-f", "-t", "5", h.container)
+            if _stale(h.container):
+                _remove(h.container)
+            else:
+                _podman("rm", "-f", "-t", "5", h.container)
             removed.append(h.container)
     if _podman("network", "exists", NETWORK, check=False).returncode == 0:
         _podman("network", "rm", NETWORK)
