@@ -151,8 +151,8 @@ def _poll_systemd(container: str, timeout: float) -> str:
 def _wait_systemd(container: str, timeout: float = 150) -> None:
     """Wait for systemd in ``container``; a boot that hangs or stops is restarted once, then reported.
 
-    A container's systemd can hang in early boot on a loaded machine (CI saw one that never opened its
-    socket); a second boot is cheap beside a lost test run.
+    CI's lost boots were stale containers (:func:`_stale`, handled in :func:`up` before this wait); the restart
+    is for a boot that hangs or stops on its own, and the report says what the container showed.
     """
     said = _poll_systemd(container, timeout)
     if not said:
