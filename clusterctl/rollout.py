@@ -373,8 +373,10 @@ class Rollout:
                               f"untouched: {untouched}")
         info = self.slurm.node_info(ours)
         early = sorted(n for n in ours if not out_of_service(info.get(n, ("missing", ""))[0]))
-        if early:  # Slurm returned them although nextstate=DOWN was asked for: take them out again
-            self.slurm.drain(early, f"{reason}: awaiting verify after reboot")
+        # the reboot's completion drops the DRAIN flag (DOWN only), and with ReturnToService=2 the node's next
+        # registration returns it to service, during the verify or before: a DRAIN flag now holds every one
+        self.slurm.drain(ours, f"{reason}: awaiting verify after reboot")
+        if early:
             self.say(f"{label}: {', '.join(early)} came back in service before the verify: drained again")
         self.say(f"{label}: {', '.join(ours)} back from the reboot (out of service until verified)")
         failed = self.verify(ours) if self.verify else {}

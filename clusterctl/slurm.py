@@ -50,6 +50,18 @@ def drain_argv(nodes: Sequence[str] | str, reason: str) -> list[str]:
     return ["scontrol", "update", f"NodeName={names}", "State=DRAIN", f"Reason={check_reason(reason)}"]
 
 
+def fail_argv(nodes: Sequence[str] | str, reason: str) -> list[str]:
+    """``scontrol update NodeName=... State=FAIL Reason=...``: a hold that lasts through a reboot Slurm issued.
+
+    Slurm clears a node's DRAIN flag when the reboot it issued completes (``nextstate=DOWN`` leaves it
+    DOWN), and with ``ReturnToService=2`` the node's next registration returns a DOWN node to service:
+    a drained node is back in service within minutes of its reboot, before anyone verified it. The FAIL
+    flag survives both (slurm 22.05 in the lab: ``DOWN+FAIL`` after the reboot, ``IDLE+FAIL`` after the
+    next registration, the reason kept) until ``State=RESUME``."""
+    names = node_list([nodes] if isinstance(nodes, str) else nodes)
+    return ["scontrol", "update", f"NodeName={names}", "State=FAIL", f"Reason={check_reason(reason)}"]
+
+
 def resume_argv(nodes: Sequence[str] | str) -> list[str]:
     return ["scontrol", "update", f"NodeName={node_list([nodes] if isinstance(nodes, str) else nodes)}",
             "State=RESUME"]
@@ -132,6 +144,9 @@ class Slurm:
 
     def resume(self, nodes: Sequence[str]) -> None:
         self.run(resume_argv(nodes))
+
+    def fail(self, nodes: Sequence[str], reason: str) -> None:
+        self.run(fail_argv(nodes, reason))
 
     def jobs_on(self, nodes: Sequence[str]) -> list[str]:
         return self.run(squeue_argv(nodes)).split()

@@ -11,7 +11,8 @@ whole policy and can be tested over any sequence of events:
   is never acted on; a record of ours for it is forgotten;
 - a node clusterctl drained gets the remedy its reason's rule names in the one severity table
   (:func:`clusterctl.analysis.severity.remedy_for`): ``gpu_reset`` once the node is idle,
-  ``reboot`` through Slurm (``nextstate=DOWN``: no job until resumed), ``none`` (needs hardware:
+  ``reboot`` through Slurm (``nextstate=DOWN``, held with ``State=FAIL``: no job until resumed; Slurm drops
+  DRAIN when the reboot completes and ``ReturnToService=2`` returns a DOWN node), ``none`` (needs hardware:
   it stays drained);
 - after the action it is re-verified, one verify a run; it is resumed only after
   :attr:`Config.passes` (at least 2) passing verifies in a row; after

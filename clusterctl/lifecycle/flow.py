@@ -42,6 +42,7 @@ class LoopSlurm(Protocol):
     def drain(self, nodes: Sequence[str], reason: str) -> None: ...
     def resume(self, nodes: Sequence[str]) -> None: ...
     def reboot(self, nodes: Sequence[str], reason: str) -> None: ...
+    def fail(self, nodes: Sequence[str], reason: str) -> None: ...
 
 
 def views_from_text(text: str) -> list[NodeView]:
@@ -183,6 +184,11 @@ def _run(a: Action, view: NodeView | None, slurm: LoopSlurm, verify: Verifier, r
     if a.kind in core.TOUCHING and _still_ours(slurm, a.node) is None:
         return Step(a, "skipped", "no longer drained by clusterctl (someone else took it over, or resumed it)")
     if a.kind == core.VERIFY:
+        fresh = _still_ours(slurm, a.node)
+        if fresh is not None and not {"DRAIN", "FAIL"} & set(fresh.flags):
+            # DOWN only: back from a reboot issued before the hold below existed; Slurm's ReturnToService=2
+            # would return it to service at its next registration, verified or not
+            slurm.fail([a.node], fresh.reason)
         ok, evidence = verify(a.node)
         return Step(a, "passed" if ok else "failed", evidence)
     if a.kind == core.GPU_RESET:
@@ -190,7 +196,10 @@ def _run(a: Action, view: NodeView | None, slurm: LoopSlurm, verify: Verifier, r
         ok, evidence = reset(a.node)
         return Step(a, "done" if ok else "failed", evidence)
     if a.kind == core.REBOOT:
+        # the reboot clears the DRAIN flag, and ReturnToService=2 then returns the DOWN node to service at its
+        # next registration, before its verifies: FAIL holds it out of service until the loop resumes it
         slurm.reboot([a.node], a.reason)
+        slurm.fail([a.node], a.reason)
         return Step(a, "done", a.why)
     if a.kind == core.RESUME:
         slurm.resume([a.node])

@@ -17,7 +17,10 @@ from clusterctl.lifecycle.store import Busy, Store
 
 
 class Controller:
-    """``scontrol`` on a controller: show node, update State=DRAIN/RESUME, reboot ASAP nextstate=DOWN."""
+    """``scontrol`` on a controller: show node, update State=DRAIN/FAIL/RESUME, reboot ASAP nextstate=DOWN, as
+    slurm 22.05 answers them (seen in the lab, ReturnToService=2): the reboot's completion leaves the node DOWN
+    and drops its DRAIN flag, its next registration (:meth:`registers`) returns a DOWN node to service, a FAIL
+    flag survives both."""
 
     def __init__(self, nodes: dict[str, tuple[str, str]]) -> None:
         self.nodes = dict(nodes)  # name -> (State=, Reason=)
@@ -43,14 +46,31 @@ class Controller:
         for n in nodes:
             self.nodes[n] = ("IDLE", "")
 
+    def fail(self, nodes: Sequence[str], reason: str) -> None:
+        self.calls.append(("fail", *nodes, reason))
+        for n in nodes:
+            flags = [f for f in self.nodes[n][0].split("+") if f not in ("DRAIN", "FAIL")]
+            self.nodes[n] = ("+".join([flags[0], "FAIL", *flags[1:]]), reason)
+
     def reboot(self, nodes: Sequence[str], reason: str) -> None:
         self.calls.append(("reboot", *nodes, reason))
         for n in nodes:
             self.nodes[n] = ("DOWN+DRAIN+REBOOT_ISSUED", reason)
 
     def booted(self, n: str) -> None:
-        self.nodes[n] = ("DOWN", self.nodes[n][1])
+        """The reboot completed: DOWN (nextstate=DOWN), DRAIN dropped, FAIL kept."""
+        state, reason = self.nodes[n]
+        self.nodes[n] = ("DOWN+FAIL" if "+FAIL" in state else "DOWN", f"{reason} : reboot issued : reboot complete")
         self.boot[n] = "2026-12-02T00:00:00"
+
+    def registers(self, n: str) -> None:
+        """slurmd registers again (ReturnToService=2): a DOWN node without DRAIN or FAIL returns to service."""
+        state, reason = self.nodes[n]
+        flags = state.split("+")
+        if flags[0] == "DOWN" and not {"DRAIN", "FAIL"} & set(flags):
+            self.nodes[n] = ("IDLE", "")
+        elif flags[0] == "DOWN":
+            self.nodes[n] = ("+".join(["IDLE", *flags[1:]]), reason)
 
 
 def test_views_from_a_real_scontrol_capture() -> None:
@@ -84,9 +104,10 @@ def test_reboot_reverify_twice_resume_and_log(tmp_path: Path) -> None:
     assert ctl.calls == [] and store.load() == {}
     _loop(ctl, store, {})
     assert ctl.calls[0][:2] == ("reboot", "c1") and ctl.calls[0][2].startswith("clusterctl: remediating: reboot")
+    assert ctl.calls[1] == ("fail", "c1", ctl.calls[0][2])  # held through the reboot
     assert flow.nodes(ctl, store)[0].state == core.REMEDIATING
     _loop(ctl, store, {})  # not back yet: nothing
-    assert len(ctl.calls) == 1
+    assert len(ctl.calls) == 2
     ctl.booted("c1")
     _loop(ctl, store, {"c1": False})  # back; the fault is still there: stays out of service
     assert ctl.nodes["c1"][0].startswith("DOWN")
@@ -110,6 +131,42 @@ def test_reboot_reverify_twice_resume_and_log(tmp_path: Path) -> None:
     assert st["c2"].state == core.ADMIN_DRAINED and st["c3"].state == core.IN_SERVICE
     _loop(ctl, store, {})
     assert ctl.calls[-1][0] == "drain"  # nothing more
+
+
+def test_a_rebooted_node_stays_out_until_two_verifies_pass(tmp_path: Path) -> None:
+    """Slurm drops the DRAIN flag when the reboot completes and ReturnToService=2 returns the DOWN node to
+    service at its next registration (the lab's CI failure: resumed by Slurm between the loop's two verifies):
+    the FAIL the loop sets with the reboot keeps it out until the loop resumes it."""
+    cause = "clusterctl: node-check: ib_port_state c1/mlx5_1/1 evidence=/x: port DOWN"
+    ctl = Controller({"c1": ("IDLE+DRAIN", cause), "c2": ("IDLE", "")})
+    store = Store(tmp_path / "lifecycle")
+    _loop(ctl, store, {})
+    ctl.booted("c1")
+    ctl.registers("c1")
+    assert ctl.nodes["c1"][0] == "IDLE+FAIL" and ctl.nodes["c1"][1].startswith("clusterctl: remediating: reboot")
+    report = _loop(ctl, store, {})
+    assert [(s.action.kind, s.outcome) for s in report.steps] == [("verify", "passed")]
+    ctl.registers("c1")
+    assert ctl.nodes["c1"][0] == "IDLE+FAIL"  # one pass: still out
+    report = _loop(ctl, store, {})
+    assert [(s.action.kind, s.outcome) for s in report.steps] == [("verify", "passed"), ("resume", "done")]
+    assert ctl.nodes["c1"] == ("IDLE", "")
+
+
+def test_a_node_back_down_from_an_older_reboot_is_held_before_its_verify(tmp_path: Path) -> None:
+    """A reboot issued without the hold (a loop before it, or an admin's FAIL cleared): the node is back DOWN
+    and would be returned by its next registration; the loop holds it (FAIL) before it verifies."""
+    cause = "clusterctl: node-check: xid.fallen_off_bus c1/gpu0: Xid 79"
+    ctl = Controller({"c1": ("IDLE+DRAIN", cause), "c2": ("IDLE", "")})
+    store = Store(tmp_path / "lifecycle")
+    _loop(ctl, store, {})
+    ctl.nodes["c1"] = ("DOWN+DRAIN+REBOOT_ISSUED", ctl.nodes["c1"][1])  # as if no FAIL had been set
+    ctl.booted("c1")
+    assert ctl.nodes["c1"][0] == "DOWN"
+    _loop(ctl, store, {})
+    assert ctl.calls[-1][:2] == ("fail", "c1") and ctl.calls[-1][2].endswith(": reboot complete")
+    ctl.registers("c1")
+    assert ctl.nodes["c1"][0] == "IDLE+FAIL"
 
 
 def test_admin_takes_over_between_decision_and_action(tmp_path: Path) -> None:

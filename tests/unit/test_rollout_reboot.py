@@ -62,8 +62,8 @@ def test_gpu_rollout_reboots_through_slurm_verifies_and_resumes() -> None:
     r.verify = lambda nodes: seen.append(slurm.node_states(nodes)) or {}
     r.run(_reboot_plan())
     # nextstate=DOWN: the rebooted node waits, down, until the rollout resumes it after the verify
-    assert slurm.calls == [("drain", ["c1"]), ("reboot", ["c1"]), ("resume", ["c1"]),
-                           ("drain", ["c2"]), ("reboot", ["c2"]), ("resume", ["c2"])]
+    assert slurm.calls == [("drain", ["c1"]), ("reboot", ["c1"]), ("drain", ["c1"]), ("resume", ["c1"]),
+                           ("drain", ["c2"]), ("reboot", ["c2"]), ("drain", ["c2"]), ("resume", ["c2"])]
     assert seen == [{"c1": "down"}, {"c2": "down"}] and applied == [["c1"], ["c2"]]
     assert slurm.reason == "clusterctl: reconfigure slurm: reboot"
     assert "batch 1/2 (c1): c1 back from the reboot (out of service until verified)" in lines
@@ -78,7 +78,8 @@ def test_failed_verify_after_reboot_stays_drained_naming_the_check_and_stops() -
     with pytest.raises(HostsFailed, match=r"quick verify failed after the reboot: c1: gpu-count: 7 GPUs, expected 8; "
                                           r"c1 stay drained .*resumed: -; rollout stopped; untouched: c2"):
         r.run(_reboot_plan())
-    assert slurm.calls == [("drain", ["c1"]), ("reboot", ["c1"]), ("drain", ["c1"])] and applied == [["c1"]]
+    assert slurm.calls == [("drain", ["c1"]), ("reboot", ["c1"]), ("drain", ["c1"]), ("drain", ["c1"])]
+    assert applied == [["c1"]]
     state, reason = slurm.node_info(["c1"])["c1"]
     assert "down" in state or "drain" in state
     assert reason == "clusterctl: reconfigure slurm: verify failed after reboot: gpu-count: 7 GPUs, expected 8"
@@ -109,6 +110,45 @@ def test_node_drained_by_someone_else_during_the_verify_keeps_its_state() -> Non
     assert slurm.node_info(["c1"])["c1"] == ("drained", "fan replacement, ticket 7")
     assert any("c1 passed the quick verify but is out of service for another reason (fan replacement" in ln
                for ln in lines)
+
+
+class ReturningSlurm(RebootingSlurm):
+    """... with ReturnToService=2, as slurm 22.05 does in the lab: the reboot's completion drops the DRAIN flag
+    (``down``), and the node's next registration (:meth:`registers`) returns a down node without it to service."""
+
+    def __init__(self, states: dict[str, tuple[str, str]]) -> None:
+        super().__init__(states=states)
+        self.held: set[str] = set()
+
+    def drain(self, nodes: Sequence[str], reason: str) -> None:
+        super().drain(nodes, reason)
+        self.held.update(nodes)
+
+    def reboot(self, nodes: Sequence[str], reason: str) -> None:
+        super().reboot(nodes, reason)
+        self.held.difference_update(nodes)
+
+    def registers(self, n: str) -> None:
+        if self.states[n][0] == "down" and n not in self.held:
+            self.states[n] = ("idle", "none")
+
+
+def test_a_rebooted_node_is_held_through_a_registration_during_the_verify() -> None:
+    """CI's race, in the rollout: slurmd registers while the quick verify runs; without a DRAIN flag Slurm
+    returns the node (ReturnToService=2) and the resume after the verify is refused (node idle)."""
+    slurm, applied, lines = ReturningSlurm(states={}), [], []
+    r = _rollout(slurm, applied, lines)
+
+    def verify(nodes: list[str]) -> dict[str, str]:
+        for n in nodes:
+            slurm.registers(n)
+        assert all(slurm.node_states([n])[n] == "down" for n in nodes), slurm.states
+        return {}
+
+    r.verify = verify
+    r.run(_reboot_plan())
+    assert slurm.node_states(["c1", "c2"]) == {"c1": "idle", "c2": "idle"}
+    assert slurm.calls[-2:] == [("drain", ["c2"]), ("resume", ["c2"])]
 
 
 def test_node_slurm_returned_early_is_drained_again_before_the_verify() -> None:

@@ -12,13 +12,15 @@ import pytest
 from clusterctl.errors import HostsFailed, SlurmError, Unreachable, UsageError
 from clusterctl.rollout import Rollout, RolloutPlan
 from clusterctl.runner import RunResult
-from clusterctl.slurm import Slurm, drain_argv, node_list, parse_sinfo, resume_argv, sinfo_argv, squeue_argv
+from clusterctl.slurm import Slurm, drain_argv, fail_argv, node_list, parse_sinfo, resume_argv, sinfo_argv, squeue_argv
 
 
 def test_argv_lists() -> None:
     assert drain_argv(["gpu01", "gpu02"], "clusterctl: reconfigure slurm") == [
         "scontrol", "update", "NodeName=gpu01,gpu02", "State=DRAIN", "Reason=clusterctl: reconfigure slurm"]
     assert resume_argv("gpu[01-04]") == ["scontrol", "update", "NodeName=gpu[01-04]", "State=RESUME"]
+    assert fail_argv(["gpu07"], "clusterctl: remediating: reboot (was: x)") == [
+        "scontrol", "update", "NodeName=gpu07", "State=FAIL", "Reason=clusterctl: remediating: reboot (was: x)"]
     assert sinfo_argv(["a", "b"]) == ["sinfo", "--noheader", "--Node", "--nodes=a,b", "--format=%N|%T|%E"]
     assert squeue_argv(["a"]) == ["squeue", "--noheader", "--nodelist=a", "--format=%i"]
 
@@ -29,6 +31,8 @@ def test_argv_lists() -> None:
 def test_bad_node_names_and_reasons_are_refused(nodes: list[str], reason: str) -> None:
     with pytest.raises(UsageError):
         drain_argv(nodes, reason)
+    with pytest.raises(UsageError):
+        fail_argv(nodes, reason)
 
 
 def test_parse_sinfo_one_line_per_node() -> None:
