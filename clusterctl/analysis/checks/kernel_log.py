@@ -36,7 +36,7 @@ judged by :func:`clusterctl.analysis.checks.linkflap.judge_link_flaps` (the same
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,21 @@ def _grouped(events: Any, key: str) -> list[tuple[str, list[Mapping[str, Any]]]]
     for ev in events or ():
         groups.setdefault(str(ev.get(key) or ""), []).append(ev)
     return sorted(groups.items())
+
+
+Events = list[Mapping[str, Any]]
+
+
+def _per_device(res: CheckResult, host: str, events: Any, key: str, check: str, rule: str,
+                say: Callable[[str, Events], str]) -> None:
+    """One finding of ``rule`` per device (the events' ``key``): ``say(device, its events)``, then the last line."""
+    for dev, evs in _grouped(events, key):
+        res.findings.append(Finding(host, check, rule_sev(rule), f"{host}/{dev}" if dev else host,
+                                    f"{say(dev, evs)}. Last: {str(evs[-1]['text'])[:160]!r}"))
+
+
+def _whats(evs: Events) -> str:
+    return ", ".join(dict.fromkeys(str(e.get("what")) for e in evs))
 
 
 @check("kernel-log")
@@ -214,19 +229,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"NVIDIA kernel module and driver libraries differ (API mismatch): no GPU is usable by CUDA or NVML: "
             f"{len(mismatch)} line(s) {_when(mismatch)}; drain, reboot into the matching module. "
             f"Last: {str(mismatch[-1]['text'])[:160]!r}"))
-    for gpu, events in _grouped(data.get("gpu_fatal"), "gpu"):
-        whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
-        res.findings.append(Finding(
-            host, "kernel_gpu", rule_sev("kernel_gpu.driver_lost"), f"{host}/{gpu}" if gpu else host,
-            f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({whats}; no Xid needed): "
-            f"{len(events)} line(s) {_when(events)}; drain, reboot; if it repeats, service the GPU. "
-            f"Last: {str(events[-1]['text'])[:160]!r}"))
-    for pci, events in _grouped(data.get("init_failed"), "pci"):
-        res.findings.append(Finding(
-            host, "kernel_device", rule_sev("kernel_device.probe_failed"), f"{host}/{pci}",
-            f"the driver failed to bring up {pci} (probe failed with error {events[-1].get('error')}) "
-            f"{_when(events)}: the device is not usable; check firmware/driver versions and the card. "
-            f"Last: {str(events[-1]['text'])[:160]!r}"))
+    _per_device(res, host, data.get("gpu_fatal"), "gpu", "kernel_gpu", "kernel_gpu.driver_lost", lambda gpu, evs: (
+        f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({_whats(evs)}; no Xid needed): "
+        f"{len(evs)} line(s) {_when(evs)}; drain, reboot; if it repeats, service the GPU"))
+    _per_device(res, host, data.get("init_failed"), "pci", "kernel_device", "kernel_device.probe_failed",
+                lambda pci, evs: (f"the driver failed to bring up {pci} (probe failed with error "
+                                  f"{evs[-1].get('error')}) {_when(evs)}: the device is not usable; check "
+                                  "firmware/driver versions and the card"))
     power: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("slot_power") or ():
         power.setdefault(str(ev.get("pci") or ""), []).append(ev)
@@ -258,27 +267,22 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     pci_of = {e["netdev"]: e["pci"] for e in hung if e.get("netdev") and e.get("pci")}
     # the watchdog names the netdev, the driver its PCI function: one adapter, keyed by the function where known
     hung = [{**e, "nic": e.get("pci") or pci_of.get(e.get("netdev")) or e.get("netdev")} for e in hung]
-    for nic, events in _grouped(hung, "nic"):
-        aliases = sorted({str(e["netdev"]) for e in events if e.get("netdev")} - {nic})
-        res.findings.append(Finding(
-            host, "kernel_net", rule_sev("kernel_net.tx_hang"), f"{host}/{nic}" if nic else host,
-            f"network adapter {nic or '(not named)'}{' (' + ', '.join(aliases) + ')' if aliases else ''} stopped "
-            f"transmitting: {len(events)} hang/timeout line(s) {_when(events)}; the driver resets it, cutting every "
-            "connection over it; drain it if it repeats (firmware, driver, card or cable). "
-            f"Last: {str(events[-1]['text'])[:160]!r}"))
-    for nic, events in _grouped(data.get("nic_firmware"), "pci"):
-        whats = ", ".join(dict.fromkeys(str(e.get("what")) for e in events))
-        res.findings.append(Finding(
-            host, "kernel_net", rule_sev("kernel_net.nic_firmware"), f"{host}/{nic}" if nic else host,
-            f"mlx5 adapter {nic or '(not named)'}: its firmware stopped answering the driver ({whats}): "
-            f"{len(events)} line(s) {_when(events)}; queues and connections over it fail until it is reset; check "
-            f"the firmware version (mlxfwreset/reboot, update). Last: {str(events[-1]['text'])[:160]!r}"))
-    for pci, events in _grouped(data.get("nic_removed"), "pci"):
-        res.findings.append(Finding(
-            host, "kernel_net", rule_sev("kernel_net.adapter_removed"), f"{host}/{pci}",
-            f"the {events[-1].get('driver')} driver gave up network adapter {pci} (it read all ones: the device left "
-            f"the bus) {_when(events)}; the port is gone until the card is back (reseat, slot, firmware). "
-            f"Last: {str(events[-1]['text'])[:160]!r}"))
+    def aliases(nic: str, evs: Events) -> str:
+        names = sorted({str(e["netdev"]) for e in evs if e.get("netdev")} - {nic})
+        return f" ({', '.join(names)})" if names else ""
+
+    _per_device(res, host, hung, "nic", "kernel_net", "kernel_net.tx_hang", lambda nic, evs: (
+        f"network adapter {nic or '(not named)'}{aliases(nic, evs)} stopped transmitting: {len(evs)} hang/timeout "
+        f"line(s) {_when(evs)}; the driver resets it, cutting every connection over it; drain it if it repeats "
+        "(firmware, driver, card or cable)"))
+    _per_device(res, host, data.get("nic_firmware"), "pci", "kernel_net", "kernel_net.nic_firmware", lambda nic, evs: (
+        f"mlx5 adapter {nic or '(not named)'}: its firmware stopped answering the driver ({_whats(evs)}): "
+        f"{len(evs)} line(s) {_when(evs)}; queues and connections over it fail until it is reset; check the firmware "
+        "version (mlxfwreset/reboot, update)"))
+    _per_device(res, host, data.get("nic_removed"), "pci", "kernel_net", "kernel_net.adapter_removed",
+                lambda pci, evs: (f"the {evs[-1].get('driver')} driver gave up network adapter {pci} (it read all "
+                                  f"ones: the device left the bus) {_when(evs)}; the port is gone until the card is "
+                                  "back (reseat, slot, firmware)"))
     hung = list(data.get("hung_tasks") or ())
     if hung:
         tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in hung))

@@ -411,8 +411,7 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
     that repeat (an ``ip link`` listing's ``2: eth0:`` has unprefixed continuation lines, or one line
     per distinct index). A lone line of text: :func:`_strip_lone`."""
     # a prompt line (the command that ran under the launcher, the prompt after it) carries no prefix
-    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _sure_prompt(ln)
-            and not _maybe_prompt(ln) and not _host_prompt(ln)]
+    body = [ln for ln in lines if ln.strip() and not ln.startswith(("# source:", "#source:")) and not _prompt_line(ln)]
     if len(body) == 1:
         return _strip_lone(lines, body[0], kind in NUMBERED_KINDS, kind in STAMPED_KINDS)
     if not body:
@@ -553,9 +552,14 @@ def _strip_lone(lines: list[str], line: str, numbered: bool = False,
     return [*lines[:i], line[m.end():], *lines[i + 1:]], [name]
 
 
+def _prompt_line(ln: str) -> bool:
+    """A shell prompt line of any form: a sure prompt, a maybe prompt before a known command, a host prompt."""
+    return _sure_prompt(ln) or _maybe_prompt(ln) or _host_prompt(ln)
+
+
 def _unquoted_prompt(ln: str) -> bool:
     """A prompt line that does not start as a quoted one does (``> ibstat`` may be either: it stays quoted)."""
-    return (_sure_prompt(ln) or _host_prompt(ln) or _maybe_prompt(ln)) and not ln.startswith(_PREFIXES)
+    return _prompt_line(ln) and not ln.startswith(_PREFIXES)
 
 
 def _strip_prefix(lines: list[str]) -> list[str]:
