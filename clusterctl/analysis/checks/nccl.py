@@ -90,6 +90,16 @@ def _multi_node(data: Mapping[str, Any]) -> bool:
     return len(data.get("hosts") or []) > 1
 
 
+#: ranks beyond which one communicator cannot sit on one (8-GPU) node
+NODE_GPUS_MAX = 8
+
+
+def _log_spans_nodes(data: Mapping[str, Any]) -> bool:
+    """An NCCL log's communicator spans nodes: nNodes above 1, lines of two hosts, or more ranks than a node has."""
+    return (data.get("n_nodes") or 1) > 1 or len(data.get("hosts") or []) > 1 or (
+        data.get("n_nodes") is None and (data.get("n_ranks") or 0) > NODE_GPUS_MAX)
+
+
 def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple[float | None, str]:
     override = exp.get("nccl_busbw_floor_GBps")
     if override is not None:
@@ -164,6 +174,18 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
             out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
                                f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
                                + ": inter-node traffic is staged through host memory"))
+    elif transport == "Socket" and multi and nccl.get("ib_no_device"):
+        # no fabric stated, but NCCL looked for an IB/RoCE device, found none and ran a multi-node job over TCP
+        out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_fallback"), host,
+                           f"{ver}NCCL found no IB/RoCE device (NET/IB : No device found) and runs this multi-node "
+                           "job over TCP sockets: inter-node traffic is slower than over RDMA"))
+    elif transport in ("IB", "RoCE") and multi and nccl.get("gdr") is False \
+            and exp.get("nccl_gdr_expected") is not False:
+        # no fabric stated: NCCL's own use of IB/RoCE devices says it is an RDMA fabric
+        hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
+        out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
+                           f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
+                           + f" on the {transport} devices NCCL uses: inter-node traffic is staged through host memory"))
     elif transport == "Socket":
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
@@ -319,8 +341,7 @@ def judge_nccl_tests_json(host: str, data: Mapping[str, Any], exp: Mapping[str, 
 @check("nccl-log")
 def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
-    multi = (data.get("n_nodes") or 1) > 1
-    res.findings += transport_findings(host, data, exp, multi)
+    res.findings += transport_findings(host, data, exp, _log_spans_nodes(data))
     if data.get("n_ranks") == 1:
         ver = f"NCCL {data['version']}: " if data.get("version") else ""
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,

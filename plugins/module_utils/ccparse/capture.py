@@ -110,7 +110,8 @@ _DETAILS = re.compile(
     r"^[ \t]{0,16}(?:(?:<details(?: open)?>|<summary>.{0,300}?</summary>|</details>)[ \t]{0,8}){1,3}$", re.IGNORECASE)
 #: prompts that are prompts whatever follows: ``[user@host dir]#``, ``user@host:~$``, ``host:~#``, ``$``
 _PROMPT_SURE = re.compile(
-    r"^[ \t]{0,40}(?:>[ \t]?)?(?:\([\w.-]{1,64}\)[ \t])?"  # also quoted alone: '>[root@login ~]# cat ...'
+    # also quoted alone: '>[root@login ~]# cat ...'; a conda env or cluster name before it: '(baobab)-[root@gpu048 ~]$'
+    r"^[ \t]{0,40}(?:>[ \t]?)?(?:\([\w.-]{1,64}\)[ \t-])?"
     r"(?:\[[^\]\n]{1,160}\][ \t]?[#$%]"
     r"|[\w.-]{1,64}@[\w.-]{1,128}(?::[^\s]{0,256}?|[ \t][~/][^\s]{0,256}?)?[ \t]?[#$%>]"
     r"|[\w.-]{1,64}:[~/][^\s]{0,256}?[#$]"

@@ -24,7 +24,8 @@ _LINE = re.compile(
     r"(?P<device>\S{1,64})\s+"
     r"(?:\((?P<ca_type>\S{1,32})\s+-\s+(?P<part>[^)]{0,64})\)\s+(?P<desc>[^\n]{0,200}?)\s+fw\s+(?P<fw>\S{1,32})\s+)?"
     r"port\s+(?P<port>\d{1,4})(?:\s+\(\s*(?P<state>[A-Za-z_]{1,16})\s*\))?\s+==>\s+"
-    r"(?P<netdev>\S{1,64})\s+\((?P<link>[^)]{1,32})\)\s*(?:#.*)?$"
+    # a site's wrapper may print the netdev's address after the state ('(Up) 192.168.100.101')
+    r"(?P<netdev>\S{1,64})\s+\((?P<link>[^)]{1,32})\)(?:\s+(?P<addr>[0-9A-Fa-f.:]{2,45}(?:/\d{1,3})?))?\s*(?:#.*)?$"
 )
 
 
@@ -52,6 +53,7 @@ def parse_ibdev2netdev(text: str) -> dict[str, Any]:
             "description": m.group("desc"),
             "fw_version": m.group("fw"),
             "state": m.group("state").upper() if m.group("state") else None,
+            **({"address": m.group("addr")} if m.group("addr") else {}),
         })
     if not mappings:
         raise ParseError(TOOL, "no '<dev> port <n> ==> <netdev> (<state>)' line found", lineno or None)

@@ -54,8 +54,9 @@ _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)(?:\s+(On|Off|N/A|WDDM|TCC|MCDM))?\s*\|"
 #: a value before `` / `` may itself be ``N/A`` (power draw of a 2014 GeForce: ``N/A /  N/A``); the memory
 #: cell is a bare ``N/A`` for a GPU in MIG mode (its memory is per instance, in the MIG devices box)
 #: the memory cell of drivers before 319 starts with the share used (``|  0%   10MB /  5375MB |``)
+#: (a GPU sharing the host's memory, DGX Spark's GB10, prints 'Not Supported' for its memory usage)
 _ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+(N/A|[^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
-                   r"\s*(?:\d{1,3}%\s+)?(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+                   r"\s*(?:\d{1,3}%\s+)?(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A|Not Supported)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
 #: the second row's cells in order, named as --query-gpu names them (for ``error_fields``)
 _ROW2_FIELDS = ("fan.speed", "temperature.gpu", "pstate", "power.draw", "power.limit", "memory.used", "memory.total",
                 "utilization.gpu", "compute_mode")

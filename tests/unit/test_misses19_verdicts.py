@@ -1,0 +1,91 @@
+"""Session 19 (issue 29): general rules found in the rest misses of blind batches 47-49; expected values are
+read off the text of each capture (quoted here, with the corpus file it comes from)."""
+
+from __future__ import annotations
+
+from ccparse import registry
+from conftest import judge_text
+
+# round2/ibdev2netdev/linuxrdma2019-qperf-...: a site's wrapper ('ib2netdev') prints the address after the state
+IB2NETDEV = """       [rdma@rdmarhel0 tmp]$ ib2netdev
+       mlx5_0 port 1 ==> ens801f0 (Up) 173.168.100.101
+       mlx5_1 port 1 ==> ens801f1 (Up) 192.168.100.101
+       [rdma@rdmarhel0 tmp]$
+"""
+
+
+def test_ibdev2netdev_rows_with_the_netdev_address_after_the_state() -> None:
+    rows = registry.parse("ibdev2netdev", IB2NETDEV)["mappings"]
+    assert [(r["device"], r["netdev"], r["link"], r.get("address")) for r in rows] == [
+        ("mlx5_0", "ens801f0", "Up", "173.168.100.101"), ("mlx5_1", "ens801f1", "Up", "192.168.100.101")]
+    assert judge_text("ibdev2netdev", IB2NETDEV) == []
+    down = IB2NETDEV.replace("ens801f1 (Up)", "ens801f1 (Down)")
+    assert [f.severity for f in judge_text("ibdev2netdev", down)] == ["critical"]
+
+
+def test_a_prompt_with_a_cluster_name_joined_by_a_dash() -> None:
+    # round2/nvidia-smi-nvlink/unigehpc3741-...: '(baobab)-[root@gpu048 ~]$ nvidia-smi nvlink -s'
+    text = ("(baobab)-[root@gpu048 ~]$ nvidia-smi nvlink -s\n"
+            "GPU 0: NVIDIA RTX A6000 (UUID: GPU-1b574915-9e55-3096-1fdb-d32d0754017c)\n"
+            "\t Link 0: 14.062 GB/s\n\t Link 1: 14.062 GB/s\n")
+    gpus = registry.parse("nvidia-smi-nvlink", text)["gpus"]
+    assert [(g["index"], len(g["links"])) for g in gpus] == [(0, 2)]
+
+
+GB10 = """+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |
++-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA GB10                    On  |   0000000F:01:00.0  On |                  N/A |
+| N/A   45C    P0             11W /  N/A  | Not Supported          |     10%      Default |
+|                                         |                        |                  N/A |
++-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def test_a_gpu_sharing_host_memory_prints_not_supported_for_its_memory() -> None:
+    # round2/nvidia-smi/obrienlabs-dgx-spark-gb10-...: DGX Spark's GB10 has no memory of its own to report
+    gpus = registry.parse("nvidia-smi", GB10)["gpus"]
+    assert [(g["index"], g["name"], g.get("memory_used_mib")) for g in gpus] == [(0, "NVIDIA GB10", None)]
+    assert judge_text("nvidia-smi", GB10) == []
+
+
+def _log(*lines: str) -> str:
+    return "".join(f"{ln}\n" for ln in lines)
+
+
+# round2/nccl-log/accelerate1317-...: two hosts' lines (pdsh prefixes left out here), NCCL found no IB device
+TWO_HOSTS_SOCKET = _log(
+    "lambda-scalar03:148966:148966 [0] NCCL INFO Using network Socket",
+    "lambda-scalar02:95756:96916 [6] NCCL INFO NET/IB : No device found.",
+    "lambda-scalar02:95756:96916 [6] NCCL INFO NET/Socket : Using [0]enp161s0f0:104.171.201.171<0>",
+    "lambda-scalar02:95756:96916 [6] NCCL INFO Using network Socket")
+
+
+def test_a_multi_node_job_over_sockets_after_no_ib_device_is_degraded_without_a_fabric() -> None:
+    assert [(f.check, f.severity) for f in judge_text("nccl-log", TWO_HOSTS_SOCKET)] == [("nccl_transport", "warning")]
+    # one host: the network is not on the data path, a note as before
+    one = "".join(ln + "\n" for ln in TWO_HOSTS_SOCKET.splitlines() if ln.startswith("lambda-scalar02"))
+    assert [(f.check, f.severity) for f in judge_text("nccl-log", one)] == [("nccl_transport", "info")]
+    # two hosts over sockets, no sign NCCL looked for an RDMA device (round2 awsk8stester464): a note
+    quiet = TWO_HOSTS_SOCKET.replace("NET/IB : No device found.", "NET/Plugin : No plugin found (libnccl-net.so)")
+    assert [(f.check, f.severity) for f in judge_text("nccl-log", quiet)] == [("nccl_transport", "info")]
+
+
+def test_gdr_off_on_the_ib_devices_nccl_uses_is_degraded_without_a_fabric() -> None:
+    # round2/nccl-log/nccl1537-...: rank 0 of 16 ('nranks 16': more ranks than a node has), RoCE, GDR disabled
+    text = _log(
+        "hostname1:25668:27396 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB x:10.10.10.10<0>",
+        "hostname1:25668:27396 [0] NCCL INFO Using network IB",
+        "hostname1:25668:27396 [0] NCCL INFO comm 0x55cc8aa86c70 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 "
+        "commId 0x65e0bd6ee7449db4 - Init START",
+        "hostname1:25668:27396 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'",
+        "hostname1:25668:27396 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'")
+    found = judge_text("nccl-log", text)
+    assert [(f.check, f.severity) for f in found] == [("nccl_gdr", "warning")]
+    assert "mlx5_0, mlx5_1" in found[0].message
+    # 8 ranks on one host: one node, GDR is not on its data path
+    assert judge_text("nccl-log", text.replace("nranks 16", "nranks 8")) == []
