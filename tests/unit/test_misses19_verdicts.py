@@ -89,3 +89,24 @@ def test_gdr_off_on_the_ib_devices_nccl_uses_is_degraded_without_a_fabric() -> N
     assert "mlx5_0, mlx5_1" in found[0].message
     # 8 ranks on one host: one node, GDR is not on its data path
     assert judge_text("nccl-log", text.replace("nranks 16", "nranks 8")) == []
+
+
+def test_show_gids_rows_wrapped_after_their_gid() -> None:
+    # round2/show_gids/linuxrdma2019-bnxtre-...: a mail wrapped each row after the GID ('[IPv4] v2 netdev' below it)
+    text = ("DEV    PORT    INDEX    GID                    IPv4         VER DEV\n"
+            "---    ----    -----    ---                    ------------ ---    ---\n"
+            "bnxt_re0    1    6    0000:0000:0000:0000:0000:ffff:ac1f:28bb \n"
+            "172.31.40.187     v1    bnxt_roce\n"
+            "bnxt_re0    1    7    0000:0000:0000:0000:0000:ffff:ac1f:28bb \n"
+            "172.31.40.187     v2    bnxt_roce\n"
+            "bnxt_re1    1    0    fe80:0000:0000:0000:020a:f7ff:fee3:6e33         \n"
+            "v1    lom_2\n"
+            "bnxt_re1    1    1    fe80:0000:0000:0000:020a:f7ff:fee3:6e33         \n"
+            "v2    lom_2\n"
+            "n_gids_found=4\n")
+    gids = registry.parse("show_gids", text)["gids"]
+    assert [(g["device"], g["index"], g["ipv4"], g["roce_version"], g["netdev"]) for g in gids] == [
+        ("bnxt_re0", 6, "172.31.40.187", 1, "bnxt_roce"), ("bnxt_re0", 7, "172.31.40.187", 2, "bnxt_roce"),
+        ("bnxt_re1", 0, None, 1, "lom_2"), ("bnxt_re1", 1, None, 2, "lom_2")]
+    # bnxt_re1 has link-local GIDs only beside bnxt_re0's v2 GID: the port cannot carry RoCE v2
+    assert [(f.check, f.subject) for f in judge_text("show_gids", text)] == [("roce_v2_gid", "n1/bnxt_re1/1")]

@@ -26,6 +26,19 @@ _VER = re.compile(r"^[vV](\d)$")
 _COUNT = re.compile(r"^n_gids_found=(\d+)$")
 
 
+def _wrapped_rest(tok: list[str], gids: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The fields of a row's wrapped tail (``[IPv4] v1|v2 [netdev]``) when the row before ended at its GID."""
+    if not gids or gids[-1]["version"] is not None or gids[-1]["ipv4"] is not None or gids[-1]["netdev"] is not None:
+        return None
+    rest = list(tok)
+    ipv4 = rest.pop(0) if rest and _IPV4.match(rest[0]) else None
+    vm = _VER.match(rest[0]) if rest else None
+    if vm is None or len(rest) > 2:
+        return None
+    return {"ipv4": ipv4, "version": rest[0].lower(), "roce_version": to_int(vm.group(1)),
+            "netdev": rest[1] if len(rest) > 1 else None}
+
+
 @parser("show_gids")
 def parse_show_gids(text: str) -> dict[str, Any]:
     """Parse the show_gids table into one dict per GID.
@@ -57,6 +70,11 @@ def parse_show_gids(text: str) -> dict[str, Any]:
             count = to_int(cm.group(1)) if len(cm.group(1)) < 7 else None
             continue
         tok = line.split()[:12]
+        wrap = _wrapped_rest(tok, gids)
+        if wrap is not None:
+            # a mail or a narrow terminal wrapped the row after its GID: '[IPv4] v2 [netdev]' on the next line
+            gids[-1].update(wrap)
+            continue
         if len(tok) < 4 or not tok[1].isdigit() or not tok[2].isdigit() or not _GID.match(tok[3]) \
                 or len(tok[1]) > 4 or len(tok[2]) > 6:
             last_bad = (lineno, tok[0] if tok else "")
