@@ -376,8 +376,8 @@ def test_support_bundle_folder_picks_the_kinds_it_knows_and_lists_the_rest(tmp_p
         data = _capture(rel)
         (bundle / name).write_bytes(data)
         (named / f"{kind or name.rsplit('.', 1)[0]}#{name.replace('.', '_')}.txt").write_bytes(data)
-    # what the bundle holds besides: a GPU listing (nvidia-smi -L is no KIND), uname, a compressed
-    # report, a subfolder of sos_commands
+    # what the bundle holds besides: a GPU listing (nvidia-smi -L: read as nvidia-smi, its count and nothing
+    # else), uname, a compressed report, a subfolder of sos_commands
     (bundle / "nvidia-smi_--list-gpus").write_text("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5269b708-678a-b1a8-"
                                                     "60f0-c90406537486)\n")
     (bundle / "uname_-a").write_text("Linux node07 5.15.0-105-generic #115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 "
@@ -389,7 +389,7 @@ def test_support_bundle_folder_picks_the_kinds_it_knows_and_lists_the_rest(tmp_p
     got = engine.analyze_dir(bundle.parent, None, jobs=1).hosts["node07"]
     want = engine.analyze_dir(named.parent, None, jobs=1).hosts["node07"]
     read_as = {name: v["kind"] for name, v in got.read_as.items()}
-    assert read_as == {**{n: k for n, (_, k) in BUNDLE.items() if k}, "nvidia-smi_--list-gpus": None,
+    assert read_as == {**{n: k for n, (_, k) in BUNDLE.items() if k}, "nvidia-smi_--list-gpus": "nvidia-smi",
                        "uname_-a": None, "nvidia-bug-report.log.gz": None, "sos_commands": None}
     assert "compressed" in got.read_as["nvidia-bug-report.log.gz"]["why"]
     assert "subfolder" in got.read_as["sos_commands"]["why"]

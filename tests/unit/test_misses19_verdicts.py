@@ -110,3 +110,22 @@ def test_show_gids_rows_wrapped_after_their_gid() -> None:
         ("bnxt_re1", 0, None, 1, "lom_2"), ("bnxt_re1", 1, None, 2, "lom_2")]
     # bnxt_re1 has link-local GIDs only beside bnxt_re0's v2 GID: the port cannot carry RoCE v2
     assert [(f.check, f.subject) for f in judge_text("show_gids", text)] == [("roce_v2_gid", "n1/bnxt_re1/1")]
+
+
+# round2/nvidia-smi/te1363-...: '$ nvidia-smi -L' and eight such lines (two kept here)
+LISTING = ("$ nvidia-smi -L\n"
+           "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3ede3ca0-38ae-e999-bee2-95b79e12296f)\n"
+           "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-7112490b-626a-f7a8-fefa-9dc618703986)\n")
+
+
+def test_nvidia_smi_dash_l_listing_states_the_count_and_nothing_else() -> None:
+    data = registry.parse("nvidia-smi", LISTING)
+    assert [(g["index"], g["name"], g["uuid"]) for g in data["listed"]] == [
+        (0, "NVIDIA H100 80GB HBM3", "GPU-3ede3ca0-38ae-e999-bee2-95b79e12296f"),
+        (1, "NVIDIA H100 80GB HBM3", "GPU-7112490b-626a-f7a8-fefa-9dc618703986")]
+    # no expectation: nothing to judge (said as coverage, not a parse failure)
+    assert [(f.check, f.severity) for f in judge_text("nvidia-smi", LISTING)] == [("coverage", "info")]
+    # with gpus_per_node the listed count is judged
+    assert judge_text("nvidia-smi", LISTING, {"gpus_per_node": 2}) == []
+    assert [(f.check, f.severity) for f in judge_text("nvidia-smi", LISTING, {"gpus_per_node": 8})] == [
+        ("gpu_count", "critical")]

@@ -470,6 +470,16 @@ def judge_nvidia_smi_query(host: str, data: Mapping[str, Any], exp: Mapping[str,
 def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     gpus = list(data.get("gpus") or [])
+    listed = list(data.get("listed") or []) if not gpus else []
+    if listed:
+        # nvidia-smi -L: the count is stated, nothing else; without gpus_per_node there is nothing to judge
+        res.findings += _count_finding(host, len(listed), exp, "nvidia-smi")
+        if exp.get("gpus_per_node") is None and not data.get("lost_gpus"):
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}nvidia-smi -L lists {len(listed)} GPU(s) by name and UUID, no "
+                                        "reading or health field: their count needs gpus_per_node"))
+        res.findings += _lost(host, data)
+        return res
     if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
         res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
     for m in data.get("mig_devices") or []:

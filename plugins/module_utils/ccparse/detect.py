@@ -151,6 +151,8 @@ _STATES = (r"(?:idle|mix(?:ed)?|alloc(?:ated)?|drain(?:ed|ing)?|drng|down|fail(?
 _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
     (k, why, re.compile(p, re.MULTILINE), share) for k, why, p, share in (
         ("nvidia-smi", "an nvidia-smi error line", r"^.*(?:" + _SMI_ERROR + r").*$", 0.2),
+        # nvidia-smi -L (nvlink -s prints such a line above each GPU's Link lines: they are most of its lines)
+        ("nvidia-smi", "nvidia-smi -L lines", r"^[ \t]*GPU \d{1,3}: [^\n]{1,120}\(UUID: ?GPU-[^\n]*$", 0.6),
         ("nccl-log", "NCCL log lines",
          r"^.*(?:\bNCCL (?:INFO|WARN)\b|ProcessGroupNCCL|\bnccl(?:Remote|System|Internal|UnhandledCuda)Error\b|"
          r"\bNCCL error\b|\bNET/(?:IB|IBP|OFI|Socket)\b|NCCL failure|"

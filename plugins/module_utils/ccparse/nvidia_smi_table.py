@@ -127,6 +127,10 @@ def _add_second_row(gpu: dict[str, Any], cells: tuple[str | None, ...]) -> dict[
 _NO_SECOND_ROW: tuple[str | None, ...] = (None,) * len(_ROW2_FIELDS)
 
 
+#: a line of ``nvidia-smi -L``: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3ede3ca0-...)`` (the UUID may be cut or removed)
+_LISTED = re.compile(r"^GPU (\d{1,3}): (.{1,120}?)\s*(?:\(UUID: ?(GPU-[0-9A-Fa-f-]{1,64}|[^)]{0,64})\)?)?\s*$")
+
+
 @parser("nvidia-smi")
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -167,6 +171,10 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         if "Processes:" in s or "processes:" in s:  # 'Compute processes:' before driver 319
             in_processes = True
             continue
+        if not seen_table and (listed := _LISTED.match(s)) and "(UUID" in s:
+            out.setdefault("listed", []).append({"index": int(listed.group(1)), "name": listed.group(2),
+                                                 "uuid": listed.group(3) or None, "line": lineno})
+            continue
         if in_processes or not s.startswith("|"):
             continue
         r1 = _ROW1.match(s)
@@ -200,6 +208,9 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     if (out["no_devices"] or out["lost_gpus"] or out["mig_devices"]) and not out["gpus"]:
         # a MIG devices box pasted without the GPU table above it: an excerpt, the GPU count is not stated
         out["excerpt"] = bool(out["mig_devices"]) and not out["lost_gpus"]
+        return out
+    if not seen_table and not out["gpus"] and out.get("listed"):
+        # nvidia-smi -L alone: the GPUs the driver lists, by name and UUID; no reading and no health field
         return out
     if not seen_table and not out["gpus"]:
         raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
