@@ -78,7 +78,8 @@ def test_a_multi_node_job_over_sockets_after_no_ib_device_is_degraded_without_a_
 def test_gdr_off_on_the_ib_devices_nccl_uses_is_degraded_without_a_fabric() -> None:
     # round2/nccl-log/nccl1537-...: rank 0 of 16 ('nranks 16': more ranks than a node has), RoCE, GDR disabled
     text = _log(
-        "hostname1:25668:27396 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB x:10.10.10.10<0>",
+        "hostname1:25668:27396 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; "
+        "OOB x:10.10.10.10<0>",
         "hostname1:25668:27396 [0] NCCL INFO Using network IB",
         "hostname1:25668:27396 [0] NCCL INFO comm 0x55cc8aa86c70 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 "
         "commId 0x65e0bd6ee7449db4 - Init START",
@@ -129,3 +130,15 @@ def test_nvidia_smi_dash_l_listing_states_the_count_and_nothing_else() -> None:
     assert judge_text("nvidia-smi", LISTING, {"gpus_per_node": 2}) == []
     assert [(f.check, f.severity) for f in judge_text("nvidia-smi", LISTING, {"gpus_per_node": 8})] == [
         ("gpu_count", "critical")]
+
+
+def test_sinfo_nodelist_wrapped_onto_the_next_line_is_joined() -> None:
+    # round2/sinfo/awsomedt-hyperpod-...: the 15-node alloc row's NODELIST goes on with ',ip-10-1-63-78,...'
+    text = ("PARTITION     AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "dev*             up   infinite      1   fail ip-10-1-16-50\n"
+            "dev*             up   infinite      4  alloc ip-10-1-10-50,ip-10-1-25-242\n"
+            ",ip-10-1-65-[134,171]\n")
+    data = registry.parse("sinfo", text)
+    assert data["partitions"][1]["hosts"] == ["ip-10-1-10-50", "ip-10-1-25-242", "ip-10-1-65-134", "ip-10-1-65-171"]
+    assert "cut" not in data
+    assert [(f.subject, f.severity) for f in judge_text("sinfo", text)] == [("ip-10-1-16-50", "critical")]

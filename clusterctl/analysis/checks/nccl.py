@@ -185,7 +185,8 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
         hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
         out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
                            f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
-                           + f" on the {transport} devices NCCL uses: inter-node traffic is staged through host memory"))
+                           + f" on the {transport} devices NCCL uses: inter-node traffic is staged through host "
+                           "memory"))
     elif transport == "Socket":
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")

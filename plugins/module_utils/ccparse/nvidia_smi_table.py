@@ -56,7 +56,8 @@ _ROW1 = re.compile(r"^\|\s*(\d+)\s+(.+?)(?:\s+(On|Off|N/A|WDDM|TCC|MCDM))?\s*\|"
 #: the memory cell of drivers before 319 starts with the share used (``|  0%   10MB /  5375MB |``)
 #: (a GPU sharing the host's memory, DGX Spark's GB10, prints 'Not Supported' for its memory usage)
 _ROW2 = re.compile(r"^\|\s*([^\s|]+)\s+([^\s|]+)\s+([^\s|]+)\s+(N/A|[^\s|/]+)\s*/\s*([^\s|]+)\s*\|"
-                   r"\s*(?:\d{1,3}%\s+)?(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A|Not Supported)\s*\|\s*([^\s|]+)\s+([^|]+?)\s*\|$")
+                   r"\s*(?:\d{1,3}%\s+)?(?:(N/A|[^\s|/]+)\s*/\s*([^\s|]+)|N/A|Not Supported)\s*\|"
+                   r"\s*([^\s|]+)\s+([^|]+?)\s*\|$")
 #: the second row's cells in order, named as --query-gpu names them (for ``error_fields``)
 _ROW2_FIELDS = ("fan.speed", "temperature.gpu", "pstate", "power.draw", "power.limit", "memory.used", "memory.total",
                 "utilization.gpu", "compute_mode")
@@ -127,7 +128,8 @@ def _add_second_row(gpu: dict[str, Any], cells: tuple[str | None, ...]) -> dict[
 _NO_SECOND_ROW: tuple[str | None, ...] = (None,) * len(_ROW2_FIELDS)
 
 
-#: a line of ``nvidia-smi -L``: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3ede3ca0-...)`` (the UUID may be cut or removed)
+#: a line of ``nvidia-smi -L``: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3ede3ca0-...)`` (the UUID may be cut or
+#: removed)
 _LISTED = re.compile(r"^GPU (\d{1,3}): (.{1,120}?)\s*(?:\(UUID: ?(GPU-[0-9A-Fa-f-]{1,64}|[^)]{0,64})\)?)?\s*$")
 
 

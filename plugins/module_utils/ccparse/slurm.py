@@ -189,9 +189,10 @@ def _default_row(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | No
         return None
     if not hosts:
         return None
+    row = _row(part, avail, limit, state, base, flags, nodelist, hosts, lineno)
     if int(count_s) != len(hosts):
-        raise ParseError(tool, f"NODES says {count_s} but NODELIST {nodelist!r} has {len(hosts)}", lineno)
-    return _row(part, avail, limit, state, base, flags, nodelist, hosts, lineno)
+        row["nodes_said"] = int(count_s)  # a wrapped or edited row: its named nodes are judged, the gap said
+    return row
 
 
 def _is_state(tok: str) -> bool:
@@ -249,6 +250,19 @@ _REASON_ROW = re.compile(r"^\S.{0,200}?\s+\S{1,64}\s+(?:\d{4}-\d{2}-\d{2}T\d{2}:
 _FRAME = re.compile(r"^[ \t]*(?:-{10,}|={10,})[ \t]*$")
 
 
+def _join_wrapped_nodelists(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A NODELIST a terminal or document wrapped: the line that goes on with ``,host...`` joined to the row above."""
+    out: list[tuple[int, str]] = []
+    for n, raw in numbered:
+        s = raw.strip()
+        if s.startswith(",") and len(s.split()) == 1 and out and out[-1][1].strip():
+            out[-1] = (out[-1][0], out[-1][1].rstrip() + s)
+            out.append((n, ""))
+        else:
+            out.append((n, raw))
+    return out
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
@@ -259,7 +273,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     generic: tuple[str | None, list[str]] | None = None
     lineno = 0
     # a runbook's frame of dashes or equals signs around the pasted run (sinfo prints no such line): blank
-    numbered = [(n, "" if _FRAME.match(raw) else raw) for n, raw in capture.lines(text)]
+    numbered = _join_wrapped_nodelists([(n, "" if _FRAME.match(raw) else raw) for n, raw in capture.lines(text)])
     toks = [raw.split() for _n, raw in numbered]
     # a title above the first table ('VUW CLUSTER PARTITIONS' of a site's wrapper): skipped where a default header
     # follows; a closing paragraph of prose after the last table (the wrapper's 'NOTE: ...'): not read
@@ -318,11 +332,11 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         count = need_int(row["NODES"], tool, lineno, "NODES")
         state, nodelist = row["STATE"], row["NODELIST"]
         base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
-        if len(hosts) != count:
-            raise ParseError(tool, f"NODES says {count} but NODELIST {nodelist!r} has {len(hosts)}", lineno)
         rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
-                     "timelimit": limit, "nodes": count, "state": state, "base_state": base,
-                     "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno})
+                     "timelimit": limit, "nodes": len(hosts), "state": state, "base_state": base,
+                     "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno,
+                     # a wrapped or edited row: its named nodes are judged, the gap is said (coverage)
+                     **({"nodes_said": count} if len(hosts) != count else {})})
     if not header and not rows:
         raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
     if not rows:
@@ -343,7 +357,9 @@ def parse_sinfo(text: str) -> dict[str, Any]:
                 n["reasons"].append(r["reason"])
             if r["nodelist"] not in n.setdefault("nodelists", []):
                 n["nodelists"].append(r["nodelist"])
-    return {"partitions": rows, "nodes": nodes}
+    cut = [f"line {r['line']}: NODES says {r['nodes_said']} but NODELIST {r['nodelist']!r} names {len(r['hosts'])} "
+           "(a wrapped or edited row)" for r in rows if "nodes_said" in r]
+    return {"partitions": rows, "nodes": nodes, **({"cut": cut} if cut else {})}
 
 
 _REST_OF_LINE = ("OS", "Reason", "Comment", "Extra")
