@@ -189,7 +189,10 @@ def test_query_fabric_state_and_recovery_action_are_judged() -> None:
             "0, NVIDIA H100 80GB HBM3, In Progress, N/A, None\n1, NVIDIA H100 80GB HBM3, Completed, Success, Reset\n")
     data = registry.parse("nvidia-smi-query", text)
     found = [f for fn in CHECKS["nvidia-smi-query"] for f in fn("n1", data, build({})).findings]
-    assert by(found, "critical") == [("gpu_fabric", "n1/gpu0")]
+    # 'Reset': the GPU needs a reset before a new process may use it (NVIDIA's recovery action flag): failed
+    assert by(found, "critical") == [("gpu_fabric", "n1/gpu0"), ("gpu_reset", "n1/gpu1")]
+    drain = registry.parse("nvidia-smi-query", text.replace("Success, Reset", "Success, Drain P2P"))
+    found = [f for fn in CHECKS["nvidia-smi-query"] for f in fn("n1", drain, build({})).findings]
     assert by(found, "warning") == [("gpu_reset", "n1/gpu1")]
 
 

@@ -142,3 +142,20 @@ def test_sinfo_nodelist_wrapped_onto_the_next_line_is_joined() -> None:
     assert data["partitions"][1]["hosts"] == ["ip-10-1-10-50", "ip-10-1-25-242", "ip-10-1-65-134", "ip-10-1-65-171"]
     assert "cut" not in data
     assert [(f.subject, f.severity) for f in judge_text("sinfo", text)] == [("ip-10-1-16-50", "critical")]
+
+
+def test_query_noheader_after_a_labelled_command_and_arrow_notes() -> None:
+    # round2/nvidia-smi-query/dcgm263-...: the command, then noheader rows, one with the author's '<=' note
+    text = ("nvidia-smi --query-gpu=index,gpu_recovery_action --format=csv,noheader\n"
+            "0, None\n"
+            "1, Reset   <= GPU is unusable, reset required \n"
+            "2, None\n")
+    data = registry.parse("nvidia-smi-query", text)
+    assert [(g["index"], g["recovery_action"]) for g in data["gpus"]] == [(0, "None"), (1, "Reset"), (2, "None")]
+    found = judge_text("nvidia-smi-query", text)  # (and the count note: the rows state no expectation)
+    assert [(f.subject, f.severity) for f in found if f.severity != "info"] == [("n1/gpu1", "critical")]
+    # round2/nvidia-smi-query/megaminer235-...: the paster's 'command:' and '... output:' label lines
+    labelled = ("command: \n./nvidia-smi.exe --query-gpu=gpu_name,temperature.gpu,pstate --format=csv,noheader\n\n"
+                "nvidia-SMI.exe output:\nGeForce GTX 770, 52, P0\n")
+    gpus = registry.parse("nvidia-smi-query", labelled)["gpus"]
+    assert [(g["name"], g["temperature_c"]["gpu"]) for g in gpus] == [("GeForce GTX 770", 52.0)]

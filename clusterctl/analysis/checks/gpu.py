@@ -314,7 +314,11 @@ def _reset(host: str, g: Mapping[str, Any]) -> list[Finding]:
                            _subject(host, g), f"driver recommends drain and reset{_bus(g)}"))
     action = g.get("recovery_action")
     if isinstance(action, str) and action not in ("None", "N/A", ""):
-        out.append(Finding(host, "gpu_reset", rule_sev("gpu_reset.recovery_action"),
+        word = action.strip().lower()
+        rule = ("gpu_reset.recovery_reboot" if word in ("reboot", "system reboot", "node reboot") else
+                "gpu_reset.recovery_reset" if word in ("reset", "bus reset", "gpu reset") else
+                "gpu_reset.recovery_action")
+        out.append(Finding(host, "gpu_reset", rule_sev(rule),
                            _subject(host, g), f"GPU recovery action requested: {action}{_bus(g)}"))
     return out
 
