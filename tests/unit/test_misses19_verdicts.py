@@ -159,3 +159,24 @@ def test_query_noheader_after_a_labelled_command_and_arrow_notes() -> None:
                 "nvidia-SMI.exe output:\nGeForce GTX 770, 52, P0\n")
     gpus = registry.parse("nvidia-smi-query", labelled)["gpus"]
     assert [(g["name"], g["temperature_c"]["gpu"]) for g in gpus] == [("GeForce GTX 770", 52.0)]
+
+
+def test_old_drivers_rm_init_adapter_lines_name_no_gpu_and_a_bar_left_unassigned() -> None:
+    # round2/kernel-log/pai4344-...: the driver could not initialise the GPU behind /dev/nvidia0 (no bus id)
+    old = ("[   38.773115] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)\n"
+           "[   38.773764] NVRM: rm_init_adapter failed for device bearing minor number 0\n")
+    found = judge_text("kernel-log", old)
+    assert {(f.subject, f.severity) for f in found} == {("n1", "critical"), ("n1/GPU0", "critical")}
+    # round2/kernel-log/rebaruefi252-...: the firmware left BAR1 unassigned; the driver refuses the GPU
+    bar = ("[   43.223730] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n"
+           "               NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\n")
+    assert [(f.subject, f.severity) for f in judge_text("kernel-log", bar)] == [("n1/0000:01:00.0", "critical")]
+
+
+def test_an_nvidia_smi_q_excerpt_of_its_bar1_section_holds_nothing_to_judge() -> None:
+    # round2/nvidia-smi-q/rebaruefi48-...: 'nvidia-smi -q | grep -i bar -A 3'
+    text = ("nvidia-smi -q | grep -i bar -A 3\n    BAR1 Memory Usage\n"
+            "        Total                             : 32768 MiB\n"
+            "        Used                              : 2 MiB\n"
+            "        Free                              : 32766 MiB\n")
+    assert [f.severity for f in judge_text("nvidia-smi-q", text)] == ["info"]

@@ -217,9 +217,15 @@ _NOT_SUPPORTED = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>" + _PCI + r") \(PCI 
 #: NVIDIA driver messages of a GPU the driver lost or could not initialise, without an Xid: the GPU is
 #: named by bus id ('NVRM: GPU 0000:01:00.0: RmInitAdapter failed!') or by the driver's index ('NVRM:
 #: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out', GSP RPC timeouts, memory subsystem errors)
-_GPU_FATAL = re.compile(r"NVRM: (?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
+#: (drivers before 400 name no GPU: 'NVRM: RmInitAdapter failed! (0x26:0xffff:1127)', 'NVRM: rm_init_adapter failed for
+#: device bearing minor number 0'; the driver's refusal of a GPU whose BAR the firmware left unassigned: 'NVRM: BAR1 is
+#: 0M @ 0x0 (PCI:0000:01:00.0)' under 'This PCI I/O region assigned to your NVIDIA device is invalid')
+_GPU_FATAL = re.compile(r"NVRM: (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?)?"
                         r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
-                        r"|Memory Subsystem Error)", re.IGNORECASE)
+                        r"|Memory Subsystem Error|BAR\d is 0M @ 0x0 \(PCI:(?P<bar_pci>" + _PCI + r")\))",
+                        re.IGNORECASE)
+#: 'minor number 0' of an old driver's rm_init_adapter line: the GPU's /dev/nvidia<N>
+_MINOR = re.compile(r"minor number (\d{1,3})")
 _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
                     "Memory Subsystem Error")
 _GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
@@ -361,8 +367,11 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             fallen.append(_event(lineno, time, msg, pci=pci))
             continue
         if "NVRM" in msg and (g := _GPU_FATAL.search(msg)):
-            gpu = g.group("pci").lower() if g.group("pci") else g.group("idx")
-            what = _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
+            minor = _MINOR.search(msg)
+            gpu = (g.group("pci") or g.group("bar_pci") or "").lower() or g.group("idx") or (
+                f"GPU{minor.group(1)}" if minor else None)
+            what = "invalid PCI I/O region (" + g.group("what").split(" @")[0] + ")" if g.group("bar_pci") else \
+                _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
             continue
         if "NVRM" in msg and "API mismatch" in msg:  # no GPU named: every GPU of the node (module vs libraries)

@@ -88,7 +88,8 @@ _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 _KNOWN_SECTIONS = {"ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons",
                    "Clocks Throttle Reasons", "Temperature", "PCI", "Power Readings", "GPU Power Readings",
                    "GPU Reset Status", "Clocks", "Max Clocks", "Utilization", "Fabric", "Fan Speed",
-                   "Performance State", "ECC Mode", "Product Name", "GPU Recovery Action"}
+                   "Performance State", "ECC Mode", "Product Name", "GPU Recovery Action", "BAR1 Memory Usage",
+                   "FB Memory Usage"}
 
 Tree = dict[str, Any]
 
