@@ -57,24 +57,6 @@ def _log(*lines: str) -> str:
     return "".join(f"{ln}\n" for ln in lines)
 
 
-# round2/nccl-log/accelerate1317-...: two hosts' lines (pdsh prefixes left out here), NCCL found no IB device
-TWO_HOSTS_SOCKET = _log(
-    "lambda-scalar03:148966:148966 [0] NCCL INFO Using network Socket",
-    "lambda-scalar02:95756:96916 [6] NCCL INFO NET/IB : No device found.",
-    "lambda-scalar02:95756:96916 [6] NCCL INFO NET/Socket : Using [0]enp161s0f0:104.171.201.171<0>",
-    "lambda-scalar02:95756:96916 [6] NCCL INFO Using network Socket")
-
-
-def test_a_multi_node_job_over_sockets_after_no_ib_device_is_degraded_without_a_fabric() -> None:
-    assert [(f.check, f.severity) for f in judge_text("nccl-log", TWO_HOSTS_SOCKET)] == [("nccl_transport", "warning")]
-    # one host: the network is not on the data path, a note as before
-    one = "".join(ln + "\n" for ln in TWO_HOSTS_SOCKET.splitlines() if ln.startswith("lambda-scalar02"))
-    assert [(f.check, f.severity) for f in judge_text("nccl-log", one)] == [("nccl_transport", "info")]
-    # two hosts over sockets, no sign NCCL looked for an RDMA device (round2 awsk8stester464): a note
-    quiet = TWO_HOSTS_SOCKET.replace("NET/IB : No device found.", "NET/Plugin : No plugin found (libnccl-net.so)")
-    assert [(f.check, f.severity) for f in judge_text("nccl-log", quiet)] == [("nccl_transport", "info")]
-
-
 def test_gdr_off_on_the_ib_devices_nccl_uses_is_degraded_without_a_fabric() -> None:
     # round2/nccl-log/nccl1537-...: rank 0 of 16 ('nranks 16': more ranks than a node has), RoCE, GDR disabled
     text = _log(

@@ -174,11 +174,6 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
             out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
                                f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
                                + ": inter-node traffic is staged through host memory"))
-    elif transport == "Socket" and multi and nccl.get("ib_no_device"):
-        # no fabric stated, but NCCL looked for an IB/RoCE device, found none and ran a multi-node job over TCP
-        out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_fallback"), host,
-                           f"{ver}NCCL found no IB/RoCE device (NET/IB : No device found) and runs this multi-node "
-                           "job over TCP sockets: inter-node traffic is slower than over RDMA"))
     elif transport in ("IB", "RoCE") and multi and nccl.get("gdr") is False \
             and exp.get("nccl_gdr_expected") is not False:
         # no fabric stated: NCCL's own use of IB/RoCE devices says it is an RDMA fabric
