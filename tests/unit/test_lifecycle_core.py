@@ -26,7 +26,9 @@ def test_remedy_comes_from_the_severity_table() -> None:
     # a reason that names only the check: the most disruptive remedy of its failed rules (none wins)
     assert rules["gpu_row_remap.pending"]["remedy"] == "gpu_reset" and "remedy" not in rules["gpu_row_remap.failure"]
     assert core.remedy_of("clusterctl: gpu_row_remap n1/gpu0: pending")[0] == "none"
-    assert core.remedy_of("clusterctl: gpu_reset n1/gpu0: Reset Required")[0] == "gpu_reset"
+    # the check gpu_reset has a rule whose remedy is a reboot (recovery action Reboot): the check alone reboots
+    assert core.remedy_of("clusterctl: gpu_reset n1/gpu0: Reset Required")[0] == "reboot"
+    assert core.remedy_of("clusterctl: gpu_reset.required n1/gpu0: Reset Required")[0] == "gpu_reset"
     # the node check's reasons name the rule after 'node-check:'
     assert core.remedy_of("clusterctl: node-check: xid.fallen_off_bus gpu0: Xid 79")[0] == "reboot"
     assert core.remedy_of("clusterctl: something unknown")[0] == "none"

@@ -71,7 +71,8 @@ _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
 _SOCK_DEV = re.compile(r"\[(\d+)\]([\w.-]+):")
 _VIA = re.compile(r"via ((?:NET/[\w]+(?:/[\w()]+)*)|P2P/[\w]+|SHM(?:/[\w]+)*|COLLNET\S*|NVLS\S*)")
-_GDR_HCA = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
+#: (the HCA's name may be cut off by a wrap: 'for HCA 0' then the HCA's index names it)
+_GDR_HCA = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for HCA (\d+)(?: '([^']+)')?")
 _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
 
@@ -149,7 +150,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             continue
         g = _GDR_HCA.search(msg)
         if g:
-            out["gdr_hcas"][g.group(2)] = g.group(1) == "Enabled"
+            out["gdr_hcas"][g.group(3) or f"HCA {g.group(2)}"] = g.group(1) == "Enabled"
             continue
         for path in _VIA.findall(msg):
             if "GDRDMA" in path:

@@ -167,7 +167,7 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 #: a paster's label line above a command or its output: a few words and a colon, no CSV cell
 _LABEL = re.compile(r"[A-Za-z][\w .-]{0,40}:")
 #: a paster's note after a row, behind an arrow: ``   <= GPU is unusable``, ``  <-- this one``
-_ARROW_NOTE = re.compile(r"\s{2,}<(?:=|-{1,3})\s.*$|\s+<-{2,3}.*$")
+_ARROW_NOTE = re.compile(r"\s+<(?:=|-{1,3})\s.*$|\s+<-{2,3}.*$")
 
 
 @parser("nvidia-smi-query")

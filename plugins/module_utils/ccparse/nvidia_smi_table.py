@@ -130,7 +130,7 @@ _NO_SECOND_ROW: tuple[str | None, ...] = (None,) * len(_ROW2_FIELDS)
 
 #: a line of ``nvidia-smi -L``: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3ede3ca0-...)`` (the UUID may be cut or
 #: removed)
-_LISTED = re.compile(r"^GPU (\d{1,3}): (.{1,120}?)\s*(?:\(UUID: ?(GPU-[0-9A-Fa-f-]{1,64}|[^)]{0,64})\)?)?\s*$")
+_LISTED = re.compile(r"^(?:>\s?)?GPU (\d{1,3}): (.{1,120}?)\s*(?:\(UUID: ?(GPU-[0-9A-Fa-f-]{1,64}|[^)]{0,64})\)?)?\s*$")
 
 
 @parser("nvidia-smi")
