@@ -87,7 +87,7 @@ def _multi_node(data: Mapping[str, Any]) -> bool:
     nccl = data.get("nccl") or {}
     if nccl.get("n_nodes"):
         return int(nccl["n_nodes"]) > 1
-    return len(data.get("hosts") or []) > 1
+    return len(data.get("hosts") or []) > 1 or len(nccl.get("hosts") or []) > 1
 
 
 #: ranks beyond which one communicator cannot sit on one (8-GPU) node
