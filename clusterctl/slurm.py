@@ -47,7 +47,11 @@ def check_reason(reason: str) -> str:
 def drain_argv(nodes: Sequence[str] | str, reason: str) -> list[str]:
     """``scontrol update NodeName=... State=DRAIN Reason=...`` (argv, no shell)."""
     names = node_list([nodes] if isinstance(nodes, str) else nodes)
-    return ["scontrol", "update", f"NodeName={names}", "State=DRAIN", f"Reason={check_reason(reason)}"]
+    return _update_argv(names, "DRAIN", reason)
+
+
+def _update_argv(names: str, state: str, reason: str) -> list[str]:
+    return ["scontrol", "update", f"NodeName={names}", f"State={state}", f"Reason={check_reason(reason)}"]
 
 
 def fail_argv(nodes: Sequence[str] | str, reason: str) -> list[str]:
@@ -58,8 +62,7 @@ def fail_argv(nodes: Sequence[str] | str, reason: str) -> list[str]:
     a drained node is back in service within minutes of its reboot, before anyone verified it. The FAIL
     flag survives both (slurm 22.05 in the lab: ``DOWN+FAIL`` after the reboot, ``IDLE+FAIL`` after the
     next registration, the reason kept) until ``State=RESUME``."""
-    names = node_list([nodes] if isinstance(nodes, str) else nodes)
-    return ["scontrol", "update", f"NodeName={names}", "State=FAIL", f"Reason={check_reason(reason)}"]
+    return _update_argv(node_list([nodes] if isinstance(nodes, str) else nodes), "FAIL", reason)
 
 
 def resume_argv(nodes: Sequence[str] | str) -> list[str]:

@@ -169,10 +169,12 @@ def _headerless_fields(vals: list[str], tool: str, lineno: int) -> dict[str, Any
 
 
 def _row(part: str, avail: str, limit: str | None, state: str, base: str, flags: list[str], nodelist: str,
-         hosts: list[str], lineno: int) -> dict[str, Any]:
+         hosts: list[str], lineno: int, said: int | None = None) -> dict[str, Any]:
+    """One row; ``said``: its NODES column, kept as ``nodes_said`` where it disagrees with the NODELIST (a wrapped
+    or edited row: its named nodes are judged, the gap is said as coverage)."""
     return {"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail, "timelimit": limit,
             "nodes": len(hosts), "state": state, "base_state": base, "flags": flags, "nodelist": nodelist,
-            "hosts": hosts, "line": lineno}
+            "hosts": hosts, "line": lineno, **({"nodes_said": said} if said is not None and said != len(hosts) else {})}
 
 
 def _default_row(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | None:
@@ -189,10 +191,7 @@ def _default_row(vals: list[str], tool: str, lineno: int) -> dict[str, Any] | No
         return None
     if not hosts:
         return None
-    row = _row(part, avail, limit, state, base, flags, nodelist, hosts, lineno)
-    if int(count_s) != len(hosts):
-        row["nodes_said"] = int(count_s)  # a wrapped or edited row: its named nodes are judged, the gap said
-    return row
+    return _row(part, avail, limit, state, base, flags, nodelist, hosts, lineno, int(count_s))
 
 
 def _is_state(tok: str) -> bool:
@@ -332,11 +331,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         count = need_int(row["NODES"], tool, lineno, "NODES")
         state, nodelist = row["STATE"], row["NODELIST"]
         base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
-        rows.append({"partition": part.rstrip("*"), "default": part.endswith("*"), "avail": avail,
-                     "timelimit": limit, "nodes": len(hosts), "state": state, "base_state": base,
-                     "flags": flags, "nodelist": nodelist, "hosts": hosts, "line": lineno,
-                     # a wrapped or edited row: its named nodes are judged, the gap is said (coverage)
-                     **({"nodes_said": count} if len(hosts) != count else {})})
+        rows.append(_row(part, avail, limit, state, base, flags, nodelist, hosts, lineno, count))
     if not header and not rows:
         raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
     if not rows:
