@@ -83,21 +83,22 @@ def _collective(data: Mapping[str, Any]) -> str:
     return re.sub(r"_perf$", "", str(name))
 
 
-def _multi_node(data: Mapping[str, Any]) -> bool:
-    nccl = data.get("nccl") or {}
-    if nccl.get("n_nodes"):
-        return int(nccl["n_nodes"]) > 1
-    return len(data.get("hosts") or []) > 1 or len(nccl.get("hosts") or []) > 1
-
-
 #: ranks beyond which one communicator cannot sit on one (8-GPU) node
 NODE_GPUS_MAX = 8
 
 
-def _log_spans_nodes(data: Mapping[str, Any]) -> bool:
-    """An NCCL log's communicator spans nodes: nNodes above 1, lines of two hosts, or more ranks than a node has."""
-    return (data.get("n_nodes") or 1) > 1 or len(data.get("hosts") or []) > 1 or (
-        data.get("n_nodes") is None and (data.get("n_ranks") or 0) > NODE_GPUS_MAX)
+def _spans_nodes(nccl: Mapping[str, Any], hosts: Any = (), *, by_ranks: bool = False) -> bool:
+    """A communicator spans nodes: NCCL's nNodes says so where it is printed; else lines of two hosts (the
+    capture's own or NCCL's), or - with `by_ranks`, for an NCCL log with no rank table - more ranks than a
+    node holds."""
+    if nccl.get("n_nodes"):
+        return int(nccl["n_nodes"]) > 1
+    return len(hosts or []) > 1 or len(nccl.get("hosts") or []) > 1 or (
+        by_ranks and (nccl.get("n_ranks") or 0) > NODE_GPUS_MAX)
+
+
+def _multi_node(data: Mapping[str, Any]) -> bool:
+    return _spans_nodes(data.get("nccl") or {}, data.get("hosts"))
 
 
 def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple[float | None, str]:
@@ -149,6 +150,14 @@ DROP_MIN_BYTES = 1 << 20
 DROP_FRACTION = 0.5
 
 
+def _gdr_off(host: str, nccl: Mapping[str, Any], ver: str, where: str) -> Finding:
+    """nccl_gdr.off: the HCAs NCCL printed GPUDirect RDMA disabled for (all of them when it named none)."""
+    hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
+    return Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
+                   f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "") + where
+                   + ": inter-node traffic is staged through host memory")
+
+
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
     out: list[Finding] = []
     fabric = str(exp.get("fabric") or "").lower()
@@ -170,18 +179,11 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
         gdr_expected = exp.get("nccl_gdr_expected")
         gdr_expected = True if gdr_expected is None else bool(gdr_expected)
         if gdr_expected and multi and nccl.get("gdr") is False and transport in ("IB", "RoCE"):
-            hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
-            out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
-                               f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
-                               + ": inter-node traffic is staged through host memory"))
+            out.append(_gdr_off(host, nccl, ver, ""))
     elif transport in ("IB", "RoCE") and multi and nccl.get("gdr") is False \
             and exp.get("nccl_gdr_expected") is not False:
         # no fabric stated: NCCL's own use of IB/RoCE devices says it is an RDMA fabric
-        hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
-        out.append(Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
-                           f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "")
-                           + f" on the {transport} devices NCCL uses: inter-node traffic is staged through host "
-                           "memory"))
+        out.append(_gdr_off(host, nccl, ver, f" on the {transport} devices NCCL uses"))
     elif transport == "Socket":
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
@@ -337,7 +339,7 @@ def judge_nccl_tests_json(host: str, data: Mapping[str, Any], exp: Mapping[str, 
 @check("nccl-log")
 def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
-    res.findings += transport_findings(host, data, exp, _log_spans_nodes(data))
+    res.findings += transport_findings(host, data, exp, _spans_nodes(data, by_ranks=True))
     if data.get("n_ranks") == 1:
         ver = f"NCCL {data['version']}: " if data.get("version") else ""
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
