@@ -536,10 +536,29 @@ def _known_kinds() -> Mapping[str, Any]:
     return PARSERS
 
 
+#: checks that count what a capture lists (GPUs against gpus_per_node or the board): with lines of the capture left
+#: unread (ccparse.registry's salvage), a device on such a line would be missing from the count, so it is not judged
+COUNTING_CHECKS = frozenset({"gpu_count"})
+
+
+def _uncounted(host: str, rel: str, data: Mapping[str, Any], res: CheckResult) -> CheckResult:
+    """``res`` with each count finding of COUNTING_CHECKS turned into a coverage note (lines were left unread)."""
+    counted = [f for f in res.findings if f.check in COUNTING_CHECKS and f.severity != "info"]
+    if not counted:
+        return res
+    n = len(data["unread_lines"])
+    kept = [f for f in res.findings if f not in counted]
+    kept += [Finding(host, COVERAGE, "info", f.subject, f"{rel}: count not judged, {n} line(s) of the capture were "
+                     f"not read and may hold what it counts: {f.message}") for f in counted]
+    return CheckResult(findings=kept, metrics=res.metrics)
+
+
 def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, data: Any, rel: str, peer: str,
                 exp: Mapping[str, Any]) -> None:
     """Run the checks of one parsed file and record what they found in ``rep`` (pair results in ``pairs``)."""
     res = _run_checks(host, kind, data, exp)
+    if type(data) is dict and data.get("unread_lines"):
+        res = _uncounted(host, rel, data, res)
     if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
         # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs (MPI=0
         # under srun -N2), not a run across the pair; its busbw says nothing of the link

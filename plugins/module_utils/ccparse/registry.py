@@ -55,17 +55,49 @@ def parse(kind: str, text: str) -> Any:
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
     try:
-        out = PARSERS[kind](cleaned.text)
+        out, unread = _salvaging(PARSERS[kind], cleaned.text)
     except ParseError as exc:
         line = cleaned.original_line(exc.line)
         if line == exc.line:
             raise
         raise ParseError(exc.tool, exc.reason, line) from exc
+    if unread and isinstance(out, dict):
+        # lines the parser rejected, left out: what is left was read and is judged, the lines are said
+        said = "; ".join(f"line {cleaned.original_line(n)}: {why[:120]}" for n, why in unread[:3])
+        out = {**out, "unread_lines": [cleaned.original_line(n) for n, _ in unread],
+               "cut": [*(out.get("cut") or []), f"{len(unread)} line(s) not read ({said})"]}
     if cleaned.elided and isinstance(out, dict):
         # the paster's '...': what is left was judged, the cut is said (the engine's coverage note)
         at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
         out = {**out, "cut": [*(out.get("cut") or []), f"lines elided ('...' at line {at})"]}
     return out
+
+
+#: at most one line in SALVAGE_SHARE of a capture's non-blank lines, and never more than SALVAGE_MAX, may be left
+#: unread for the rest to be read (issue 29: a line a parser does not know never decides the whole capture)
+SALVAGE_SHARE = 4
+SALVAGE_MAX = 40
+
+
+def _salvaging(fn: Any, text: str) -> tuple[Any, list[tuple[int, str]]]:
+    """``fn(text)``; where it raises a ParseError naming a line, that line is left out and the rest parsed again,
+    within the budget above. Returns the parse and the (line of ``text``, reason) of each line left out; raises
+    the first ParseError when the budget is spent or an error names no line."""
+    try:
+        return fn(text), []
+    except ParseError as first:
+        lines = text.split("\n")
+        budget = min(SALVAGE_MAX, sum(1 for ln in lines if ln.strip()) // SALVAGE_SHARE)
+        keep = list(range(1, len(lines) + 1))
+        unread: list[tuple[int, str]] = []
+        exc = first
+        while exc.line is not None and 1 <= exc.line <= len(keep) and len(unread) < budget:
+            unread.append((keep.pop(exc.line - 1), exc.reason))
+            try:
+                return fn("\n".join(lines[n - 1] for n in keep)), unread
+            except ParseError as again:
+                exc = again
+        raise first from None
 
 
 def parse_raw(kind: str, text: str) -> Any:
