@@ -88,3 +88,119 @@ def test_a_count_is_not_judged_when_a_line_was_left_unread(tmp_path: Path) -> No
     assert status == "healthy"
     assert any("count not judged, 1 line(s) of the capture were not read" in n for n in notes)
     assert any("1 line(s) not read (line 7: row has 2 values, header has 6" in n for n in notes)
+
+
+# --- readings of blind batches 56-57's rest (session 20) ---
+
+def test_a_paste_commented_out_line_by_line() -> None:
+    # round2/scontrol-node/rwthi6-...: a Python comment block, four spaces and '# ' before every line
+    text = ("    # Another example of a node in bad state:\n"
+            "    # NodeName=n23g0003 CoresPerSocket=48\n"
+            "    #    CPUAlloc=0 CPUEfctv=96 CPUTot=96 CPULoad=N/A\n"
+            "    #    Gres=gpu:hopper:4\n"
+            "    #    State=DOWN+DRAIN+NOT_RESPONDING ThreadsPerCore=1 TmpDisk=0 Weight=150933 Owner=N/A MCS_label=N/A\n"
+            "    #    Reason=gets too hot [mw445520@2024-12-03T17:06:40]\n")
+    found = judge_text("scontrol-node", text)
+    assert [(f.subject, f.severity) for f in found] == [("n23g0003", "critical")]
+    assert "gets too hot" in found[0].message
+    # round2/show_gids/mitosiscore-...: the command bare, its output commented out by the README
+    gids = ("show_gids\n"
+            "# DEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n"
+            "# ---     ----    -----   ---                                     ------------    ---     ---\n"
+            "# mlx5_0  1       0       fe80:0000:0000:0000:ec0d:9a03:00ca:2f4c                 v1\n"
+            "# mlx5_1  1       0       fe80:0000:0000:0000:ec0d:9a03:0078:6376                 v1\n"
+            "# n_gids_found=2\n")
+    from ccparse import registry
+
+    assert [(g["device"], g["index"]) for g in registry.parse("show_gids", gids)["gids"]] == [
+        ("mlx5_0", 0), ("mlx5_1", 0)]
+    # nccl-tests' own '# ' lines are never taken for a commented-out paste
+    from ccparse.capture import clean_capture
+
+    head = "# nThread 1 nGpus 1 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20\n#\n"
+    assert clean_capture(head, "nccl-tests").text == head
+
+
+def test_output_as_json_strings_of_a_list() -> None:
+    # round2/sinfo/azhop1210-...: Ansible's stdout_lines, every line a JSON string with a trailing comma
+    text = ('  "REASON               USER      TIMESTAMP           NODELIST",\n'
+            '        "cyclecloud_node_fail slurm     2022-11-22T13:25:08 viz3d-1",\n'
+            '        "cyclecloud_node_fail slurm     2022-11-22T13:27:38 viz3d-2",\n')
+    assert sorted(f.subject for f in judge_text("sinfo", text)) == ["viz3d-1", "viz3d-2"]
+    framed = '"stdout_lines": [\n' + text + "]\n"
+    assert sorted(f.subject for f in judge_text("sinfo", framed)) == ["viz3d-1", "viz3d-2"]
+
+
+def test_sinfo_nodelists_cut_with_an_ellipsis_name_the_nodes_they_show() -> None:
+    # round2/sinfo/hpcintro-graham-...: the contributor cut long NODELISTs with '...'
+    text = ("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "compute*     up 7-00:00:00     11  down* gra[8,99,211,268,376,635,647,803,85...\n"
+            "compute*     up 7-00:00:00    464  alloc gra[1-6,9-12,14-19,21-24,26-40,42,4...\n")
+    from ccparse import registry
+
+    data = registry.parse("sinfo", text)
+    down = data["partitions"][0]
+    # '85' may be the start of a longer name: only the names before it are sure
+    assert down["hosts"] == ["gra8", "gra99", "gra211", "gra268", "gra376", "gra635", "gra647", "gra803"]
+    assert down["nodes_said"] == 11
+    assert {f.subject for f in judge_text("sinfo", text) if f.severity == "critical"} == set(down["hosts"])
+
+
+def test_sinfo_rows_of_a_longer_format_under_the_default_header() -> None:
+    # round2/sinfo/pdc-beskow-...: job size, time limit, CPUs, S:C:T before NODES STATE NODELIST
+    text = ("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "2d4-512   up    4-512    2-00:00:00     64 2:16:2       4 allocated$ nid000[64-67]\n"
+            "2d4-512   up    4-512    2-00:00:00     64 2:16:2       1 down*      nid00243\n")
+    found = judge_text("sinfo", text)
+    assert [(f.subject, f.severity) for f in found] == [("nid00243", "critical")]
+
+
+def test_sinfo_nodelist_wrapped_inside_its_brackets() -> None:
+    # round2/sinfo/caviness-...: the lesson wrapped long NODELISTs after a ',' inside '[...]'
+    text = ("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "it_css       up 7-00:00:00      6  drain r00g[01-03],r00n[07,\n"
+            "41],r01g00\n"
+            "it_css       up 7-00:00:00      1  down* r00n45\n")
+    from ccparse import registry
+
+    rows = registry.parse("sinfo", text)["partitions"]
+    assert rows[0]["hosts"] == ["r00g01", "r00g02", "r00g03", "r00n07", "r00n41", "r01g00"]
+    assert "nodes_said" not in rows[0]
+    assert rows[1]["hosts"] == ["r00n45"]
+
+
+def test_nvidia_smi_L_device_handle_error_in_lower_case() -> None:
+    # round2/nvidia-smi/sonar72-...: nvidia-smi -L prints 'for gpu' (lower case) before the bus id
+    text = ("$ nvidia-smi -L\n"
+            "Unable to determine the device handle for gpu 0000:18:00.0: Unknown Error\n"
+            "GPU 1: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-f0f3ae96-fe93-f5c8-4295-bf657e5a25da)\n"
+            "GPU 2: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-99c4f278-11da-052d-ac5c-3490b58ade04)\n")
+    found = judge_text("nvidia-smi", text)
+    assert [(f.subject, f.severity) for f in found] == [("n1/00000000:18:00.0", "critical")]
+
+
+def test_skypilot_task_prefix() -> None:
+    # round2/nvidia-smi/skypilot4099-...: '(sky-cmd, pid=13008) ' before every line of the task's output
+    from ccparse.capture import clean_capture
+
+    text = ("(sky-cmd, pid=13008) Thu Oct 17 01:47:13 2024       \n"
+            "(sky-cmd, pid=13008) | NVIDIA-SMI 535.183.06             Driver Version: 535.183.06   CUDA Version: 12.2"
+            "     |\n")
+    assert clean_capture(text, "nvidia-smi").text.splitlines()[0] == "Thu Oct 17 01:47:13 2024       "
+
+
+def test_a_node_registering_fewer_gpus_in_slurm_than_it_holds() -> None:
+    # round2/scontrol-node/slinky101-...: an 8-GPU H100 worker whose Gres reads (null), in bold, with an arrow note
+    text = ("NodeName=slinky-0 Arch=x86_64 CoresPerSocket=48 \n"
+            "   CPUAlloc=0 CPUEfctv=192 CPUTot=192 CPULoad=2.14\n"
+            "   **Gres=(null)**   ---> Here It's not showing the GPU values.\n"
+            "   State=IDLE+DYNAMIC_NORM ThreadsPerCore=2 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n")
+    from ccparse import registry
+
+    assert registry.parse("scontrol-node", text)["nodes"][0]["gres"] == "(null)"
+    found = judge_text("scontrol-node", text, {"gpus_per_node": 8})
+    assert [(f.check, f.subject, f.severity) for f in found] == [("slurm_gres", "slinky-0", "warning")]
+    assert judge_text("scontrol-node", text) == []  # no GPU count expected: nothing to hold it against
+    four = text.replace("**Gres=(null)**", "Gres=gpu:h100:4(S:0-1)")
+    assert "registers 4 GPU(s)" in judge_text("scontrol-node", four, {"gpus_per_node": 8})[0].message
+    assert judge_text("scontrol-node", four.replace(":4(S", ":8(S"), {"gpus_per_node": 8}) == []

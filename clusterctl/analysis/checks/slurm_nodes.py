@@ -91,4 +91,33 @@ def judge_scontrol_node(host: str, data: Mapping[str, Any], exp: Mapping[str, An
         if not found and n.get("drain"):
             found = _judge(host, str(n.get("name")), "drain", False, f" (State={state}{reason})", "scontrol")
         res.findings += found
+    res.findings += _gres_below(host, data.get("nodes") or [], exp)
     return res
+
+
+#: a GPU GRES of ``Gres=`` (``gpu:h100:8(S:0-1)``, ``gpu:4``, ``gpu:hopper:4(S:0-7)``): its count
+_GPU_GRES = re.compile(r"(?:^|,)gpu(?::[A-Za-z_][\w.-]{0,40})?:(\d{1,4})")
+
+
+def _gpu_gres(gres: Any) -> int:
+    return sum(int(n) for n in _GPU_GRES.findall(str(gres or "")))
+
+
+def _gres_below(host: str, nodes: list[Mapping[str, Any]], exp: Mapping[str, Any]) -> list[Finding]:
+    """Nodes whose ``Gres=`` registers fewer GPUs than ``gpus_per_node``: Slurm places no GPU job beyond what the
+    node registered (gres.conf / slurm.conf not matching the node). A node with no GPU GRES counts only where no
+    node of the capture has one (else it is a CPU node beside GPU nodes)."""
+    want = int(exp.get("gpus_per_node") or 0)
+    listed = [n for n in nodes if n.get("state") and "Gres" in (n.get("fields") or {})]  # a grep'd excerpt: none
+    if want <= 0 or not listed:
+        return []
+    any_gpu = any(_gpu_gres(n.get("gres")) for n in listed)
+    out = []
+    for n in listed:
+        have = _gpu_gres(n.get("gres"))
+        if have < want and (have or not any_gpu):
+            out.append(Finding(host, "slurm_gres", rule_sev("slurm_gres.gpu_below_expected"), str(n.get("name")),
+                               f"scontrol: node {n.get('name')} registers {have} GPU(s) in Slurm "
+                               f"(Gres={n.get('gres')}), {want} expected (gpus_per_node): GPU jobs cannot use the "
+                               "rest; check gres.conf and the node's Gres in slurm.conf"))
+    return out

@@ -49,6 +49,7 @@ linear time. :class:`Cleaned` carries the original line number of every kept lin
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -157,8 +158,9 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        r"|\[(?P<brank>\d{1,5})\](?=\s)"
                        # a test harness' log of the tool's output: '2019-07-16 03:43:24,132 process L0458 DEBUG|
                        # [stdout] ...' (time stamp, logger, then the stream tag before the tool's own text)
-                       # Ray's tag of a remote worker's line: '(ReferenceModelRayActor pid=5823, ip=10.164.227.153) '
-                       r"|\((?P<ray>[A-Za-z_][\w.:-]{0,80} pid=\d{1,9}(?:, ip=[\d.]{7,15})?)\) "
+                       # Ray's tag of a remote worker's line: '(ReferenceModelRayActor pid=5823, ip=10.164.227.153) ';
+                       # SkyPilot's of a task's: '(sky-cmd, pid=13008) ', '(worker1, rank=1, pid=2345, ip=10.0.0.2) '
+                       r"|\((?P<ray>[A-Za-z_][\w.:-]{0,80},? (?:rank=\d{1,6}, )?pid=\d{1,9}(?:, ip=[\d.]{7,15})?)\) "
                        r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?[^\[\n]{0,100}?"
                        r"\[(?P<logstd>std(?:out|err))\] ?"
                        # a log's time on every line: a CI runner's ('2024-03-05T10:21:33.1234567Z ', GitHub
@@ -615,6 +617,58 @@ def strip_quoting(lines: list[str]) -> list[str]:
     return out
 
 
+#: a paster's note after a line's text, behind an arrow: ``   <= GPU is unusable``, ``  <-- this one``,
+#: ``   ---> Here It's not showing the GPU values.``
+ARROW_NOTE = re.compile(r"\s+(?:<(?:=|-{1,3})\s.*|<-{2,3}.*|-{2,3}>(?:\s.*)?|==>(?:\s.*)?)$")
+
+
+#: one line of output as a JSON string of a list (Ansible's ``stdout_lines``, a script's ``json.dumps``):
+#: ``        "cyclecloud_node_fail slurm     2022-11-22T13:25:08 viz3d-1",``
+_JSON_LINE = re.compile(r'^[ \t]{0,16}("(?:[^"\\]|\\.)*")[ \t]*,?[ \t]*$')
+#: the list's own frame around such lines: ``"stdout_lines": [``, ``]``, ``],``
+_JSON_FRAME = re.compile(r'^[ \t]{0,16}(?:"[\w.-]{1,40}"[ \t]*:[ \t]*\[|\],?|\[)[ \t]*$')
+
+
+def _unjsoned(lines: list[str]) -> list[str]:
+    """A paste whose every line is a JSON string of a list (two at least; the list's brackets and key may
+    frame them): each line's text, decoded; the frame lines blank. The same list when it is not one."""
+    body = [ln for ln in lines if ln.strip()]
+    strings = [ln for ln in body if _JSON_LINE.match(ln)]
+    if len(strings) < 2 or len(strings) + sum(1 for ln in body if _JSON_FRAME.match(ln)) != len(body):
+        return lines
+    out = []
+    for ln in lines:
+        m = _JSON_LINE.match(ln)
+        if m:
+            try:
+                out.append(str(json.loads(m.group(1))))
+                continue
+            except ValueError:
+                return lines
+        out.append("" if _JSON_FRAME.match(ln) else ln)
+    return out
+
+
+#: KINDs whose own output holds ``# `` lines (nccl-tests' parameter, rank and column-header lines): a paste of
+#: them is never taken for one commented out
+COMMENTED_KINDS = frozenset({"nccl-tests", "nccl-tests-json"})
+_COMMENTED = re.compile(r"^[ \t]{0,16}#(?: |$)")
+
+
+def _uncommented(lines: list[str], kind: str) -> list[str]:
+    """A paste commented out line by line (a README's or a script's ``# `` before every line of the output, under
+    the code's indentation; the command line above it may stand bare): the indentation and ``# `` taken off.
+    The same list when it is not one (a line of text without the mark, fewer than two marked lines)."""
+    if kind in COMMENTED_KINDS:
+        return lines
+    body = [ln for ln in lines if ln.strip()]
+    if body and not _COMMENTED.match(body[0]) and command_word(body[0]) in KIND_COMMANDS.get(kind, ()):
+        body = body[1:]  # 'show_gids' typed above its commented output
+    if len(body) < 2 or not all(map(_COMMENTED.match, body)):
+        return lines
+    return [_COMMENTED.sub("", ln, count=1) if _COMMENTED.match(ln) else ln for ln in lines]
+
+
 def _dedent(lines: list[str]) -> list[str]:
     body = [ln for ln in lines if ln.strip()]
     if not body:
@@ -849,6 +903,9 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         if nonblank is not None and kind in REPORT_KINDS and nonblank[:1] in (" ", "\t") and \
                 _REPORT_TOP.search(text):
             return _general(text, kind)
+        if nonblank is not None and ((kind not in COMMENTED_KINDS and _COMMENTED.match(nonblank))
+                                     or _JSON_LINE.match(nonblank) or _JSON_FRAME.match(nonblank)):
+            return _general(text, kind)  # a paste commented out line by line (_uncommented), or JSON strings
         if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
                                             for pre in _PREFIXES):
             if _plain(text[len(first[0]) + 1:] if head else text, kind):
@@ -1065,7 +1122,7 @@ def _general(text: str, kind: str) -> Cleaned:
         source, numbered = numbered[:1], numbered[1:]
     # a quoted paste ('> ' of a reply) is unquoted first: what it quotes may be fenced, elided, a launcher's
     # output ('> 0: ...') or under a parallel shell's header
-    quoted = strip_quoting([ln for _n, ln in numbered])
+    quoted = _unjsoned(_uncommented(strip_quoting([ln for _n, ln in numbered]), kind))
     unquoted = any(old is not new for (_n, old), new in zip(numbered, quoted))
     if unquoted:
         numbered = [(n, ln) for (n, _old), ln in zip(numbered, quoted)]

@@ -166,8 +166,6 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 
 #: a paster's label line above a command or its output: a few words and a colon, no CSV cell
 _LABEL = re.compile(r"[A-Za-z][\w .-]{0,40}:")
-#: a paster's note after a row, behind an arrow: ``   <= GPU is unusable``, ``  <-- this one``
-_ARROW_NOTE = re.compile(r"\s+<(?:=|-{1,3})\s.*$|\s+<-{2,3}.*$")
 
 
 @parser("nvidia-smi-query")
@@ -187,7 +185,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue  # a later run's command line, kept by the clean-up ('$ time nvidia-smi ...')
         if raw.lstrip().startswith("#") or _LABEL.fullmatch(raw.strip()):
             continue  # a paster's note ('#  Missing :04:00.0') or label ('command:', 'nvidia-SMI.exe output:')
-        raw = _ARROW_NOTE.sub("", raw)  # '1, Reset   <= GPU is unusable, reset required': the paster's arrow note
+        # the paster's arrow note: '1, Reset   <= GPU is unusable, reset required'
+        raw = capture.ARROW_NOTE.sub("", raw)
         if (gone := lost_gpu(raw)) is not None:
             lost.append(gone)
             continue

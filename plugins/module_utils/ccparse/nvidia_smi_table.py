@@ -70,7 +70,7 @@ _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML")
 
 
-_LOST = re.compile(r"Unable to (?:determine|detect) the device handle for GPU\s*(?:\d{1,3}:\s*)?"
+_LOST = re.compile(r"Unable to (?:determine|detect) the device handle for (?i:gpu)\s*(?:\d{1,3}:\s*)?"
                    r"([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*:\s*(.*)$")
 
 

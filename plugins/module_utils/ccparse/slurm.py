@@ -60,9 +60,10 @@ def _state_and_hosts(state: str, nodelist: str, tool: str, lineno: int) -> tuple
 
 
 def _hosts(nodelist: str, tool: str, lineno: int) -> list[str]:
-    """The host names of a NODELIST; ParseError when it is not a hostlist."""
+    """The host names of a NODELIST (of one cut with ``...``, those it names for sure); ParseError when it is
+    not a hostlist."""
     try:
-        return expand_hostlist(nodelist)
+        return expand_hostlist(_uncut_nodelist(nodelist) or nodelist)
     except ValueError as exc:
         raise ParseError(tool, str(exc), lineno) from None
 
@@ -249,17 +250,41 @@ _REASON_ROW = re.compile(r"^\S.{0,200}?\s+\S{1,64}\s+(?:\d{4}-\d{2}-\d{2}T\d{2}:
 _FRAME = re.compile(r"^[ \t]*(?:-{10,}|={10,})[ \t]*$")
 
 
+def _open_nodelist(line: str) -> bool:
+    """The line's last field is a NODELIST cut by a wrap: a ``[`` not closed, or a trailing ``,``."""
+    last = line.rsplit(None, 1)[-1] if line.strip() else ""
+    return last.count("[") > last.count("]") or (last.endswith(",") and len(last) > 1)
+
+
 def _join_wrapped_nodelists(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """A NODELIST a terminal or document wrapped: the line that goes on with ``,host...`` joined to the row above."""
+    """A NODELIST a terminal or document wrapped: the line that goes on with ``,host...`` joined to the row above,
+    and so is a one-field line after a row whose NODELIST the wrap left open (``r00n[07,11,`` / ``41,44],r01g03``)."""
     out: list[tuple[int, str]] = []
     for n, raw in numbered:
         s = raw.strip()
-        if s.startswith(",") and len(s.split()) == 1 and out and out[-1][1].strip():
-            out[-1] = (out[-1][0], out[-1][1].rstrip() + s)
+        prev = out[-1][1] if out else ""
+        if len(s.split()) == 1 and prev.strip() and (s.startswith(",") or _open_nodelist(prev)):
+            out[-1] = (out[-1][0], prev.rstrip() + s)
             out.append((n, ""))
         else:
             out.append((n, raw))
     return out
+
+
+#: a NODELIST the paster cut with an ellipsis: ``gra[8,99,211,268,85...`` (its last name may be cut too)
+_CUT_LIST = re.compile(r"(?:\.{3}|\u2026)$")
+
+
+def _uncut_nodelist(nodelist: str) -> str | None:
+    """The hosts a NODELIST cut with ``...`` names for sure (its last, maybe cut, element left out; an open
+    ``[`` closed); None when it is not cut so."""
+    if not _CUT_LIST.search(nodelist):
+        return None
+    head = _CUT_LIST.sub("", nodelist)
+    head = head[:head.rfind(",")] if "," in head else ""
+    if head.count("[") > head.count("]"):
+        head += "]"
+    return head or None
 
 
 @parser("sinfo")
@@ -324,6 +349,13 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             continue  # rows of a summary (sinfo -s) table: no per-state rows to judge
         if len(tok) == 5 and tok[cols.index("NODES")] == "0":
             continue  # 'compute* up infinite 0 n/a': a partition without nodes
+        if len(tok) > 6 and cols[-2:] == ["STATE", "NODELIST"] and _is_state(tok[-2]):
+            # a site's longer format under the default header (job size, CPUs, S:C:T ... then STATE NODELIST):
+            # the partition first, the node count, state and nodes last
+            base, flags, hosts = _state_and_hosts(tok[-2], tok[-1], tool, lineno)
+            said = int(tok[-3]) if tok[-3].isdigit() else None
+            rows.append(_row(tok[0], "up", None, tok[-2], base, flags, tok[-1], hosts, lineno, said))
+            continue
         if len(tok) != 6 or not tok[cols.index("NODES")].isdigit():
             raise ParseError(tool, f"expected 6 columns {' '.join(cols)}, got {line[:60]!r}", lineno)
         row = dict(zip(cols, tok))
@@ -357,6 +389,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     return {"partitions": rows, "nodes": nodes, **({"cut": cut} if cut else {})}
 
 
+#: a field in Markdown bold: ``**Gres=(null)**`` (a state's own '*', ``State=IDLE*``, stays)
+_BOLD = re.compile(r"(?<!\S)\*\*(\S+?)\*\*(?!\S)")
 _REST_OF_LINE = ("OS", "Reason", "Comment", "Extra")
 #: the time of day of a date/time a custom SLURM_TIME_FORMAT prints after a blank
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(?::\d{2})?(?:[.\w+-]{0,12})$")
@@ -415,6 +449,10 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
             continue  # the pasted command ('adev0: scontrol show node adev1', '$ scontrol ... | grep ...')
         elif fields is None:
             raise ParseError(tool, f"expected 'NodeName=...', got {line[:60]!r}", lineno)
+        # a paster's arrow note after the fields; Markdown bold around a field ('**Gres=(null)**')
+        line = capture.ARROW_NOTE.sub("", line)
+        if "**" in line:
+            line = _BOLD.sub(r"\1", line)
         key = line.split("=", 1)[0]
         if key in _REST_OF_LINE and "=" in line:
             fields[key] = line.split("=", 1)[1].strip()
