@@ -98,7 +98,8 @@ def test_a_paste_commented_out_line_by_line() -> None:
             "    # NodeName=n23g0003 CoresPerSocket=48\n"
             "    #    CPUAlloc=0 CPUEfctv=96 CPUTot=96 CPULoad=N/A\n"
             "    #    Gres=gpu:hopper:4\n"
-            "    #    State=DOWN+DRAIN+NOT_RESPONDING ThreadsPerCore=1 TmpDisk=0 Weight=150933 Owner=N/A MCS_label=N/A\n"
+            "    #    State=DOWN+DRAIN+NOT_RESPONDING ThreadsPerCore=1 TmpDisk=0 Weight=150933 Owner=N/A "
+            "MCS_label=N/A\n"
             "    #    Reason=gets too hot [mw445520@2024-12-03T17:06:40]\n")
     found = judge_text("scontrol-node", text)
     assert [(f.subject, f.severity) for f in found] == [("n23g0003", "critical")]
@@ -204,3 +205,101 @@ def test_a_node_registering_fewer_gpus_in_slurm_than_it_holds() -> None:
     four = text.replace("**Gres=(null)**", "Gres=gpu:h100:4(S:0-1)")
     assert "registers 4 GPU(s)" in judge_text("scontrol-node", four, {"gpus_per_node": 8})[0].message
     assert judge_text("scontrol-node", four.replace(":4(S", ":8(S"), {"gpus_per_node": 8}) == []
+
+
+# --- NCCL's error trace: a call that failed (blind batch 58's rest; issue 29 class 3, severity too low) ---
+
+def test_an_nccl_call_that_failed_up_its_error_trace_is_failed() -> None:
+    # round2/nccl-log/espnet1940-...: the bootstrap connection refused, ncclSystemError (2) returned up to init.cc
+    text = _log(
+        "tj1-asr-train-v100-13:941227:943077 [0] include/socket.h:390 NCCL WARN Connect to 10.38.10.112<21724> failed "
+        ": Connection refused",
+        "tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO bootstrap.cc:100 -> 2",
+        "tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO bootstrap.cc:326 -> 2",
+        "tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO init.cc:695 -> 2")
+    from ccparse import registry
+
+    assert registry.parse("nccl-log", text)["error_returns"] == [
+        {"at": "bootstrap.cc:100", "code": 2, "line": 2}, {"at": "bootstrap.cc:326", "code": 2, "line": 3},
+        {"at": "init.cc:695", "code": 2, "line": 4}]
+    found = judge_text("nccl-log", text)
+    assert [(f.check, f.severity) for f in found] == [("nccl_error", "critical"), ("nccl_warn", "warning")]
+    assert "ncclSystemError returned from bootstrap.cc:100 up 3 call(s)" in found[0].message
+    # round2/nccl-log/vllm9369-...: NCCL 2.x of 2019 printed no 'NCCL' word; a CUDA failure up to group.cc
+    old = _log("kmaker-54-033138205093:44712:44746 [2] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization "
+               "error'",
+               "kmaker-54-033138205093:44712:44746 [2] NCCL INFO init.cc:1010 -> 1",
+               "kmaker-54-033138205093:44712:44746 [2] NCCL INFO group.cc:64 -> 1 [Async thread]")
+    assert "ncclUnhandledCudaError" in judge_text("nccl-log", old)[0].message
+
+
+def test_a_trace_of_gpus_without_peer_access_or_of_a_teardown_is_not_a_failed_job() -> None:
+    # round2/nccl-log/ray16979-...: consumer GPUs without P2P (the platform, set with NCCL_P2P_DISABLE): degraded
+    p2p = _log("dev-duanjiangfei-ap0:34272:34565 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : "
+               "217 peer access is not supported between these two devices",
+               "dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO transport.cc:68 -> 1",
+               "dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO init.cc:766 -> 1")
+    assert [f.severity for f in judge_text("nccl-log", p2p)] == ["warning"]
+    # round2/nccl-log/deepep41-...: the proxy's service thread at teardown, its trace only in misc/socket.cc
+    teardown = _log("0bc8f5b83646:2374:2994 [0] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Resource "
+                    "temporarily unavailable",
+                    "0bc8f5b83646:2374:2994 [0] NCCL INFO misc/socket.cc:826 -> 3")
+    assert [f.severity for f in judge_text("nccl-log", teardown)] == ["warning"]
+
+
+def test_warn_lines_that_end_a_set_up_by_themselves() -> None:
+    # round2/nccl-log/lightning14986-...: two processes took one rank
+    text = _log("hpc-25-14:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already "
+                "checked in")
+    assert [(f.check, f.severity) for f in judge_text("nccl-log", text)] == [("nccl_error", "critical"),
+                                                                             ("nccl_warn", "warning")]
+    # round2/nccl-log/awsofi156-...: the aws-ofi-nccl plugin's completion in error
+    ofi = _log("[1,13]<stdout>:nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request "
+               "0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. Completed length: 0")
+    assert [(f.check, f.severity) for f in judge_text("nccl-log", ofi)] == [("nccl_transport", "critical")]
+
+
+def test_an_application_s_nccl_error_line_is_a_failed_call_but_not_a_peer_s() -> None:
+    # round2/nccl-log/openr1mm7-...: torchrun's '[rank0]: ' before PyTorch's one-line NCCL error
+    text = _log("[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+                "ProcessGroupNCCL.cpp:2588, internal error - please report this issue to the NCCL developers, NCCL "
+                "version 2.21.5",
+                "[rank0]: ncclInternalError: Internal check failed.")
+    found = judge_text("nccl-log", text)
+    assert found[0].check == "nccl_error" and found[0].severity == "critical"
+    assert "ncclInternalError returned from application" in found[0].message
+    # ncclRemoteError: a peer's process exited or the network failed; this rank's own call names no fault of its own
+    remote = _log("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+                  "prematurely.")
+    assert [f.check for f in judge_text("nccl-log", remote)] == ["nccl_transport"]  # nccl_transport.fatal, as before
+
+
+def test_channels_over_ib_without_gdrdma_are_gpudirect_off() -> None:
+    # round2/nccl-log/horovod1523-...: NCCL 2.4.7 across two hosts, its rings 'via NET/IB/0' with no '/GDRDMA'
+    text = _log("master_node:22:295 [2] NCCL INFO Ring 01 : 2[2] -> 0[0] via P2P/IPC",
+                "secondary_node:43:309 [2] NCCL INFO Ring 01 : 3 -> 6 [receive] via NET/IB/0",
+                "secondary_node:44:311 [3] NCCL INFO Ring 01 : 7 -> 2 [send] via NET/IB/0",
+                "master_node:21:290 [1] NCCL INFO comm 0x7f4d6839f060 rank 1 nranks 8 cudaDev 1 nvmlDev 1 - Init "
+                "COMPLETE")
+    from ccparse import registry
+
+    assert registry.parse("nccl-log", text)["gdr"] is False
+    assert [(f.check, f.severity) for f in judge_text("nccl-log", text)] == [("nccl_gdr", "warning")]
+    gdr = text.replace("via NET/IB/0\n", "via NET/IB/0/GDRDMA\n")
+    assert registry.parse("nccl-log", gdr)["gdr"] is True and judge_text("nccl-log", gdr) == []
+
+
+def test_a_multi_node_socket_transport_over_the_loopback() -> None:
+    # round2/nccl-log/horovod789-...: NCCL 2.3.5's 'NET : Using interface lo:127.0.0.1<0>' on two hosts
+    text = _log("51ca79e04561:4880:5140 [1] NCCL INFO comm 0x7f19bc4046d0 rank 3 nranks 4",
+                "51ca79e04561:4880:5140 [1] NCCL INFO NET : Using interface lo:127.0.0.1<0>",
+                "51ca79e04561:4880:5140 [1] NCCL INFO NET : Using interface eth0:3.5.6.12<0>",
+                "e53b7da88fea:2494:2756 [1] NCCL INFO NET : Using interface lo:127.0.0.1<0>",
+                "e53b7da88fea:2494:2756 [1] NCCL INFO NET : Using interface eth0:3.10.11.7<0>")
+    from ccparse import registry
+
+    assert registry.parse("nccl-log", text)["socket_interfaces"] == ["lo", "eth0"]
+    found = [f for f in judge_text("nccl-log", text) if f.severity == "critical"]
+    assert [(f.check, f.subject) for f in found] == [("nccl_transport", "n1/lo")]
+    one_host = "".join(ln + "\n" for ln in text.splitlines() if ln.startswith("51ca"))
+    assert not [f for f in judge_text("nccl-log", one_host) if f.severity == "critical"]

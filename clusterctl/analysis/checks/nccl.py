@@ -129,7 +129,9 @@ _FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with e
                     # verbs async events NCCL's IB transport reports (ibv_event_type_str): a port that went
                     # down, a device or work queue in error; the aws-ofi-nccl plugin's own failure
                     r"Got async event\s*:\s*(?:port error|local catastrophic error|.{0,40}work queue .{0,20}error"
-                    r"|CQ error|SRQ catastrophic error)|OFI NCCL failure: [1-9]",
+                    r"|CQ error|SRQ catastrophic error)|OFI NCCL failure: [1-9]|"
+                    # the aws-ofi-nccl plugin's completion in error ('NET/OFI Request 0x7f.. completed with error')
+                    r"NET/OFI Request \S{1,40} completed with error",
                     re.IGNORECASE)
 
 
@@ -160,6 +162,11 @@ def _gdr_off(host: str, nccl: Mapping[str, Any], ver: str, where: str) -> Findin
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
     out: list[Finding] = []
+    if multi and "lo" in (nccl.get("socket_interfaces") or []) and nccl.get("transport") in ("Socket", None):
+        # NCCL_SOCKET_IFNAME=lo, or an interface list that lets NCCL take the loopback: no other node is reachable
+        out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.loopback"), f"{host}/lo",
+                           "NCCL's socket transport uses the loopback interface lo on a multi-node job: the other "
+                           "nodes cannot be reached over it (set NCCL_SOCKET_IFNAME to the node's network interface)"))
     fabric = str(exp.get("fabric") or "").lower()
     fabric = {"ib": "infiniband"}.get(fabric, fabric)  # the short name people write for InfiniBand
     transport = nccl.get("transport")
@@ -370,6 +377,20 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                            + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
     rest = [w for w in warnings if w not in fatal]
     oom = [w for w in rest if _OOM.search(w[:2000])]
+    returns = [r for r in nccl.get("error_returns") or [] if r["at"] == "application" or _CALL_SITE.search(r["at"])]
+    setup = [w for w in rest if _SETUP_FATAL.search(w[:2000])]
+    if setup and not fatal:
+        out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
+                           f"NCCL WARN {setup[0][:200]}: the communicator cannot be set up, the job cannot run as "
+                           "launched"))
+    elif returns and not fatal and not oom and not (rest and all(_NO_P2P.search(w[:2000]) for w in rest)):
+        first = returns[0]
+        names = sorted({_RESULT_NAMES.get(r["code"], f"result {r['code']}") for r in returns})
+        cause = f", after NCCL WARN {rest[0][:160]}" if rest else ""
+        out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
+                           f"an NCCL call failed ({', '.join(names)} returned from {first['at']} up "
+                           f"{len(returns)} call(s) of NCCL's trace{cause}): the communicator or collective did not "
+                           "complete, the job cannot run as set up"))
     if oom and not fatal:
         # the job ran out of GPU memory: an application's limit, and the other WARN lines (a peer's socket closed,
         # a failed proxy operation) follow from ranks dying of it: nothing in them judges a device or link
@@ -382,6 +403,20 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+#: ncclResult_t (nccl.h): the codes NCCL's error trace ('init.cc:695 -> 2') returns
+_RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
+                 4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError", 7: "ncclInProgress"}
+#: the call sites of NCCL's error trace that fail a communicator's set-up or a collective (its init, group launch,
+#: bootstrap, transports, proxy and enqueue), not a helper thread's teardown ('socket.cc' alone)
+_CALL_SITE = re.compile(r"(?:^|/)(?:init|group|bootstrap|enqueue|transport|net(?:_\w+)?|proxy|p2p|shm|nvls|coll_net|"
+                        r"channel|connect|collectives|comm|ib_plugin|net_ib\w*)\.\w+:\d+$")
+#: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
+#: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent
+_SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
+                          r"\bnetwork \S{1,40} not found", re.IGNORECASE)
+#: a WARN of GPUs without peer-to-peer access between them (consumer boards, some hypervisors): NCCL_P2P_DISABLE sets
+#: the platform right; the GPUs and links are not at fault (degraded, as the WARN rule)
+_NO_P2P = re.compile(r"peer access is not supported|failed to open CUDA IPC handle", re.IGNORECASE)
 #: a CUDA allocation failure in an NCCL WARN line ('Cuda failure 'out of memory'', 'Failed to CUDA calloc N bytes')
 _OOM = re.compile(r"Cuda failure '?out of memory|CUDA out of memory|cudaErrorMemoryAllocation|"
                   r"Failed to CUDA (?:c|m)alloc")

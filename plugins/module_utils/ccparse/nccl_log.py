@@ -17,13 +17,17 @@ ignored, so a log with application output or nccl-tests tables interleaved parse
      "channel_transports": ["NET/IB", "P2P/IPC", "SHM"],      # from "via ..." channel lines
      "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True},
      "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312,
-     "networks": ["Socket", "IB"]}                             # every 'Using network X' seen
+     "networks": ["Socket", "IB"],                             # every 'Using network X' seen
+     "error_returns": [{"at": "init.cc:695", "code": 2, "line": 9}]}
+
+``error_returns`` is NCCL's own trace of an error result returned up its call stack (``bootstrap.cc:100 -> 2``: the
+call at that line returned ncclSystemError): an NCCL call failed there (the first 50 such lines).
 
 ``transport`` is the inter-node path: ``IB``/``RoCE`` when the IB plugin carried traffic (RoCE
 when its devices are listed ``/RoCE``), ``Socket`` when NCCL fell back to (or chose) sockets,
 else the intra-node transport for single-node runs. ``gdr`` is True when any channel ran
-``.../GDRDMA`` or NCCL said ``GPU Direct RDMA Enabled``, False when it said ``Disabled`` and no
-GDRDMA channel was seen, None when the log does not say.
+``.../GDRDMA`` or NCCL said ``GPU Direct RDMA Enabled``, False when it said ``Disabled`` or its channels over
+``NET/IB`` carry no ``/GDRDMA`` (and no GDRDMA channel was seen), None when the log does not say.
 """
 
 from __future__ import annotations
@@ -56,7 +60,14 @@ _LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?
 #: NCCL's fatal result codes as the application prints them ('ncclRemoteError: A call failed possibly due to a
 #: network error ...', PyTorch's one-line 'NCCL error: ... ncclRemoteError: ... Last error: NET/IB : ...'):
 #: the communicator failed, a warning line (the check reads which)
-_RESULT = re.compile(r"\bnccl(?:System|Remote)Error\b")
+_RESULT = re.compile(r"\bnccl(?:System|Remote|Internal|InvalidUsage|InvalidArgument|UnhandledCuda)Error\b|"
+                     r"\bNCCL error in: .{0,300}?"
+                     r"(?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))")
+#: the result an application's NCCL error line names, as ncclResult_t (nccl.h); ncclRemoteError (6: a peer's
+#: process exited or the network failed) names no fault of this rank's and is not one of them
+_APP_RESULTS = (("UnhandledCuda", 1), ("unhandled cuda", 1), ("System", 2), ("unhandled system", 2),
+                ("Internal", 3), ("internal error", 3), ("InvalidArgument", 4), ("invalid argument", 4),
+                ("InvalidUsage", 5), ("invalid usage", 5))
 #: PyTorch's ProcessGroupNCCL lines (glog form, month unpadded: 'E321' is 21 March; the rank's tag first, a launcher's
 #: '[pid] ' before it):
 #: '[rank5]:[E901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 5] Watchdog caught collective ...'; torch
@@ -68,12 +79,17 @@ _PG_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout: WorkNCC
                          r"OpType=(?P<op>\w+)(?:.*?Timeout\(ms\)=(?P<ms>\d+))?")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\S+))?")
 _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
+#: NCCL 2.3 and older: 'NET : Using interface eth0:10.0.0.7<0>' (one line per interface)
+_NET_IFACE_OLD = re.compile(r"^NET : Using interface ([\w.-]+):")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
 _SOCK_DEV = re.compile(r"\[(\d+)\]([\w.-]+):")
 _VIA = re.compile(r"via ((?:NET/[\w]+(?:/[\w()]+)*)|P2P/[\w]+|SHM(?:/[\w]+)*|COLLNET\S*|NVLS\S*)")
 #: (the HCA's name may be cut off by a wrap: 'for HCA 0' then the HCA's index names it)
 _GDR_HCA = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for HCA (\d+)(?: '([^']+)')?")
 _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
+#: NCCL's trace of an error result climbing its call stack ('init.cc:695 -> 2', 'bootstrap.cu:45 -> 2 [Net]',
+#: 'group.cc:64 -> 1 [Async thread]'): an ncclResult_t other than ncclSuccess returned by the call at that line
+_RETURN = re.compile(r"^(?P<at>[\w./-]{1,80}\.(?:cc|cu|h|c|cpp):\d{1,6}) -> (?P<code>[1-9])\b")
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
 
 
@@ -95,7 +111,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                            "ib_devices": [], "socket_interfaces": [], "ib_no_device": False,
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
                            "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
-                           "pg_errors": [], "pg_timeouts": []}
+                           "pg_errors": [], "pg_timeouts": [], "error_returns": []}
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
@@ -105,9 +121,13 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if not m:
             if "NCCL " in text and (m := _LINE_INSIDE.search(capture.unlinked(text))):
                 pass
-            elif "Error" in text and _RESULT.search(text):
+            elif ("Error" in text or "NCCL error" in text) and (res := _RESULT.search(text)):
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
+                code = next((c for name, c in _APP_RESULTS if name in res.group(0)), None)
+                if code is not None and len(out["error_returns"]) < 50:
+                    # the NCCL call the application made returned this error: it failed there
+                    out["error_returns"].append({"at": "application", "code": code, "line": _lineno})
                 continue
             elif "ProcessGroupNCCL" in text and (pg := _PG_LINE.match(text.strip())):
                 _pg_line(out, pg, _lineno)
@@ -121,6 +141,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         msg = (groups.get("msg") or groups.get("msg2") or groups.get("msg3") or "").strip()
         if (groups.get("lvl") or groups.get("lvl2")) == "WARN" or groups.get("msg3"):
             out["warnings"].append(msg)
+            continue
+        if " -> " in msg and (ret := _RETURN.match(msg)):
+            if len(out["error_returns"]) < 50:
+                out["error_returns"].append({"at": ret.group("at"), "code": int(ret.group("code")), "line": _lineno})
             continue
         v = _VERSION.search(msg)
         if v and out["version"] is None:
@@ -147,6 +171,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 for _idx, name in _SOCK_DEV.findall(rest.split(";")[0]):
                     if name not in out["socket_interfaces"]:
                         out["socket_interfaces"].append(name)
+            continue
+        if msg.startswith("NET : Using interface") and (old := _NET_IFACE_OLD.match(msg)):
+            if old.group(1) not in out["socket_interfaces"]:
+                out["socket_interfaces"].append(old.group(1))
             continue
         g = _GDR_HCA.search(msg)
         if g:
@@ -192,7 +220,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         out["transport"] = "SHM"
     if gdr_channel or any(out["gdr_hcas"].values()):
         out["gdr"] = True
-    elif out["gdr_hcas"]:
+    elif out["gdr_hcas"] or "NET/IB" in via:
+        # NCCL names a channel over the IB transport '.../GDRDMA' when it uses GPUDirect RDMA: none did
         out["gdr"] = False
     return out
 
