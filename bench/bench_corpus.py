@@ -16,8 +16,8 @@ Layout (``tests/corpus/<part>/``, part = ``network`` or ``gpu``):
 
 For every file:
 
-* *parsed*: ``ccparse.registry.parse(KIND, text)`` returned (a ``ParseError`` or any other
-  exception is a miss);
+* *parsed*: ``ccparse.registry.parse(KIND, text, salvage=True)`` returned, as the engine reads a capture (a
+  ``ParseError`` or any other exception is a miss);
 * *verdict right*: the engine, run on a one-host evidence folder ``<tmp>/<host>/<KIND>.txt``
   with the file's ``spec`` as the cluster spec, reports ``fail`` (any critical or warning
   finding) or ``pass`` as ``expect.yml`` says, and every expected subject is a substring of the
@@ -177,7 +177,7 @@ def judge_file(part: str, rel: str, expect: dict[str, Any]) -> Outcome:
     text = read_capture(CORPUS / part / rel)
     parsed, error = True, ""
     try:
-        registry.parse(kind, text)
+        registry.parse(kind, text, salvage=True)
     except ParseError as exc:
         parsed, error = False, str(exc)[:200]
     except Exception as exc:  # counted as a miss: nothing but ParseError may escape

@@ -56,10 +56,11 @@ def judge_parsed(kind: str, data: Any, spec: dict[str, Any] | None = None, host:
 
 
 def judge_text(kind: str, text: str, spec: dict[str, Any] | None = None, host: str = "n1") -> list[Any]:
-    """:func:`judge_parsed` of ``text`` read by the KIND's parser (the production path without the engine)."""
+    """:func:`judge_parsed` of ``text`` read by the KIND's parser as the engine reads a capture (salvaging the lines it
+    rejects; the production path without the engine)."""
     from ccparse import registry
 
-    return judge_parsed(kind, registry.parse(kind, text), spec, host)
+    return judge_parsed(kind, registry.parse(kind, text, salvage=True), spec, host)
 
 
 # --- test tiers (docs/DEVELOPING.md): a plain `pytest` is the fast tier; the podman tiers run only

@@ -490,7 +490,7 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
                 data = (preparsed.load(doc, kind, text, raw=raw if strict else None)
                         if doc is not None else preparsed.MISSING)
                 if data is preparsed.MISSING:
-                    data = registry.parse(kind, text)
+                    data = registry.parse(kind, text, salvage=True)
             except ParseError as exc:
                 # a parse failure never decides a verdict alone: it is coverage (issue 29)
                 where = f" line {exc.line}" if exc.line is not None else ""

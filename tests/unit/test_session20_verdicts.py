@@ -44,9 +44,13 @@ SINFO = ("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
 
 
 def test_a_line_the_parser_rejects_is_left_out_and_said() -> None:
+    import pytest
     from ccparse import registry
+    from ccparse.common import ParseError
 
-    data = registry.parse("sinfo", SINFO)
+    data = registry.parse("sinfo", SINFO, salvage=True)
+    with pytest.raises(ParseError):  # the collectors' and the lifecycle's strict reading
+        registry.parse("sinfo", SINFO)
     assert [(r["partition"], r["state"], r["nodes"]) for r in data["partitions"]] == [
         ("gpu", "down*", 2), ("gpu", "idle", 6), ("cpu", "idle", 4)]
     assert data["unread_lines"] == [4]
@@ -64,7 +68,7 @@ def test_more_rejected_lines_than_the_budget_leave_the_capture_unread() -> None:
     # 5 non-blank lines: one may be left out (a quarter, rounded down), not two
     two = SINFO.replace("cpu          up", "Jobid list: 1 2\ncpu          up")
     with pytest.raises(ParseError) as err:
-        registry.parse("sinfo", two)
+        registry.parse("sinfo", two, salvage=True)
     assert err.value.line == 4  # the first error is the one reported
 
 
@@ -303,3 +307,53 @@ def test_a_multi_node_socket_transport_over_the_loopback() -> None:
     assert [(f.check, f.subject) for f in found] == [("nccl_transport", "n1/lo")]
     one_host = "".join(ln + "\n" for ln in text.splitlines() if ln.startswith("51ca"))
     assert not [f for f in judge_text("nccl-log", one_host) if f.severity == "critical"]
+
+
+# --- blind batch 55's rest: RDMA devices whose firmware failed the driver's commands, perftest's device errors ---
+
+def test_rdma_adapter_firmware_failing_the_driver_s_commands() -> None:
+    # round2/kernel-log/linuxrdma2024-v6.8-rc1-...: a ConnectX-6 Dx VF's CREATE_TIS refused (bad parameter)
+    mlx5 = ("[  110.734351] mlx5_core 0000:6f:08.2: mlx5_cmd_out_err:808:(pid 650): CREATE_TIS(0x912) op_mod(0x0) "
+            "failed, status bad parameter(0x3), syndrome (0x595b5d), err(-22)\n"
+            "[  110.749146] mlx5_core.eth: probe of mlx5_core.eth.2 failed with error -22\n")
+    found = [f for f in judge_text("kernel-log", mlx5) if f.check == "kernel_net"]
+    assert [(f.subject, f.severity) for f in found] == [("n1/0000:6f:08.2", "critical")]
+    assert "CREATE_TIS(0x912) op_mod(0x0) failed, status bad parameter(0x3)" in found[0].message
+    # round2/kernel-log/linuxrdma2024-bugzilla219453-...: a BCM57416's RoCE device (bnxt_re0)
+    bnxt = ("[    5.531694] bnxt_en 0000:82:00.0: QPLIB: cmdq[0xa]=0x9 status 0x3\n"
+            "[    5.531702] bnxt_en 0000:82:00.0 bnxt_re0: Failed to create HW CQ\n"
+            "[    5.531706] infiniband bnxt_re0: Couldn't create ib_mad CQ\n")
+    found = [f for f in judge_text("kernel-log", bnxt) if f.check == "kernel_net"]
+    assert [(f.subject, f.severity) for f in found] == [("n1/bnxt_re0", "critical")]  # one device, both lines
+    assert "bnxt_re0: Failed to create HW CQ" in found[0].message
+    # round2/kernel-log/linuxpci2021-...: the command EQ recovered late, a command that timed out
+    late = ("[ 1537.020001] mlx5_core 0000:d8:00.0: mlx5_cmd_eq_recover:245:(pid 1416): Recovered 1 EQEs on cmd_eq\n")
+    assert [(f.subject, f.severity) for f in judge_text("kernel-log", late)] == [("n1/0000:d8:00.0", "critical")]
+
+
+def test_all_ones_pci_functions_are_named() -> None:
+    # round2/lspci/iwl2021-dilfridge-...: both I350 functions read 'rev ff'
+    text = ("01:00.0 Ethernet controller [0200]: Intel Corporation I350 Gigabit Network Connection [8086:1521] "
+            "(rev ff)\n"
+            "01:00.1 Ethernet controller [0200]: Intel Corporation I350 Gigabit Network Connection [8086:1521] "
+            "(rev ff)\n")
+    found = judge_text("lspci", text)
+    assert [f.severity for f in found] == ["critical"]
+    assert "0000:01:00.0, 0000:01:00.1" in found[0].message
+
+
+def test_perftest_that_cannot_set_up_rdma_on_its_device() -> None:
+    # round2/ib_write_bw/linuxrdma2019-mofed-...: no banner; the device is on the command line
+    text = ("$ /usr/bin/ib_write_bw -d mlx5_0\n"
+            "************************************\n"
+            "* Waiting for client to connect... *\n"
+            "************************************\n"
+            "Couldn't get device attributes\n"
+            "Unable to create QP.\n"
+            "Failed to create QP.\n"
+            "Couldn't create IB resources\n")
+    from ccparse import registry
+
+    data = registry.parse("ib_write_bw", text)
+    assert (data["device"], data["device_error"]) == ("mlx5_0", "Couldn't get device attributes")
+    assert [(f.subject, f.severity) for f in judge_text("ib_write_bw", text)] == [("n1/mlx5_0", "critical")]

@@ -697,8 +697,8 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
             lost.setdefault(str(d["slot"]).rsplit(".", 1)[0], []).append(str(d["slot"]))
     for dev, slots in lost.items():
         res.findings.append(Finding(host, "pcie_device", rule_sev("pcie_device.not_responding"), f"{host}/{dev}",
-                                    f"PCI device {dev} ({len(slots)} function(s)) reads 'rev ff': its config space "
-                                    "returns all ones, the device has fallen off the bus; drain, reboot, reseat"))
+                                    f"PCI device {dev} (function(s) {', '.join(slots)}) reads 'rev ff': its config "
+                                    "space returns all ones, the device has fallen off the bus; drain, reboot, reseat"))
     for d in data.get("devices") or []:
         cap, sta = d.get("lnkcap"), d.get("lnksta")
         if not (d.get("is_gpu") or d.get("excerpt") or (d.get("is_nic") and d.get("vendor") == "mellanox")) \

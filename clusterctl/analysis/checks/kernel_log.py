@@ -276,7 +276,8 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         f"line(s) {_when(evs)}; the driver resets it, cutting every connection over it; drain it if it repeats "
         "(firmware, driver, card or cable)"))
     _per_device(res, host, data.get("nic_firmware"), "pci", "kernel_net", "kernel_net.nic_firmware", lambda nic, evs: (
-        f"mlx5 adapter {nic or '(not named)'}: its firmware stopped answering the driver ({_whats(evs)}): "
+        f"RDMA adapter {nic or '(not named)'}: its firmware stopped answering the driver or failed its commands "
+        f"({_whats(evs)}): "
         f"{len(evs)} line(s) {_when(evs)}; queues and connections over it fail until it is reset; check the firmware "
         "version (mlxfwreset/reboot, update)"))
     _per_device(res, host, data.get("nic_removed"), "pci", "kernel_net", "kernel_net.adapter_removed",

@@ -113,6 +113,16 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                     f"{host}/{dev}" if dev else host,
                                     f"perftest's RDMA transfer failed: {str(data['completion_error'])[:120]} (a work "
                                     "completion in error: the link, the HCA or GPUDirect RDMA on this path is broken)"))
+    if data.get("device_error") and not data.get("results") and not data.get("completion_error"):
+        # perftest could not create its RDMA resources on the HCA (severity.yml ib_write_bw.device_error)
+        dev = data.get("device")
+        res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.device_error"),
+                                    f"{host}/{dev}" if dev else host,
+                                    f"perftest could not set up RDMA on {dev or 'its device'}: "
+                                    f"{str(data['device_error'])[:120]} (the HCA's attributes, queue pair or "
+                                    "completion queue could not be created: driver/firmware/user-space mismatch or a "
+                                    "device in error)"))
+        return res
     if bw is None:
         if data.get("completion_error"):
             return res

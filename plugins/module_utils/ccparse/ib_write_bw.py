@@ -27,6 +27,10 @@ showed one): GPUDirect RDMA does not work there; such a log parses without banne
 ``completion_error`` is perftest's line of a work completion in error while the test ran (``Completion with error
 at client``, ``Failed status 4: wr_id 0 syndrom 0x51``): the RDMA transfer failed; such a log parses too.
 
+``device_error`` is perftest's line saying it could not set up its RDMA resources on the device (``Couldn't get device
+attributes``, ``Unable to create QP``, ``Couldn't allocate PD``, ``Couldn't create CQ``): the HCA is not usable for
+RDMA; such a log parses too.
+
 ``not_run`` is perftest's own message when the test never ran: the out-of-band TCP connection between
 client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to init the socket
 connection``, ``Failed to exchange data between server and clients``; with ``-R`` the RDMA CM connection that was
@@ -74,6 +78,11 @@ _MR_FAILED = re.compile(r"Couldn'?t allocate MR|Failed to create MR|ibv_reg_mr f
 #: syndrom 0x51', 'Failed to complete run_iter_bw function successfully'): the RDMA transfer itself failed
 _COMPLETION_ERROR = re.compile(r"Completion with error at (?:client|server)|Failed status \d{1,3}: wr_id|"
                                r"Failed to complete run_iter_\w{1,16} function", re.IGNORECASE)
+#: perftest could not set up its RDMA resources on the device before any traffic (perftest_resources.c: the device's
+#: attributes, a protection domain, a completion queue, the queue pair): the HCA is not usable for RDMA
+_DEVICE_ERROR = re.compile(r"Couldn'?t get device attributes|Unable to create QP|Failed to create QP|"
+                           r"Couldn'?t allocate PD|Couldn'?t create CQ|Couldn'?t get context for the device|"
+                           r"Couldn'?t create IB resources", re.IGNORECASE)
 _ERROR = re.compile(r"(couldn'?t|failed|error|unable|conflicting|not supported)", re.IGNORECASE)
 
 
@@ -106,7 +115,8 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                            "connection_type": None, "num_qps": None, "mtu_bytes": None, "unit": None,
                            "mode": "iterations", "results": [], "max_size_bytes": None,
                            "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None, "gids": [],
-                           "gpu_buffer": False, "gpu_mr_failed": None, "completion_error": None}
+                           "gpu_buffer": False, "gpu_mr_failed": None, "completion_error": None,
+                           "device_error": None}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
@@ -191,9 +201,12 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 out["gpu_mr_failed"] = line
             if out["completion_error"] is None and _COMPLETION_ERROR.search(line):
                 out["completion_error"] = line
+            if out["device_error"] is None and _DEVICE_ERROR.search(line):
+                out["device_error"] = line
     out["truncated"] = truncated
     if cols is None and not seen:
-        if out["not_run"] is not None or out["gpu_mr_failed"] is not None or out["completion_error"] is not None:
+        if out["not_run"] is not None or out["gpu_mr_failed"] is not None or out["completion_error"] is not None \
+                or out["device_error"] is not None:
             out["truncated"] = False
             return out
         if out["errors"]:

@@ -199,7 +199,19 @@ _ADAPTER_REMOVED = re.compile(r"(?<![\w.-])(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PC
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
                      r"|failed to allocate command entry"
-                     r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion")
+                     r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion"
+                     # a command the firmware did not complete in time (the driver recovered its completion late)
+                     r"|mlx5_cmd_eq_recover|wait_func_handle_exec_timeout"
+                     # a command the firmware failed: 'mlx5_cmd_out_err:808:(pid 650): CREATE_TIS(0x912) op_mod(0x0)
+                     # failed, status bad parameter(0x3), syndrome (0x595b5d), err(-22)' (mlx5_cmd_check before 5.x)
+                     r"|\b[A-Z][A-Z0-9_]{2,40}\(0x[0-9a-fA-F]{1,4}\)(?: op_mod\(0x[0-9a-fA-F]{1,4}\))? failed, status "
+                     r"[a-z][\w ]{0,40}\(0x[0-9a-fA-F]{1,2}\)")
+#: a Broadcom RoCE device whose firmware failed the driver's commands ('bnxt_en 0000:82:00.0 bnxt_re0: Failed to
+#: create HW CQ', 'infiniband bnxt_re0: Failed to allocate HW AH', 'infiniband bnxt_re0: Couldn't open port 1';
+#: 'QPLIB: cmdq[0x4b9]=0x15 status 0x5' is the failed command itself, named on the lines after it)
+_RDMA_DEV_FAILED = re.compile(r"(?:infiniband |\s)(?P<ibdev>bnxt_re\d{1,3}|mlx5_\d{1,3}|irdma\d{1,3}|qedr\d{1,3}): "
+                              r"(?P<what>(?:Failed to|Couldn't|Could not) (?:create|allocate|register|modify|"
+                              r"query|open|init\w*) [\w -]{1,40})")
 #: the device a driver's netdev message names: '<drv> <pci> <netdev>: ...' (or '<drv> <pci>: <netdev>: ...'),
 #: e1000's older '<drv>: <netdev>: ...'
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
@@ -435,9 +447,14 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "Adapter removed" in msg and (ar := _ADAPTER_REMOVED.search(msg)):
             removed.append(_event(lineno, time, msg, pci=ar.group("pci").lower(), driver=ar.group("drv")))
             continue
-        if "mlx5" in msg and (fw := _NIC_FW.search(msg)):
+        if ("mlx5" in msg or "wait_func" in msg or "failed, status" in msg) and (fw := _NIC_FW.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
+            continue
+        if ("Failed to" in msg or "Couldn't" in msg or "Could not" in msg) and (rd := _RDMA_DEV_FAILED.search(msg)):
+            dev = _DEV_PREFIX.match(msg)
+            nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else rd.group("ibdev"),
+                                 what=f"{rd.group('ibdev')}: {rd.group('what').strip()}"))
             continue
         if ("Hang" in msg or "imeout" in msg or "timed out" in msg) and (th := _TX_HANG.search(msg)):
             nd = _NIC_DEV.match(msg)

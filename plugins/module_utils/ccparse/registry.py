@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from typing import Any
 
 from . import __name__ as _pkg
@@ -43,11 +44,13 @@ def kinds() -> list[str]:
     return sorted(PARSERS)
 
 
-def parse(kind: str, text: str) -> Any:
+def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
     """Parse ``text`` as the output of ``kind``, as pasted: the capture clean-up
     (:func:`ccparse.capture.clean_capture`: prompt/command lines, ANSI, CRLF, quoting, fences)
     runs first, and a ``ParseError`` names the line of ``text`` itself. Raises KeyError for an
-    unknown kind."""
+    unknown kind. With ``salvage`` (the analysis of captures), lines the parser rejects are left out within a
+    budget (:func:`_salvaging`) and named in the parse's ``cut`` and ``unread_lines``; without it (collectors,
+    the lifecycle's own probes, the Prometheus textfiles) any such line is a ParseError."""
     _load_all()
     if kind not in PARSERS:
         raise KeyError(kind)
@@ -55,12 +58,17 @@ def parse(kind: str, text: str) -> Any:
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
     try:
-        out, unread = _salvaging(PARSERS[kind], cleaned.text)
+        out, unread = _salvaging(PARSERS[kind], cleaned.text) if salvage else (PARSERS[kind](cleaned.text), [])
     except ParseError as exc:
         line = cleaned.original_line(exc.line)
         if line == exc.line:
             raise
         raise ParseError(exc.tool, exc.reason, line) from exc
+    if kind == "ib_write_bw" and isinstance(out, dict) and out.get("device") is None and cleaned.commands:
+        # a log without perftest's banner (it failed before printing it): the device its command line names
+        dev = next((m.group(1) for c in cleaned.commands if (m := _PERFTEST_DEV.search(c))), None)
+        if dev:
+            out = {**out, "device": dev}
     if unread and isinstance(out, dict):
         # lines the parser rejected, left out: what is left was read and is judged, the lines are said
         said = "; ".join(f"line {cleaned.original_line(n)}: {why[:120]}" for n, why in unread[:3])
@@ -73,6 +81,8 @@ def parse(kind: str, text: str) -> Any:
     return out
 
 
+#: perftest's device option on its command line ('ib_write_bw -d mlx5_0', '--ib-dev=mlx5_1')
+_PERFTEST_DEV = re.compile(r"(?:\s-d\s*|--ib-dev[= ])([\w.-]{1,40})")
 #: at most one line in SALVAGE_SHARE of a capture's non-blank lines, and never more than SALVAGE_MAX, may be left
 #: unread for the rest to be read (issue 29: a line a parser does not know never decides the whole capture)
 SALVAGE_SHARE = 4
