@@ -357,3 +357,17 @@ def test_perftest_that_cannot_set_up_rdma_on_its_device() -> None:
     data = registry.parse("ib_write_bw", text)
     assert (data["device"], data["device_error"]) == ("mlx5_0", "Couldn't get device attributes")
     assert [(f.subject, f.severity) for f in judge_text("ib_write_bw", text)] == [("n1/mlx5_0", "critical")]
+
+
+def test_an_interface_up_without_carrier_in_a_whole_host_listing() -> None:
+    # round2/ip-link/linuxnfs2025-...: 'ip addr' of the whole host (lo first), one trunked link disconnected
+    text = ("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000\n"
+            "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n"
+            "2: enp1s0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP group default qlen 1000\n"
+            "    link/ether 52:54:00:af:98:14 brd ff:ff:ff:ff:ff:ff\n"
+            "4: enp8s0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc pfifo_fast state DOWN group default "
+            "qlen 1000\n"
+            "    link/ether 52:54:00:91:20:32 brd ff:ff:ff:ff:ff:ff\n")
+    assert [(f.subject, f.severity) for f in judge_text("ip-link", text)] == [("n1/enp8s0", "warning")]
+    # an unused port left administratively down is not judged
+    assert judge_text("ip-link", text.replace("NO-CARRIER,BROADCAST,MULTICAST,UP", "BROADCAST,MULTICAST")) == []
