@@ -371,3 +371,38 @@ def test_an_interface_up_without_carrier_in_a_whole_host_listing() -> None:
     assert [(f.subject, f.severity) for f in judge_text("ip-link", text)] == [("n1/enp8s0", "warning")]
     # an unused port left administratively down is not judged
     assert judge_text("ip-link", text.replace("NO-CARRIER,BROADCAST,MULTICAST,UP", "BROADCAST,MULTICAST")) == []
+
+
+def test_query_csv_after_an_nvidia_smi_L_listing() -> None:
+    # round2/nvidia-smi-query/gpuexporter-sample-ubuntu-...: '# nvidia-smi --list-gpus', its line, then the query
+    text = ("# nvidia-smi --list-gpus\n"
+            "GPU 0: NVIDIA GeForce RTX 2080 SUPER (UUID: GPU-df6e7a7c-7314-46f8-abc4-b88b36dcf3aa)\n"
+            "\n"
+            "# nvidia-smi --query-gpu=index,name,temperature.gpu --format=csv\n"
+            "index, name, temperature.gpu\n"
+            "0, NVIDIA GeForce RTX 2080 SUPER, 38\n")
+    from ccparse import registry
+
+    gpus = registry.parse("nvidia-smi-query", text)["gpus"]
+    assert [(g["index"], g["name"]) for g in gpus] == [(0, "NVIDIA GeForce RTX 2080 SUPER")]
+
+
+def test_the_host_port_s_unreadable_pcie_max_is_a_note() -> None:
+    # round2/nvidia-smi-q/thamada-v100-...: 'Host Max : Unknown Error' under the GPU's link information
+    text = ("Attached GPUs                             : 1\n"
+            "GPU 00000000:00:04.0\n"
+            "    Product Name                          : Tesla V100-SXM2-16GB\n"
+            "    PCI\n"
+            "        GPU Link Info\n"
+            "            PCIe Generation\n"
+            "                Max                       : 3\n"
+            "                Current                   : 3\n"
+            "                Device Current            : 3\n"
+            "                Device Max                : 3\n"
+            "                Host Max                  : Unknown Error\n"
+            "            Link Width\n"
+            "                Max                       : 16x\n"
+            "                Current                   : 16x\n"
+            "    Temperature\n"
+            "        GPU Current Temp                  : 35 C\n")
+    assert [f.severity for f in judge_text("nvidia-smi-q", text)] == ["info"]

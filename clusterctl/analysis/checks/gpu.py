@@ -282,9 +282,10 @@ def _power_limit(host: str, g: Mapping[str, Any]) -> list[Finding]:
 
 
 #: words of fields that are settings (limits, defaults), not readings of the GPU's state: an error
-#: token there (Windows drivers print '[Unknown Error]' for power.default_limit) is a note
+#: token there (Windows drivers print '[Unknown Error]' for power.default_limit) is a note; so is the PCIe link
+#: generation the host's port allows ('Host Max': the upstream port's capability, read off the host, not the GPU)
 _SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mode", "accounting", "vbios",
-                  "inforom", "serial", "board_id", "persistence")
+                  "inforom", "serial", "board_id", "persistence", "host max", "host_max")
 
 
 def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:

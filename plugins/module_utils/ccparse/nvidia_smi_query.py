@@ -39,7 +39,7 @@ from typing import Any
 
 from . import capture
 from .common import ERROR_TOKENS, FABRIC_HEALTH, ParseError, parser, to_float, to_int
-from .nvidia_smi_table import lost_gpu, unreachable_driver
+from .nvidia_smi_table import listed_gpu, lost_gpu, unreachable_driver
 
 TOOL = "nvidia-smi --query-gpu"
 
@@ -183,6 +183,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue
         if raw.startswith("$ ") and capture.is_command(raw[2:], ("nvidia-smi",)):
             continue  # a later run's command line, kept by the clean-up ('$ time nvidia-smi ...')
+        if not rows and raw.startswith("GPU ") and listed_gpu(raw):
+            continue  # 'nvidia-smi -L' run before the query ('GPU 0: ... (UUID: GPU-...)'): its listing, not CSV
         if raw.lstrip().startswith("#") or _LABEL.fullmatch(raw.strip()):
             continue  # a paster's note ('#  Missing :04:00.0') or label ('command:', 'nvidia-SMI.exe output:')
         # the paster's arrow note: '1, Reset   <= GPU is unusable, reset required'

@@ -133,6 +133,12 @@ _NO_SECOND_ROW: tuple[str | None, ...] = (None,) * len(_ROW2_FIELDS)
 _LISTED = re.compile(r"^(?:>\s?)?GPU (\d{1,3}): (.{1,120}?)\s*(?:\(UUID: ?(GPU-[0-9A-Fa-f-]{1,64}|[^)]{0,64})\)?)?\s*$")
 
 
+def listed_gpu(line: str) -> bool:
+    """``line`` is one of ``nvidia-smi -L`` with its UUID (``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)``)."""
+    m = _LISTED.match(line.strip())
+    return bool(m and (m.group(3) or "").startswith("GPU-"))
+
+
 @parser("nvidia-smi")
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
