@@ -537,7 +537,8 @@ def _known_kinds() -> Mapping[str, Any]:
 
 
 #: checks that count what a capture lists (GPUs against gpus_per_node or the board): with lines of the capture left
-#: unread (ccparse.registry's salvage), a device on such a line would be missing from the count, so it is not judged
+#: unread (ccparse.registry's salvage) or cut by the command itself ('| head'), a device on such a line would be
+#: missing from the count, so it is not judged
 COUNTING_CHECKS = frozenset({"gpu_count"})
 
 
@@ -546,10 +547,16 @@ def _uncounted(host: str, rel: str, data: Mapping[str, Any], res: CheckResult) -
     counted = [f for f in res.findings if f.check in COUNTING_CHECKS and f.severity != "info"]
     if not counted:
         return res
-    n = len(data["unread_lines"])
+    n = len(data.get("unread_lines") or ())
+    why = (f"{n} line(s) of the capture were not read and may hold what it counts" if n else
+           "the command kept only part of its output (head/tail)")
     kept = [f for f in res.findings if f not in counted]
-    kept += [Finding(host, COVERAGE, "info", f.subject, f"{rel}: count not judged, {n} line(s) of the capture were "
-                     f"not read and may hold what it counts: {f.message}") for f in counted]
+    kept += [Finding(host, COVERAGE, "info", f.subject, f"{rel}: count not judged, {why}: {f.message}")
+             for f in counted]
+    if data.get("listed") and not data.get("gpus") and not any(f.severity != "info" for f in kept):
+        # an 'nvidia-smi -L' listing states the count and nothing else: without it nothing is judged
+        kept.append(Finding(host, COVERAGE, "info", host, f"{NOTHING}{rel}: only part of an nvidia-smi -L listing; "
+                            "its count is not judged"))
     return CheckResult(findings=kept, metrics=res.metrics)
 
 
@@ -557,7 +564,7 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
                 exp: Mapping[str, Any]) -> None:
     """Run the checks of one parsed file and record what they found in ``rep`` (pair results in ``pairs``)."""
     res = _run_checks(host, kind, data, exp)
-    if type(data) is dict and data.get("unread_lines"):
+    if type(data) is dict and (data.get("unread_lines") or data.get("partial")):
         res = _uncounted(host, rel, data, res)
     if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
         # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs (MPI=0

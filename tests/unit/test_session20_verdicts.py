@@ -406,3 +406,47 @@ def test_the_host_port_s_unreadable_pcie_max_is_a_note() -> None:
             "    Temperature\n"
             "        GPU Current Temp                  : 35 C\n")
     assert [f.severity for f in judge_text("nvidia-smi-q", text)] == ["info"]
+
+
+# --- blind batches 62-63's rest ---
+
+def test_a_whole_bus_listing_with_fewer_gpus_than_the_node_holds(tmp_path: Path) -> None:
+    # round2/lspci/azhpcimages6-...: an NC24rs_v3 guest (four V100) whose lspci shows one
+    text = ("0000:00:00.0 Host bridge: Intel Corporation 440BX/ZX/DX - 82443BX/ZX/DX Host bridge (AGP disabled) "
+            "(rev 03)\n"
+            "0000:00:08.0 VGA compatible controller: Microsoft Corporation Hyper-V virtual VGA\n"
+            "3130:00:00.0 3D controller: NVIDIA Corporation GV100GL [Tesla V100 PCIe 16GB] (rev a1)\n")
+    found = judge_text("lspci", text, {"gpus_per_node": 4})
+    assert [(f.check, f.severity) for f in found] == [("gpu_count", "critical")]
+    assert "lspci lists 1 NVIDIA GPU(s) on the PCI bus, 4 expected" in found[0].message
+    assert judge_text("lspci", text, {"gpus_per_node": 1}) == []
+    # one device's lines only (no host bridge: 'lspci -s', a grep): not the whole bus, the count is not judged
+    assert judge_text("lspci", text.split("\n", 2)[2], {"gpus_per_node": 4}) == []
+
+
+def test_a_listing_cut_by_head_is_not_counted(tmp_path: Path) -> None:
+    # round2/nvidia-smi/deepops1106-...: '$ nvidia-smi -L | head' on an eight-GPU DGX A100
+    from clusterctl.analysis.engine import analyze_dir
+
+    text = ("$ nvidia-smi -L | head\n"
+            "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-fcb8230f-657b-e58a-4694-dfb23bf1c4d4)\n"
+            "GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-1b2e4c9a-8a1b-4f6e-9c3d-2f7e6a5b4c3d)\n")
+    (tmp_path / "a" / "n1").mkdir(parents=True)
+    (tmp_path / "a" / "n1" / "nvidia-smi.txt").write_text(text)
+    rep = analyze_dir(str(tmp_path / "a"), {"gpus_per_node": 8}).hosts["n1"]
+    assert rep.status == "cannot judge"
+    assert any("pipes its output through head" in f.message for f in rep.notes)
+    # the same two lines without '| head': two of eight GPUs
+    (tmp_path / "b" / "n1").mkdir(parents=True)
+    (tmp_path / "b" / "n1" / "nvidia-smi.txt").write_text(text.replace(" | head", ""))
+    assert analyze_dir(str(tmp_path / "b"), {"gpus_per_node": 8}).hosts["n1"].status == "failed"
+
+
+def test_the_driver_refusing_a_gpu_s_io_region_without_its_bar_line() -> None:
+    # round2/kernel-log/hpejp-dl380a-...: a grep'd dmesg with the author's '...' around the one NVRM line
+    text = "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid\n"
+    found = [f for f in judge_text("kernel-log", text) if f.severity != "info"]
+    assert [(f.check, f.severity) for f in found] == [("kernel_gpu", "critical")]
+    # with its BAR line the GPU is named, once
+    bar = text + "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:14:00.0)\n"
+    assert [f.subject for f in judge_text("kernel-log", bar) if f.severity != "info"] == ["n1/0000:14:00.0"]

@@ -696,6 +696,16 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
     for d in data.get("devices") or []:
         if d.get("config_all_ones"):  # one finding per device, its functions listed
             lost.setdefault(str(d["slot"]).rsplit(".", 1)[0], []).append(str(d["slot"]))
+    want = int(exp.get("gpus_per_node") or 0)
+    devices = data.get("devices") or []
+    if want and any(d.get("class") == "Host bridge" for d in devices):
+        # a listing of the whole bus (it starts at the host bridge): every GPU the node still has is in it
+        on_bus = sorted({str(d["slot"]) for d in devices if d.get("is_gpu")})
+        if len(on_bus) < want:
+            res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.below_expected"), host,
+                                        f"lspci lists {len(on_bus)} NVIDIA GPU(s) on the PCI bus, {want} expected "
+                                        "(gpus_per_node): the others are not on the bus (fallen off, not powered, not "
+                                        "passed through)"))
     for dev, slots in lost.items():
         res.findings.append(Finding(host, "pcie_device", rule_sev("pcie_device.not_responding"), f"{host}/{dev}",
                                     f"PCI device {dev} (function(s) {', '.join(slots)}) reads 'rev ff': its config "

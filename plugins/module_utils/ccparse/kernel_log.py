@@ -321,6 +321,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
+    io_region: list[dict[str, Any]] = []
     hung_tasks: list[dict[str, Any]] = []
     removed: list[dict[str, Any]] = []
     amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
@@ -385,6 +386,11 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             what = "invalid PCI I/O region (" + g.group("what").split(" @")[0] + ")" if g.group("bar_pci") else \
                 _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
+            continue
+        if "NVRM" in msg and "I/O region assigned to your NVIDIA device is invalid" in msg:
+            # the driver refuses a GPU whose BARs the firmware left unassigned; the line after it names the BAR and
+            # the GPU ('NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)', above): kept for a paste that left that line out
+            io_region.append(_event(lineno, time, msg, gpu=None, what="invalid PCI I/O region"))
             continue
         if "NVRM" in msg and "API mismatch" in msg:  # no GPU named: every GPU of the node (module vs libraries)
             api_mismatch.append(_event(lineno, time, msg, client_version=None, module_version=None))
@@ -506,6 +512,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             flaps = parse_syslog_linkflap(("# source:\n" if offset else "") + "\n".join(stamped))["interfaces"]
         except ParseError as exc:
             note = f"link flaps not counted: {exc.reason}"
+    if io_region and not any(str(e.get("what", "")).startswith("invalid PCI I/O region (") for e in gpu_fatal):
+        gpu_fatal.append(io_region[0])  # the BAR line that names the GPU is not in the paste
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,

@@ -69,6 +69,12 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         dev = next((m.group(1) for c in cleaned.commands if (m := _PERFTEST_DEV.search(c))), None)
         if dev:
             out = {**out, "device": dev}
+    if isinstance(out, dict) and cleaned.commands and (cut := next(
+            (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
+        # 'nvidia-smi -L | head': the command itself showed only the first (last) lines; what is there is judged,
+        # a count of what it lists is not (the engine's COUNTING_CHECKS)
+        out = {**out, "partial": True,
+               "cut": [*(out.get("cut") or []), f"the command pipes its output through {cut}: only part is shown"]}
     if unread and isinstance(out, dict):
         # lines the parser rejected, left out: what is left was read and is judged, the lines are said
         said = "; ".join(f"line {cleaned.original_line(n)}: {why[:120]}" for n, why in unread[:3])
@@ -83,6 +89,8 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
 
 #: perftest's device option on its command line ('ib_write_bw -d mlx5_0', '--ib-dev=mlx5_1')
 _PERFTEST_DEV = re.compile(r"(?:\s-d\s*|--ib-dev[= ])([\w.-]{1,40})")
+#: a command line that keeps only the first or last lines of the output ('nvidia-smi -L | head', '| tail -n 20')
+_HEAD_TAIL = re.compile(r"\|\s*(head|tail)\b")
 #: at most one line in SALVAGE_SHARE of a capture's non-blank lines, and never more than SALVAGE_MAX, may be left
 #: unread for the rest to be read (issue 29: a line a parser does not know never decides the whole capture)
 SALVAGE_SHARE = 4
