@@ -66,9 +66,9 @@ def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = registry.parse
 
-    def counting(kind: str, text: str) -> Any:
+    def counting(kind: str, text: str, **kw: Any) -> Any:
         calls.append(kind)
-        return real(kind, text)
+        return real(kind, text, **kw)
 
     monkeypatch.setattr(registry, "parse", counting)
     return calls

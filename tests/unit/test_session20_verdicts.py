@@ -316,9 +316,11 @@ def test_rdma_adapter_firmware_failing_the_driver_s_commands() -> None:
     mlx5 = ("[  110.734351] mlx5_core 0000:6f:08.2: mlx5_cmd_out_err:808:(pid 650): CREATE_TIS(0x912) op_mod(0x0) "
             "failed, status bad parameter(0x3), syndrome (0x595b5d), err(-22)\n"
             "[  110.749146] mlx5_core.eth: probe of mlx5_core.eth.2 failed with error -22\n")
-    found = [f for f in judge_text("kernel-log", mlx5) if f.check == "kernel_net"]
-    assert [(f.subject, f.severity) for f in found] == [("n1/0000:6f:08.2", "critical")]
-    assert "CREATE_TIS(0x912) op_mod(0x0) failed, status bad parameter(0x3)" in found[0].message
+    found = [f for f in judge_text("kernel-log", mlx5) if f.severity != "info"]
+    assert [(f.subject, f.severity) for f in found] == [("n1/0000:6f:08.2", "critical")]  # its Ethernet part's probe
+    assert "probe failed with error -22" in found[0].message
+    # the refused command alone answers a request (an application's bad parameters): not judged (test_misses18)
+    assert [f for f in judge_text("kernel-log", mlx5.split("\n")[0] + "\n") if f.severity != "info"] == []
     # round2/kernel-log/linuxrdma2024-bugzilla219453-...: a BCM57416's RoCE device (bnxt_re0)
     bnxt = ("[    5.531694] bnxt_en 0000:82:00.0: QPLIB: cmdq[0xa]=0x9 status 0x3\n"
             "[    5.531702] bnxt_en 0000:82:00.0 bnxt_re0: Failed to create HW CQ\n"
@@ -357,20 +359,6 @@ def test_perftest_that_cannot_set_up_rdma_on_its_device() -> None:
     data = registry.parse("ib_write_bw", text)
     assert (data["device"], data["device_error"]) == ("mlx5_0", "Couldn't get device attributes")
     assert [(f.subject, f.severity) for f in judge_text("ib_write_bw", text)] == [("n1/mlx5_0", "critical")]
-
-
-def test_an_interface_up_without_carrier_in_a_whole_host_listing() -> None:
-    # round2/ip-link/linuxnfs2025-...: 'ip addr' of the whole host (lo first), one trunked link disconnected
-    text = ("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000\n"
-            "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n"
-            "2: enp1s0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP group default qlen 1000\n"
-            "    link/ether 52:54:00:af:98:14 brd ff:ff:ff:ff:ff:ff\n"
-            "4: enp8s0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc pfifo_fast state DOWN group default "
-            "qlen 1000\n"
-            "    link/ether 52:54:00:91:20:32 brd ff:ff:ff:ff:ff:ff\n")
-    assert [(f.subject, f.severity) for f in judge_text("ip-link", text)] == [("n1/enp8s0", "warning")]
-    # an unused port left administratively down is not judged
-    assert judge_text("ip-link", text.replace("NO-CARRIER,BROADCAST,MULTICAST,UP", "BROADCAST,MULTICAST")) == []
 
 
 def test_query_csv_after_an_nvidia_smi_L_listing() -> None:

@@ -377,7 +377,12 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                            + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
     rest = [w for w in warnings if w not in fatal]
     oom = [w for w in rest if _OOM.search(w[:2000])]
-    returns = [r for r in nccl.get("error_returns") or [] if r["at"] == "application" or _CALL_SITE.search(r["at"])]
+    returns = [r for r in nccl.get("error_returns") or []
+               if r["at"] == "application" or (_CALL_SITE.search(r["at"]) and not r["at"].startswith("plugin/"))]
+    if not rest and not any(r["at"] == "application" or _TOP_CALL.search(r["at"]) for r in returns):
+        # a trace that stops below the API with no WARN before it (the IB plugin finding no device while NCCL goes on
+        # over another network): NCCL recovered, nothing failed
+        returns = []
     setup = [w for w in rest if _SETUP_FATAL.search(w[:2000])]
     if setup and not fatal:
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
@@ -414,6 +419,8 @@ _CALL_SITE = re.compile(r"(?:^|/)(?:init|group|bootstrap|enqueue|transport|net(?
 #: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent
 _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
                           r"\bnetwork \S{1,40} not found", re.IGNORECASE)
+#: the frames of NCCL's API calls: a trace that reaches one failed the call the application made
+_TOP_CALL = re.compile(r"(?:^|/)(?:init|group|enqueue|bootstrap|collectives)\.\w+:\d+$")
 #: a WARN of GPUs without peer-to-peer access between them (consumer boards, some hypervisors): NCCL_P2P_DISABLE sets
 #: the platform right; the GPUs and links are not at fault (degraded, as the WARN rule)
 _NO_P2P = re.compile(r"peer access is not supported|failed to open CUDA IPC handle", re.IGNORECASE)

@@ -171,11 +171,15 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     skip = _excluded(exp)
     out: list[Finding] = []
     links = list(data.get("links", []))
+    # the operator singled these netdevs out (`ip a s X`, or lines picked from a listing: no loopback,
+    # which every whole-host listing starts with)
+    selected = len(links) == 1 or not any(
+        link.get("ifname") == "lo" or "LOOPBACK" in (link.get("flags") or ()) for link in links)
     for link in links:
         if not _fabric_netdev(link, names, skip, fabric):
-            # a physical netdev that is administratively up without carrier (singled out by the operator or in a
-            # whole-host listing: an unused port is left down, not up): its cable, transceiver or peer is down
-            if (link.get("carrier") is False and "UP" in (link.get("flags") or ())
+            # a physical netdev the operator singled out that is administratively up without carrier:
+            # its cable, transceiver or peer is down
+            if (selected and link.get("carrier") is False and "UP" in (link.get("flags") or ())
                     and _physical(link) and not link.get("kind")
                     and str(link.get("ifname") or "") not in skip):
                 out.append(Finding(host, "netdev_link", rule_sev("netdev_link.no_carrier"),

@@ -201,11 +201,12 @@ _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,
                      r"|failed to allocate command entry"
                      r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion"
                      # a command the firmware did not complete in time (the driver recovered its completion late)
-                     r"|mlx5_cmd_eq_recover|wait_func_handle_exec_timeout"
-                     # a command the firmware failed: 'mlx5_cmd_out_err:808:(pid 650): CREATE_TIS(0x912) op_mod(0x0)
-                     # failed, status bad parameter(0x3), syndrome (0x595b5d), err(-22)' (mlx5_cmd_check before 5.x)
-                     r"|\b[A-Z][A-Z0-9_]{2,40}\(0x[0-9a-fA-F]{1,4}\)(?: op_mod\(0x[0-9a-fA-F]{1,4}\))? failed, status "
-                     r"[a-z][\w ]{0,40}\(0x[0-9a-fA-F]{1,2}\)")
+                     r"|mlx5_cmd_eq_recover|wait_func_handle_exec_timeout")
+#: a driver's auxiliary device whose probe failed ('mlx5_core.eth: probe of mlx5_core.eth.2 failed with error -22'): the
+#: PCI function it belongs to is the one the driver's lines just before it name (a command the firmware refused there,
+#: 'CREATE_TIS(0x912) op_mod(0x0) failed, status bad parameter(0x3)', is then the cause; alone such a line may answer a
+#: bad request of an application and is not judged)
+_AUX_PROBE_FAILED = re.compile(r"probe of (?P<aux>[a-z]\w{0,20}\.\w{1,20}\.\d{1,4}) failed with error (?P<err>-?\d+)")
 #: a Broadcom RoCE device whose firmware failed the driver's commands ('bnxt_en 0000:82:00.0 bnxt_re0: Failed to
 #: create HW CQ', 'infiniband bnxt_re0: Failed to allocate HW AH', 'infiniband bnxt_re0: Couldn't open port 1';
 #: 'QPLIB: cmdq[0x4b9]=0x15 status 0x5' is the failed command itself, named on the lines after it)
@@ -322,6 +323,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
     io_region: list[dict[str, Any]] = []
+    last_mlx5: str | None = None  # the mlx5 PCI function the driver's last line named
     hung_tasks: list[dict[str, Any]] = []
     removed: list[dict[str, Any]] = []
     amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
@@ -453,7 +455,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "Adapter removed" in msg and (ar := _ADAPTER_REMOVED.search(msg)):
             removed.append(_event(lineno, time, msg, pci=ar.group("pci").lower(), driver=ar.group("drv")))
             continue
-        if ("mlx5" in msg or "wait_func" in msg or "failed, status" in msg) and (fw := _NIC_FW.search(msg)):
+        if "mlx5_core 0000:" in msg and (dev := _DEV_PREFIX.match(msg)):
+            last_mlx5 = dev.group("pci").lower()
+        if "probe of " in msg and last_mlx5 and (aux := _AUX_PROBE_FAILED.search(msg)):
+            init_failed.append(_event(lineno, time, msg, pci=last_mlx5, error=to_int(aux.group("err"))))
+            continue
+        if ("mlx5" in msg or "wait_func" in msg) and (fw := _NIC_FW.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
             continue
