@@ -84,6 +84,14 @@ COMMANDS = {
     "sysfs-ib": "grep . /sys/class/infiniband/*/ports/*/{state,phys_state,rate}", "sdiag": "sdiag",
 }
 
+#: the habits that put something outside a pasted document: a prefix on every line, a prompt, a fence, a banner, a time
+_OUTSIDE_HABITS = ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4", "prompt", "glyph-prompt", "notebook",
+                   "details", "gentoo-prompt", "line-ticks", "fence", "quoted", "tab-indent", "ansible", "pssh-i",
+                   "dshbak", "runner-time", "kubectl-timestamps", "ts", "journal", "compose", "watch",
+                   "ssh-known-hosts", "sudo-password", "kubectl-container", "srun-allocation", "setlocale",
+                   "container-banner", "container-banner-srun-l", "ssh-known-hosts-pdsh", "docker-pull", "pyxis",
+                   "apptainer", "ssh-closed", "kubectl-run-rm", "script", "page-copy", "mail-wrap")
+
 #: habits not applied to a capture, with the reason: (habit, capture id) -> why
 EXCLUDED = {
     **{(habit, "round2/nvidia-smi-q/gnomeshell356-375.66-d-memory-util-backtick-cut.txt"):
@@ -112,7 +120,21 @@ EXCLUDED = {
        for habit in ("indent4", "tab-indent") for cid in (
            "round2/kernel-log/linuxrdma2020-store01-quoted-prompt-journalctl-b-1-grep-mlx5-cx4-cmd-entry-alloc-fail-"
            "ipoib-intf-alloc-failed.txt",
-           "round2/proc-limits/isown8-ulimit-a-blockquote-gt-prefix-memlock-unlimited.txt")},
+           "round2/proc-limits/isown8-ulimit-a-blockquote-gt-prefix-memlock-unlimited.txt",
+           "round2/kernel-log/iwl2021-dilfridge-quoted-dmesg-grep-igb-i350-d3cold-pcie-link-lost-nvm-checksum-probe-"
+           "failed-5.txt",
+           "round2/kernel-log/linuxpci2021-quoted-modprobe-mlx5-cx5-d8-maxcpus-8-create-eq-recovered-after-timeout-x4-"
+           "outlook-wrapped.txt",
+           "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt")},
+    **{(habit, cid):
+       "the output sits inside a document's own syntax (a README's or a script's '# ' before every line, the JSON "
+       "strings of Ansible's stdout_lines): a terminal's prefix, prompt, fence, banner or time comes around that "
+       "document, never between its syntax and the output" for habit in _OUTSIDE_HABITS for cid in (
+           "round2/scontrol-node/rwthi6-report-gpus-claix23-22.05-n23g0002-mixed-n23g0003-down-drain-not-responding-"
+           "too-hot-hash-comments.txt",
+           "round2/show_gids/mitosiscore-readme-hash-commented-two-ib-hcas-index0-link-local-v1-only-no-netdev.txt",
+           "round2/sinfo/azhop1210-ansible-json-quoted-sinfo-R-cyclecloud-node-fail-viz3d-1-4.txt",
+           "round2/sinfo/azhop686-json-quoted-squeue-and-sinfo-l-hb120v2-2-draining-idle-tilde.txt")},
     **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
        "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
@@ -130,7 +152,19 @@ EXCLUDED = {
            "nccl-log/raylightning24-pid-prefix-2.7.8-two-gpu-pc-p2p-ipc-peer-access-not-supported-cut",
            "kernel-log/ucx7738-pdsh-b1360-mlx5-0000-61-create-dct-cmd-timeout-no-done-completion-cut",
            "kernel-log/linuxrdma2020-store01-quoted-prompt-journalctl-b-1-grep-mlx5-cx4-cmd-entry-alloc-fail-ipoib-"
-           "intf-alloc-failed")},
+           "intf-alloc-failed",
+           "kernel-log/iwl2021-dilfridge-quoted-dmesg-grep-igb-i350-d3cold-pcie-link-lost-nvm-checksum-probe-failed-5",
+           "kernel-log/linuxpci2021-quoted-modprobe-mlx5-cx5-d8-maxcpus-8-create-eq-recovered-after-timeout-x4-"
+           "outlook-wrapped",
+           "nccl-log/nccl563-efa-double-pdsh-prefix-ofi-unable-to-register-memory-rc12-traceback-cut",
+           "nccl-log/tcpx1-gcp-a3-gpudirecttcpx-commprogress-rx-ctrl-timeout-enp12s0-enp134s0-hour-long-init")},
+    ("elision", "round2/scontrol-node/rwthi6-report-gpus-claix23-22.05-n23g0002-mixed-n23g0003-down-drain-not-"
+                "responding-too-hot-hash-comments.txt"):
+        "a comment block ('# ' before every line): a paster's '...' inside it is commented too, never bare",
+    ("mail-wrap", "round2/nccl-log/gnosia93-kr-eks-llama3-8b-deepspeed-net-ofi-efa-unresponsive-receiver-handshake-"
+                  "failed-ncclremoteerror.txt"):
+        "the wrap cuts the plugin's WARN before 'completed with error' (its rest carries no NCCL prefix to be joined "
+        "by): the cut line reads as a plain WARN beside the fatal ones, the verdict stays failed",
     **{(habit, "round2/kernel-log/gpuoperator2511-dmesg-grep-line-numbered-wrapped-mlx5-gen5-gen4-x16-slot-power-not-"
                "advertised.txt"):
        "the lines carry a numbered view's line numbers (the text was copied from an editor, its long lines already "

@@ -388,7 +388,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
                            f"NCCL WARN {setup[0][:200]}: the communicator cannot be set up, the job cannot run as "
                            "launched"))
-    elif returns and not fatal and not oom and not (rest and all(_NO_P2P.search(w[:2000]) for w in rest)):
+    elif returns and not fatal and not oom and not any(_NO_P2P.search(w[:2000]) for w in rest):
         first = returns[0]
         names = sorted({_RESULT_NAMES.get(r["code"], f"result {r['code']}") for r in returns})
         cause = f", after NCCL WARN {rest[0][:160]}" if rest else ""

@@ -629,6 +629,17 @@ _JSON_LINE = re.compile(r'^[ \t]{0,16}("(?:[^"\\]|\\.)*")[ \t]*,?[ \t]*$')
 _JSON_FRAME = re.compile(r'^[ \t]{0,16}(?:"[\w.-]{1,40}"[ \t]*:[ \t]*\[|\],?|\[)[ \t]*$')
 
 
+def _may_unwrap(lines: list[str], kind: str) -> bool:
+    """Whether :func:`_uncommented` or :func:`_unjsoned` may change a paste whose first lines are ``lines``: its first
+    or second line of text is commented out, or its first is a JSON string or the list's frame (a superset of what
+    either takes off: the fast path of :func:`clean_capture` leaves such a paste to :func:`_general`)."""
+    text = [ln for ln in lines[:42] if ln.strip()][:2]
+    if not text:
+        return False
+    return (kind not in COMMENTED_KINDS and any(_COMMENTED.match(ln) for ln in text)) or bool(
+        _JSON_LINE.match(text[0]) or _JSON_FRAME.match(text[0]))
+
+
 def _unjsoned(lines: list[str]) -> list[str]:
     """A paste whose every line is a JSON string of a list (two at least; the list's brackets and key may
     frame them): each line's text, decoded; the frame lines blank. The same list when it is not one."""
@@ -903,8 +914,7 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         if nonblank is not None and kind in REPORT_KINDS and nonblank[:1] in (" ", "\t") and \
                 _REPORT_TOP.search(text):
             return _general(text, kind)
-        if nonblank is not None and ((kind not in COMMENTED_KINDS and _COMMENTED.match(nonblank))
-                                     or _JSON_LINE.match(nonblank) or _JSON_FRAME.match(nonblank)):
+        if _may_unwrap(lead, kind):
             return _general(text, kind)  # a paste commented out line by line (_uncommented), or JSON strings
         if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
                                             for pre in _PREFIXES):
@@ -923,7 +933,8 @@ def clean_capture(text: str, kind: str) -> Cleaned:
         stripped = _strip_prefix(body)
         if kind in DEDENT_KINDS:
             stripped = _dedent(stripped)
-        if stripped is body and _plain(text[len(raw[0]) + 1:] if head else text, kind):
+        if stripped is body and not _may_unwrap(body[:42], kind) and \
+                _plain(text[len(raw[0]) + 1:] if head else text, kind):
             return Cleaned(text, range(1, len(raw) + 1), [])
     return _general(text, kind)
 

@@ -206,6 +206,7 @@ _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,
 #: PCI function it belongs to is the one the driver's lines just before it name (a command the firmware refused there,
 #: 'CREATE_TIS(0x912) op_mod(0x0) failed, status bad parameter(0x3)', is then the cause; alone such a line may answer a
 #: bad request of an application and is not judged)
+_MLX5_DEV = re.compile(r"mlx5_core (?P<pci>" + _PCI + r"):")
 _AUX_PROBE_FAILED = re.compile(r"probe of (?P<aux>[a-z]\w{0,20}\.\w{1,20}\.\d{1,4}) failed with error (?P<err>-?\d+)")
 #: a Broadcom RoCE device whose firmware failed the driver's commands ('bnxt_en 0000:82:00.0 bnxt_re0: Failed to
 #: create HW CQ', 'infiniband bnxt_re0: Failed to allocate HW AH', 'infiniband bnxt_re0: Couldn't open port 1';
@@ -455,8 +456,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "Adapter removed" in msg and (ar := _ADAPTER_REMOVED.search(msg)):
             removed.append(_event(lineno, time, msg, pci=ar.group("pci").lower(), driver=ar.group("drv")))
             continue
-        if "mlx5_core 0000:" in msg and (dev := _DEV_PREFIX.match(msg)):
-            last_mlx5 = dev.group("pci").lower()
+        if "mlx5_core " in msg and (m5 := _MLX5_DEV.search(msg)):
+            last_mlx5 = m5.group("pci").lower()
         if "probe of " in msg and last_mlx5 and (aux := _AUX_PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=last_mlx5, error=to_int(aux.group("err"))))
             continue

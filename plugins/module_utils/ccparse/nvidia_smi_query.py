@@ -183,7 +183,7 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue
         if raw.startswith("$ ") and capture.is_command(raw[2:], ("nvidia-smi",)):
             continue  # a later run's command line, kept by the clean-up ('$ time nvidia-smi ...')
-        if not rows and raw.startswith("GPU ") and listed_gpu(raw):
+        if not rows and raw.lstrip().startswith("GPU ") and listed_gpu(raw):
             continue  # 'nvidia-smi -L' run before the query ('GPU 0: ... (UUID: GPU-...)'): its listing, not CSV
         if raw.lstrip().startswith("#") or _LABEL.fullmatch(raw.strip()):
             continue  # a paster's note ('#  Missing :04:00.0') or label ('command:', 'nvidia-SMI.exe output:')
