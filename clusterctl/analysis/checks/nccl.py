@@ -388,7 +388,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
                            f"NCCL WARN {setup[0][:200]}: the communicator cannot be set up, the job cannot run as "
                            "launched"))
-    elif returns and not fatal and not oom and not any(_NO_P2P.search(w[:2000]) for w in rest):
+    elif returns and not fatal and not oom and not _only_no_p2p(rest):
         first = returns[0]
         names = sorted({_RESULT_NAMES.get(r["code"], f"result {r['code']}") for r in returns})
         cause = f", after NCCL WARN {rest[0][:160]}" if rest else ""
@@ -421,6 +421,15 @@ _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected
                           r"\bnetwork \S{1,40} not found", re.IGNORECASE)
 #: the frames of NCCL's API calls: a trace that reaches one failed the call the application made
 _TOP_CALL = re.compile(r"(?:^|/)(?:init|group|enqueue|bootstrap|collectives)\.\w+:\d+$")
+#: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
+#: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
+_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:")
+def _only_no_p2p(warnings: list[str]) -> bool:
+    """NCCL's own WARN lines (not an application's result lines) are all of GPUs without peer-to-peer access."""
+    own = [w for w in warnings if not _APP_ERROR.search(w[:2000])]
+    return bool(own) and all(_NO_P2P.search(w[:2000]) for w in own)
+
+
 #: a WARN of GPUs without peer-to-peer access between them (consumer boards, some hypervisors): NCCL_P2P_DISABLE sets
 #: the platform right; the GPUs and links are not at fault (degraded, as the WARN rule)
 _NO_P2P = re.compile(r"peer access is not supported|failed to open CUDA IPC handle", re.IGNORECASE)
