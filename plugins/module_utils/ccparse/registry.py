@@ -78,7 +78,7 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
     if unread and isinstance(out, dict):
         # lines the parser rejected, left out: what is left was read and is judged, the lines are said
         said = "; ".join(f"line {cleaned.original_line(n)}: {why[:120]}" for n, why in unread[:3])
-        out = {**out, "unread_lines": [cleaned.original_line(n) for n, _ in unread],
+        out = {**out, "unread_lines": [cleaned.original_line(line) for line, _why in unread],
                "cut": [*(out.get("cut") or []), f"{len(unread)} line(s) not read ({said})"]}
     if cleaned.elided and isinstance(out, dict):
         # the paster's '...': what is left was judged, the cut is said (the engine's coverage note)
