@@ -73,18 +73,23 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
             (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
         # 'nvidia-smi -L | head': the command itself showed only the first (last) lines; what is there is judged,
         # a count of what it lists is not (the engine's COUNTING_CHECKS)
-        out = {**out, "partial": True,
-               "cut": [*(out.get("cut") or []), f"the command pipes its output through {cut}: only part is shown"]}
+        out = _with_cut(out, f"the command pipes its output through {cut}: only part is shown", partial=True)
     if unread and isinstance(out, dict):
         # lines the parser rejected, left out: what is left was read and is judged, the lines are said
         said = "; ".join(f"line {cleaned.original_line(n)}: {why[:120]}" for n, why in unread[:3])
-        out = {**out, "unread_lines": [cleaned.original_line(line) for line, _why in unread],
-               "cut": [*(out.get("cut") or []), f"{len(unread)} line(s) not read ({said})"]}
+        out = _with_cut(out, f"{len(unread)} line(s) not read ({said})",
+                        unread_lines=[cleaned.original_line(line) for line, _why in unread])
     if cleaned.elided and isinstance(out, dict):
         # the paster's '...': what is left was judged, the cut is said (the engine's coverage note)
         at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
-        out = {**out, "cut": [*(out.get("cut") or []), f"lines elided ('...' at line {at})"]}
+        out = _with_cut(out, f"lines elided ('...' at line {at})")
     return out
+
+
+def _with_cut(out: dict[str, Any], sentence: str, **more: Any) -> dict[str, Any]:
+    """A copy of the parse ``out`` with ``sentence`` added to its ``cut`` (what the capture leaves out, said as the
+    engine's coverage note) and the keys of ``more`` set."""
+    return {**out, **more, "cut": [*(out.get("cut") or []), sentence]}
 
 
 #: perftest's device option on its command line ('ib_write_bw -d mlx5_0', '--ib-dev=mlx5_1')
