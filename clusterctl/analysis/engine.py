@@ -553,10 +553,6 @@ def _uncounted(host: str, rel: str, data: Mapping[str, Any], res: CheckResult) -
     kept = [f for f in res.findings if f not in counted]
     kept += [Finding(host, COVERAGE, "info", f.subject, f"{rel}: count not judged, {why}: {f.message}")
              for f in counted]
-    if data.get("listed") and not data.get("gpus") and not any(f.severity != "info" for f in kept):
-        # an 'nvidia-smi -L' listing states the count and nothing else: without it nothing is judged
-        kept.append(Finding(host, COVERAGE, "info", host, f"{NOTHING}{rel}: only part of an nvidia-smi -L listing; "
-                            "its count is not judged"))
     return CheckResult(findings=kept, metrics=res.metrics)
 
 

@@ -122,6 +122,13 @@ def _has_health(g: Mapping[str, Any]) -> bool:
     return any(g.get(k) is not None for k in _HEALTH_KEYS[1:])
 
 
+def _part_shown(data: Mapping[str, Any]) -> bool:
+    """The parse lacks lines the command printed (ccparse.registry: lines left unread, a '| head'/'| tail' pipe):
+    a device on such a line is missing from any count of the listing. The engine turns gpu_count findings of such a
+    parse into coverage notes (its COUNTING_CHECKS); checks that count under another name ask this."""
+    return bool(data.get("unread_lines") or data.get("partial"))
+
+
 def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
                    board: int | None = None) -> list[Finding]:
     want = exp.get("gpus_per_node")
@@ -477,12 +484,17 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
     gpus = list(data.get("gpus") or [])
     listed = list(data.get("listed") or []) if not gpus else []
     if listed:
-        # nvidia-smi -L: the count is stated, nothing else; without gpus_per_node there is nothing to judge
-        res.findings += _count_finding(host, len(listed), exp, "nvidia-smi")
-        if exp.get("gpus_per_node") is None and not data.get("lost_gpus"):
+        # nvidia-smi -L: the count is stated, nothing else; without gpus_per_node, or with part of the listing
+        # left out (a line not read, '| head'), there is nothing to judge
+        if _part_shown(data):
+            why = "only part of the listing is read (see the coverage note): its count is not judged"
+        else:
+            res.findings += _count_finding(host, len(listed), exp, "nvidia-smi")
+            why = "their count needs gpus_per_node" if exp.get("gpus_per_node") is None else ""
+        if why and not data.get("lost_gpus"):
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                         f"{NOTHING}nvidia-smi -L lists {len(listed)} GPU(s) by name and UUID, no "
-                                        "reading or health field: their count needs gpus_per_node"))
+                                        f"reading or health field: {why}"))
         res.findings += _lost(host, data)
         return res
     if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
@@ -582,7 +594,7 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
             res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.below_expected"), subj,
                                         f"{g['active_links']} NVLink links active, {want} expected"))
     n_exp = exp.get("gpus_per_node")
-    if n_exp and len(gpus) < int(n_exp):
+    if n_exp and len(gpus) < int(n_exp) and not _part_shown(data):
         res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.gpu_count_below"), host,
                                     f"nvidia-smi nvlink -s lists {len(gpus)} GPU(s), {n_exp} expected"))
     return res

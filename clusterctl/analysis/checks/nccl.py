@@ -411,19 +411,31 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
 #: ncclResult_t (nccl.h): the codes NCCL's error trace ('init.cc:695 -> 2') returns
 _RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
                  4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError", 7: "ncclInProgress"}
-#: the call sites of NCCL's error trace that fail a communicator's set-up or a collective (its init, group launch,
-#: bootstrap, transports, proxy and enqueue), not a helper thread's teardown ('socket.cc' alone)
-_CALL_SITE = re.compile(r"(?:^|/)(?:init|group|bootstrap|enqueue|transport|net(?:_\w+)?|proxy|p2p|shm|nvls|coll_net|"
-                        r"channel|connect|collectives|comm|ib_plugin|net_ib\w*)\.\w+:\d+$")
+#: the files of NCCL's error trace ('init.cc:695 -> 2') whose frames fail a communicator's set-up or a collective
+#: (its init, group launch, bootstrap, transports, proxy and enqueue), not a helper thread's teardown ('socket.cc'
+#: alone), each with True where its frames are NCCL's API calls: a trace reaching one failed the application's call
+_TRACE_FILES = {"init": True, "group": True, "enqueue": True, "bootstrap": True, "collectives": True,
+                "transport": False, r"net(?:_\w+)?": False, "proxy": False, "p2p": False, "shm": False, "nvls": False,
+                "coll_net": False, "channel": False, "connect": False, "comm": False, "ib_plugin": False,
+                r"net_ib\w*": False}
+
+
+def _frames(top_only: bool) -> re.Pattern[str]:
+    names = "|".join(name for name, top in _TRACE_FILES.items() if top or not top_only)
+    return re.compile(rf"(?:^|/)(?:{names})\.\w+:\d+$")
+
+
+_CALL_SITE = _frames(top_only=False)
+_TOP_CALL = _frames(top_only=True)
 #: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
 #: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent
 _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
                           r"\bnetwork \S{1,40} not found", re.IGNORECASE)
-#: the frames of NCCL's API calls: a trace that reaches one failed the call the application made
-_TOP_CALL = re.compile(r"(?:^|/)(?:init|group|enqueue|bootstrap|collectives)\.\w+:\d+$")
 #: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
 #: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
 _APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:")
+
+
 def _only_no_p2p(warnings: list[str]) -> bool:
     """NCCL's own WARN lines (not an application's result lines) are all of GPUs without peer-to-peer access."""
     own = [w for w in warnings if not _APP_ERROR.search(w[:2000])]

@@ -11,6 +11,10 @@ ParserFn = Callable[[str], Any]
 
 #: KIND name (as used by ``clusterctl parse KIND`` and evidence files ``<KIND>.txt``) -> parser.
 PARSERS: dict[str, ParserFn] = {}
+#: KIND -> what the KIND's parser reads off the capture's own command lines (``$ ib_write_bw -d mlx5_0``), given
+#: the parse and those commands, returning the parse with it added (``registry.parse`` calls it)
+CommandsFn = Callable[[dict[str, Any], list[str]], dict[str, Any]]
+COMMAND_READERS: dict[str, CommandsFn] = {}
 
 
 class ParseError(ValueError):
@@ -24,13 +28,16 @@ class ParseError(ValueError):
         super().__init__(f"{tool}: cannot parse input{where}: {message}")
 
 
-def parser(kind: str) -> Callable[[ParserFn], ParserFn]:
-    """Register ``fn`` as the parser of ``kind``."""
+def parser(kind: str, commands: CommandsFn | None = None) -> Callable[[ParserFn], ParserFn]:
+    """Register ``fn`` as the parser of ``kind``; ``commands`` (optional) reads what the capture's command
+    lines add to the parse (see COMMAND_READERS)."""
 
     def wrap(fn: ParserFn) -> ParserFn:
         if kind in PARSERS and PARSERS[kind] is not fn:
             raise RuntimeError(f"parser kind {kind!r} registered twice")
         PARSERS[kind] = fn
+        if commands is not None:
+            COMMAND_READERS[kind] = commands
         return fn
 
     return wrap

@@ -107,7 +107,19 @@ def _to_gbps(value: float, unit: str | None, lineno: int) -> float:
     raise ParseError(TOOL, f"unknown bandwidth unit {unit!r}", lineno)
 
 
-@parser("ib_write_bw")
+#: perftest's device option on its command line ('ib_write_bw -d mlx5_0', '--ib-dev=mlx5_1')
+_DEV_OPTION = re.compile(r"(?:\s-d\s*|--ib-dev[= ])([\w.-]{1,40})")
+
+
+def _device_from_commands(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
+    """A log without perftest's banner (it failed before printing it): the device its command line names."""
+    if out.get("device") is not None:
+        return out
+    dev = next((m.group(1) for c in commands if (m := _DEV_OPTION.search(c))), None)
+    return {**out, "device": dev} if dev else out
+
+
+@parser("ib_write_bw", commands=_device_from_commands)
 def parse_ib_write_bw(text: str) -> dict[str, Any]:
     """Parse a perftest BW log into per-size results in Gb/s."""
     offset = 1 if text.startswith(("# source:", "#source:")) else 0

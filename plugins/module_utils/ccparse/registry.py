@@ -10,7 +10,7 @@ from typing import Any
 from . import __name__ as _pkg
 from . import __path__ as _path
 from .capture import clean_capture, typeset
-from .common import PARSERS, ParseError
+from .common import COMMAND_READERS, PARSERS, ParseError
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
 
@@ -64,11 +64,8 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         if line == exc.line:
             raise
         raise ParseError(exc.tool, exc.reason, line) from exc
-    if kind == "ib_write_bw" and isinstance(out, dict) and out.get("device") is None and cleaned.commands:
-        # a log without perftest's banner (it failed before printing it): the device its command line names
-        dev = next((m.group(1) for c in cleaned.commands if (m := _PERFTEST_DEV.search(c))), None)
-        if dev:
-            out = {**out, "device": dev}
+    if isinstance(out, dict) and cleaned.commands and (reader := COMMAND_READERS.get(kind)):
+        out = reader(out, cleaned.commands)  # what the KIND reads off the capture's own command lines
     if isinstance(out, dict) and cleaned.commands and (cut := next(
             (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
         # 'nvidia-smi -L | head': the command itself showed only the first (last) lines; what is there is judged,
@@ -92,8 +89,6 @@ def _with_cut(out: dict[str, Any], sentence: str, **more: Any) -> dict[str, Any]
     return {**out, **more, "cut": [*(out.get("cut") or []), sentence]}
 
 
-#: perftest's device option on its command line ('ib_write_bw -d mlx5_0', '--ib-dev=mlx5_1')
-_PERFTEST_DEV = re.compile(r"(?:\s-d\s*|--ib-dev[= ])([\w.-]{1,40})")
 #: a command line that keeps only the first or last lines of the output ('nvidia-smi -L | head', '| tail -n 20')
 _HEAD_TAIL = re.compile(r"\|\s*(head|tail)\b")
 #: at most one line in SALVAGE_SHARE of a capture's non-blank lines, and never more than SALVAGE_MAX, may be left
