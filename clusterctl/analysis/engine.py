@@ -549,7 +549,7 @@ def _uncounted(host: str, rel: str, data: Mapping[str, Any], res: CheckResult) -
         return res
     n = len(data.get("unread_lines") or ())
     why = (f"{n} line(s) of the capture were not read and may hold what it counts" if n else
-           "the command kept only part of its output (head/tail)")
+           "the command showed only part of its output (" + "; ".join(data.get("cut") or ["head/tail"]) + ")")
     kept = [f for f in res.findings if f not in counted]
     kept += [Finding(host, COVERAGE, "info", f.subject, f"{rel}: count not judged, {why}: {f.message}")
              for f in counted]
@@ -562,6 +562,11 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
     res = _run_checks(host, kind, data, exp)
     if type(data) is dict and (data.get("unread_lines") or data.get("partial")):
         res = _uncounted(host, rel, data, res)
+    if type(data) is dict and data.get("prompt_host") and data["prompt_host"] != host:
+        # a pasted capture whose shell prompt names the node it ran on: each finding says which
+        said = f" [{data['prompt_host']}: the host the capture's shell prompt names]"
+        res = CheckResult(findings=[f if f.severity == "info" else replace(f, message=f.message + said)
+                                    for f in res.findings], metrics=res.metrics)
     if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
         # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs (MPI=0
         # under srun -N2), not a run across the pair; its busbw says nothing of the link

@@ -65,10 +65,15 @@ def test_zsh_ulimit_a_unlimited_memlock_is_healthy_and_systemd_8_mib_is_not() ->
     assert [f.severity for f in fs] == ["warning"]
 
 
-def test_a_pasted_large_finite_memlock_is_a_note_and_slurmds_own_limit_is_still_judged() -> None:
-    # 5128731 KiB (about 4.9 GiB): set on purpose, above every default that breaks registration
+def test_a_pasted_large_finite_memlock_is_degraded_as_slurmds_own_limit() -> None:
+    # 5128731 KiB (about 4.9 GiB) in a shell's ulimit -a, 64 MiB in PID 1's /proc/1/limits (systemd#11448's paste):
+    # finite, so a job's registrations are capped by it (session 21 withdrew session 14's note for such values)
     _data, fs = judge("proc-limits", BASH.format(memlock=5128731))
-    assert [f.severity for f in fs] == ["info"]
+    assert [f.severity for f in fs] == ["warning"]
+    text = ("Limit                     Soft Limit           Hard Limit           Units\n"
+            "Max locked memory         67108864             67108864             bytes\n")
+    _data, fs = judge("proc-limits", text)
+    assert [f.severity for f in fs] == ["warning"] and "64 MiB" in fs[0].message
     text = ("# process: slurmd pid 812\n"
             "Limit                     Soft Limit           Hard Limit           Units\n"
             "Max locked memory         5251820544           5251820544           bytes\n")

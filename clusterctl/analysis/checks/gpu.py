@@ -129,6 +129,12 @@ def _part_shown(data: Mapping[str, Any]) -> bool:
     return bool(data.get("unread_lines") or data.get("partial"))
 
 
+def _report_cut(data: Mapping[str, Any]) -> bool:
+    """The report itself is cut (fewer GPU blocks than it announces, lines elided), not only a line left unread by
+    the salvage (ccparse.registry adds one ``cut`` sentence for those)."""
+    return bool(data.get("blocks_missing")) or len(data.get("cut") or ()) > (1 if data.get("unread_lines") else 0)
+
+
 def _count_finding(host: str, found: int, exp: Mapping[str, Any], kind: str,
                    board: int | None = None) -> list[Finding]:
     want = exp.get("gpus_per_node")
@@ -228,16 +234,30 @@ def _memory_repair(host: str, g: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+#: degrees C under 'GPU Max Operating Temp' at which a GPU is held at that limit (the driver regulates its clocks
+#: around it; severity.yml gpu_throttle.at_operating_limit)
+AT_OPERATING_LIMIT_C = 2.0
+
+
+def _at_operating_limit(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    temps = g.get("temperature_c") or {}
+    temp, limit = temps.get("gpu"), temps.get("max_operating")
+    if not isinstance(temp, int | float) or not isinstance(limit, int | float) or limit <= 0 \
+            or temp < limit - AT_OPERATING_LIMIT_C:
+        return []
+    return [Finding(host, "gpu_throttle", rule_sev("gpu_throttle.at_operating_limit"), _subject(host, g),
+                    f"GPU at {temp:g} C, at its maximum operating temperature ({limit:g} C): clocks are held down to "
+                    f"stay inside it; check cooling and airflow{_bus(g)}")]
+
+
 def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
     reasons = g.get("clocks_event_reasons")
-    if not (type(reasons) is dict or isinstance(reasons, Mapping)):
-        return []
-    if not any(map(reasons.get, _THROTTLE)):  # no reason active (most GPUs): the two lists below are empty
-        return []
+    if not (type(reasons) is dict or isinstance(reasons, Mapping)) or not any(map(reasons.get, _THROTTLE)):
+        return _at_operating_limit(host, g)
     hw = [r for r in HW_THROTTLE if reasons.get(r)]
     sw = [r for r in SW_THROTTLE if reasons.get(r)]
     if not hw and not sw:
-        return []
+        return _at_operating_limit(host, g)
     subj = _subject(host, g)
     out: list[Finding] = []
     temp = (g.get("temperature_c") or {}).get("gpu")
@@ -433,7 +453,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
-        elif (data.get("cut") or data.get("blocks_missing")) and gpus and not any(map(_has_health, gpus)) \
+        elif _report_cut(data) and gpus and not any(map(_has_health, gpus)) \
                 and not data.get("lost_gpus") and not res.findings:
             # a report cut inside the GPUs' identity fields (or before the blocks its 'Attached GPUs' count
             # announces): no GPU shown carries a reading or health field, nothing says they are healthy
@@ -781,6 +801,12 @@ def judge_dcgmi_diag(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     # Deployment (software) checks skipped on every GPU
     beyond = [t for t in (data.get("tests") or data.get("results") or [])
               if str(t.get("category") or "").lower() not in ("deployment", "metadata", "")]
+    if not beyond and data.get("open_end") and not res.findings:
+        # only the Deployment (software) rows, and the table cut after them: the hardware, integration and stress
+        # results of a level 2+ run are not in the capture (a level 1 run's table ends with its border)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}dcgmi diag: the capture holds only the Deployment (software) rows and "
+                                    "its table is cut after them: no hardware test result is shown"))
     if beyond and all(t.get("status") == "Skip" for t in beyond):
         names = ", ".join(dict.fromkeys(str(t.get("test")) for t in beyond))
         res.findings.append(Finding(host, "dcgmi_diag", rule_sev("dcgmi_diag.all_skipped"), host,

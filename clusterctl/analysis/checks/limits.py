@@ -34,10 +34,6 @@ from clusterctl.analysis.severity import sev as rule_sev
 DEFAULT_MEMLOCK = "infinity"
 DEFAULTS = {"slurm_compute_memlock_limit": DEFAULT_MEMLOCK}
 
-#: the largest memlock defaults that break RDMA memory registration: the kernel's 64 KiB and systemd's 8 MiB
-#: (``DefaultLimitMEMLOCK``); a finite limit above this in a paste naming no process was set on purpose
-DEFAULT_LIMIT_CEILING = 8 << 20
-
 _SIZE = re.compile(r"^([1-9][0-9]*)([KMGT]?)$")
 
 
@@ -85,12 +81,10 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
     if enough:
         return res
     pid = f" (pid {data['pid']})" if data.get("pid") else ""
-    # a paste naming no process whose finite limit is above the defaults that break registration: a value set
-    # on purpose, recorded (severity.yml memlock.pasted_large); slurmd's own limit is held to the inventory's
-    rule = "memlock.pasted_large" if process is None and soft is not None and soft > DEFAULT_LIMIT_CEILING \
-        else "memlock.limited"
+    # any finite limit below the inventory's, a pasted one too (64 MiB, 4.9 GiB): RDMA registrations of a job's
+    # buffers are capped by it (severity.yml memlock.limited; session 21 withdrew the note for large pasted values)
     res.findings.append(Finding(
-        host, "memlock", rule_sev(rule), subject,
+        host, "memlock", rule_sev("memlock.limited"), subject,
         f"{who}{pid} runs with memlock {_human(soft)}, expected {_human(want)} "
         f"(slurm_compute_memlock_limit={want_text}): job steps inherit it and RDMA memory "
         "registration fails; restart slurmd after draining the node, or look for a drop-in overriding LimitMEMLOCK"))

@@ -383,18 +383,26 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         # a trace that stops below the API with no WARN before it (the IB plugin finding no device while NCCL goes on
         # over another network): NCCL recovered, nothing failed
         returns = []
-    setup = [w for w in rest if _SETUP_FATAL.search(w[:2000])]
-    if setup and not fatal:
+    setup = [w for w in rest if _SETUP_FATAL.search(w[:2000]) and not _OOM.search(w[:2000])
+             and not _NO_P2P.search(w[:2000])]
+    if setup and not fatal and not oom:
+        what = ("a CUDA call inside NCCL failed: the NCCL call returns an error, the job cannot run"
+                if _CUDA_FAILURE.search(setup[0][:2000]) else
+                "the communicator cannot be set up, the job cannot run as launched")
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
-                           f"NCCL WARN {setup[0][:200]}: the communicator cannot be set up, the job cannot run as "
-                           "launched"))
+                           f"NCCL WARN {setup[0][:200]}{_on(nccl)}: {what}"))
     elif returns and not fatal and not oom and not _only_no_p2p(rest):
         first = returns[0]
         names = sorted({_RESULT_NAMES.get(r["code"], f"result {r['code']}") for r in returns})
-        cause = f", after NCCL WARN {rest[0][:160]}" if rest else ""
+        own = [w for w in rest if not _APP_ERROR.search(w[:2000])]
+        cause = f", after NCCL WARN {own[0][:160]}" if own else ""
+        if all(r["at"] == "application" for r in returns):
+            how = f"the application's NCCL call returned {', '.join(names)} ({len(returns)} line(s){cause})"
+        else:
+            how = (f"{', '.join(names)} returned from {first['at']} up {len(returns)} call(s) of NCCL's trace"
+                   f"{cause}")
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
-                           f"an NCCL call failed ({', '.join(names)} returned from {first['at']} up "
-                           f"{len(returns)} call(s) of NCCL's trace{cause}): the communicator or collective did not "
+                           f"an NCCL call failed ({how}){_on(nccl)}: the communicator or collective did not "
                            "complete, the job cannot run as set up"))
     if oom and not fatal:
         # the job ran out of GPU memory: an application's limit, and the other WARN lines (a peer's socket closed,
@@ -403,9 +411,19 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                            f"{NOTHING}the job ran out of GPU memory (NCCL WARN {oom[0][:160]}); {len(rest)} WARN "
                            "line(s) follow from it: an application limit, no device or link fault shown"))
         return out
+    single = str(nccl.get("n_nodes")) == "1"  # NCCL's own 'nNodes 1': the job runs on one node
     for w in rest[:5]:
+        if single and _NO_VERBS.search(w[:2000]):
+            # the verbs library is for the network transport; a job on one node runs over P2P/SHM without it
+            out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.no_verbs_one_node"), host,
+                               f"NCCL WARN {w[:200]}: the job runs on one node, where NCCL needs no IB transport"))
+            continue
         out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
     return out
+
+
+#: NCCL cannot load the verbs library ('Failed to open libibverbs.so[.1]'): no NET/IB transport in this process
+_NO_VERBS = re.compile(r"Failed to open libibverbs", re.IGNORECASE)
 
 
 #: ncclResult_t (nccl.h): the codes NCCL's error trace ('init.cc:695 -> 2') returns
@@ -429,11 +447,23 @@ _CALL_SITE = _frames(top_only=False)
 _TOP_CALL = _frames(top_only=True)
 #: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
 #: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent
+_CUDA_FAILURE = re.compile(r"\b(?:Cuda|HIP) failure\b", re.IGNORECASE)
+
+
+def _on(nccl: Mapping[str, Any]) -> str:
+    """' (on node23)': the hosts NCCL's own lines name, where there are one to three of them."""
+    hosts = [str(h) for h in nccl.get("hosts") or []]
+    return f" (on {', '.join(hosts)})" if 0 < len(hosts) <= 3 else ""
+
+
 _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
-                          r"\bnetwork \S{1,40} not found", re.IGNORECASE)
+                          r"\bnetwork \S{1,40} not found|Invalid rank requested|"
+                          # a CUDA (HIP) call inside NCCL failed (CUDACHECK: ncclUnhandledCudaError returned to the
+                          # caller); out of memory and GPUs without peer access are judged apart (_OOM, _NO_P2P)
+                          r"\b(?:Cuda|HIP) failure\b", re.IGNORECASE)
 #: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
 #: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
-_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:")
+_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(")
 
 
 def _only_no_p2p(warnings: list[str]) -> bool:

@@ -99,10 +99,13 @@ def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Fin
     ports: dict[tuple[str, int], dict[str, Any]] = {}
     for g in data.get("gids", []):
         key = (g["device"], g["port"])
-        p = ports.setdefault(key, {"netdev": g.get("netdev"), "v2": False})
+        p = ports.setdefault(key, {"netdev": g.get("netdev"), "v2": False, "unversioned": False, "v1": False})
         p["netdev"] = p["netdev"] or g.get("netdev")
         if _routable_v2(g):
             p["v2"] = True
+        elif _routable_v2({**g, "roce_version": 2}):
+            # a routable address whose RoCE version the table does not say (an old show_gids/kernel: no VER), or v1
+            p["unversioned" if g.get("roce_version") is None else "v1"] = True
     out: list[Finding] = []
     if not ports and not data.get("truncated"):
         out.append(Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), host,
@@ -110,7 +113,12 @@ def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Fin
     # the last device of a paste cut inside the table may have lost its v2 rows: not judged
     cut = set(data.get("cut_devices") or []) | ({list(ports)[-1][0]} if ports and data.get("truncated") else set())
     for (dev, port), p in sorted(ports.items()):
-        if dev in skip or (p["netdev"] and p["netdev"] in skip) or p["v2"] or dev in cut:
+        if dev in skip or (p["netdev"] and p["netdev"] in skip) or p["v2"] or dev in cut or p["unversioned"]:
+            continue  # (a routable GID of a version the table does not print may be v2: not judged)
+        if p["v1"] and dev.startswith("mlx4"):
+            out.append(Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.v1_generation"), f"{host}/{dev}/{port}",
+                               f"show_gids lists routable RoCE v1 GIDs only on {p['netdev'] or dev}: a ConnectX-3 "
+                               "(mlx4) port, whose generation runs RoCE v1; jobs address it by its v1 GID index"))
             continue
         out.append(Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing_on_fabric"), f"{host}/{dev}/{port}",
                            f"show_gids lists no routable RoCE v2 GID (IPv4 or global IPv6) on {p['netdev'] or dev}"))
@@ -179,13 +187,17 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
         if not _fabric_netdev(link, names, skip, fabric):
             # a physical netdev the operator singled out that is administratively up without carrier:
             # its cable, transceiver or peer is down
-            if (selected and link.get("carrier") is False and "UP" in (link.get("flags") or ())
+            # (or, in a whole-host listing, a member of a bond: enslaved on purpose, so cabled on purpose; a spare
+            # port up without carrier is common there and not judged)
+            member = bool(link.get("master")) and "SLAVE" in (link.get("flags") or ())
+            if ((selected or member) and link.get("carrier") is False and "UP" in (link.get("flags") or ())
                     and _physical(link) and not link.get("kind")
                     and str(link.get("ifname") or "") not in skip):
+                leg = f" (a member of {link['master']}: the bond runs without this leg)" if member else ""
                 out.append(Finding(host, "netdev_link", rule_sev("netdev_link.no_carrier"),
                                    f"{host}/{link['ifname']}",
                                    f"{link['ifname']} is up but has no carrier (NO-CARRIER, state "
-                                   f"{link.get('state')}): check the cable, transceiver and the peer port"))
+                                   f"{link.get('state')}){leg}: check the cable, transceiver and the peer port"))
             continue
         subject = f"{host}/{link['ifname']}"
         f = _mtu_finding(host, subject, link["ifname"], link.get("mtu"), exp)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, Severity, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Severity, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: drain/down reasons that name lost or failed hardware (Slurm's own 'gres/gpu count reported lower
@@ -25,8 +25,13 @@ LOST_HARDWARE = re.compile(
     r"gres/gpu count|count reported lower|Low (?:RealMemory|socket|CPUs?)|\bXid\b|\bECC\b|"
     r"fallen off|off the bus|\bGPU\s*(?:\d+\s*)?(?:lost|missing|gone|dead|fail|error|down)|"
     r"(?:lost|missing|dead|failed|bad)\s+(?:GPU|HCA|IB|DIMM|memory|NIC)|\b(?:HCA|IB|mlx5_\d+)\b.{0,20}\bdown\b|"
-    r"row remap|retired pages|nvlink",
+    r"row remap|retired pages|nvlink|"
+    # a site health check's tag naming the GPU stack it failed ('health_cuda___nvidia', 'nhc_gpu')
+    r"(?:health|nhc)[\W_]{0,4}\w{0,20}?(?:cuda|nvidia|gpu)",
     re.IGNORECASE)
+#: the reason slurmctld itself sets on a node it cannot reach ('Not responding'; 'issue-6277 : Not res' where
+#: sinfo -R's 20-character REASON column cut an admin's reason with it appended)
+_NOT_RESPONDING = re.compile(r"\bNot respond(?:ing)?\b|\bNot res(?:p|po|pon|pond|pondi|pondin)?$", re.IGNORECASE)
 
 _CRITICAL = {"down", "fail", "failing", "failg"}
 _WARNING = {"drain", "drained", "draining", "drng", "inval", "unknown", "unk"}
@@ -52,6 +57,11 @@ def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, k
 @check("sinfo")
 def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
+    if data.get("empty_partitions") and not data.get("nodes"):
+        # 'compute* up infinite 0 n/a': Slurm knows no node in the partition; no node state to judge
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}sinfo: partition(s) {', '.join(data['empty_partitions'])} hold no "
+                                    "node: no node state to judge"))
     for r in data.get("partitions") or []:
         if str(r.get("avail", "up")).lower() != "up":
             res.findings.append(Finding(host, "slurm_partition", rule_sev("slurm_partition.down"),
@@ -65,13 +75,16 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
         detail = (f" (sinfo state {states}" if states else " (listed by sinfo -R: down, drained, fail or failing") + (
             f", NODELIST {', '.join(lists)}" if lists else "") + (
             f", reason {'; '.join(n['reasons'])}" if n.get("reasons") else "") + ")"
+        # sinfo -R shows no state, but a reason of slurmctld's own says the node is not responding
+        not_responding = bool(n.get("not_responding")) or (not states and any(
+            _NOT_RESPONDING.search(str(r)[:200]) for r in n.get("reasons") or []))
         for base in n.get("base_states") or []:
-            found = _judge(host, node, base or "drain", bool(n.get("not_responding")), detail, "sinfo")
+            found = _judge(host, node, base or "drain", not_responding, detail, "sinfo")
             if found:
                 res.findings += found
                 break
         else:
-            if n.get("not_responding"):
+            if not_responding:
                 res.findings += _judge(host, node, "", True, detail, "sinfo")
     return res
 
@@ -87,9 +100,10 @@ def judge_scontrol_node(host: str, data: Mapping[str, Any], exp: Mapping[str, An
         first = state.split("+", 1)[0]
         not_responding = first.endswith("*") or "NOT_RESPONDING" in (n.get("state_flags") or [])
         reason = f", reason: {n['reason']}" if n.get("reason") else ""
-        found = _judge(host, str(n.get("name")), base, not_responding, f" (State={state}{reason})", "scontrol")
+        name = str(n.get("name"))
+        found = _judge(host, name, base, not_responding, f" (State={state}{reason})", "scontrol")
         if not found and n.get("drain"):
-            found = _judge(host, str(n.get("name")), "drain", False, f" (State={state}{reason})", "scontrol")
+            found = _judge(host, name, "drain", False, f" (State={state}{reason})", "scontrol")
         res.findings += found
     res.findings += _gres_below(host, data.get("nodes") or [], exp)
     return res
@@ -116,8 +130,9 @@ def _gres_below(host: str, nodes: list[Mapping[str, Any]], exp: Mapping[str, Any
     for n in listed:
         have = _gpu_gres(n.get("gres"))
         if have < want and (have or not any_gpu):
-            out.append(Finding(host, "slurm_gres", rule_sev("slurm_gres.gpu_below_expected"), str(n.get("name")),
-                               f"scontrol: node {n.get('name')} registers {have} GPU(s) in Slurm "
+            name = str(n.get("name"))
+            out.append(Finding(host, "slurm_gres", rule_sev("slurm_gres.gpu_below_expected"), name,
+                               f"scontrol: node {name} registers {have} GPU(s) in Slurm "
                                f"(Gres={n.get('gres')}), {want} expected (gpus_per_node): GPU jobs cannot use the "
                                "rest; check gres.conf and the node's Gres in slurm.conf"))
     return out

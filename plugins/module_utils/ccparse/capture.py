@@ -354,6 +354,20 @@ def _plain(text: str, kind: str) -> bool:
         not any(map(_host_prompt, _lines_holding(text, "$%#~")))
 
 
+#: the host of a ``user@host`` prompt ('fds@n1:~$', '[root@gpu048 ~]#', '(base) alice@node07:/scratch$')
+_PROMPT_USER_HOST = re.compile(r"[\w.-]{1,64}@(?P<host>[A-Za-z][\w.-]{0,63}?)(?=[:\s\]$#%>])")
+
+
+def prompt_hosts(text: str) -> list[str]:
+    """The hosts the capture's shell prompts name (``user@host``), in order of first appearance."""
+    out: list[str] = []
+    for ln in text.split("\n", 4000)[:4000]:
+        if "@" in ln and _sure_prompt(ln[:600]) and (m := _PROMPT_USER_HOST.search(ln[:600])) \
+                and m.group("host") not in out:
+            out.append(m.group("host"))
+    return out
+
+
 # The two line tests of _plain, each a pure function of the line: the lines that hold a prompt
 # character repeat across the nodes of a fleet (nccl-tests' '#' header, '%' of nvidia-smi -q), so
 # each distinct line is matched once (bounded).
@@ -581,6 +595,9 @@ def _strip_prefix(lines: list[str]) -> list[str]:
         bare = pre.rstrip()
         if all(ln.startswith(pre) or ln.rstrip() == bare for ln in body):
             return [ln[len(pre):] if ln.startswith(pre) else ("" if ln.rstrip() == bare else ln) for ln in lines]
+    if first.startswith("> ") and first[2:3].strip() and all(ln[:1] in (" ", "\t") for ln in body[1:]):
+        # Markdown's lazy blockquote: only the record's first line carries '> ', its indented lines follow bare
+        return [ln[2:] if ln is first else ln for ln in lines]
     return lines
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,21 @@ def parser(kind: str, commands: CommandsFn | None = None) -> Callable[[ParserFn]
         return fn
 
     return wrap
+
+
+#: nvidia-smi's GPU selection on its command line ('nvidia-smi nvlink -s -i 2', '--id=0,1')
+_GPU_SELECTION = re.compile(r"\bnvidia-smi\b.{0,200}?(?:\s-i\s*|\s--id[= ])([\w:.,-]{1,80})")
+
+
+def gpu_selection(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
+    """A command reader (COMMAND_READERS) for nvidia-smi KINDs that list GPUs without stating their count: a
+    command that selects GPUs (``-i``) shows only those, so a count of what it lists is not judged (``partial``)."""
+    ids = [m.group(1) for c in commands if (m := _GPU_SELECTION.search(c))]
+    if not ids:
+        return out
+    said = ", ".join(dict.fromkeys(ids))
+    return {**out, "partial": True, "cut": [*(out.get("cut") or []),
+                                           f"the command selects GPU(s) -i {said}: only those are shown"]}
 
 
 def strip_source_line(text: str) -> str:

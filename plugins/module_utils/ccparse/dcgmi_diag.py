@@ -273,6 +273,10 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
         # the table cut after its header (or its metadata): read, but no test row to judge; the check says
         # "cannot judge", the coverage line records the cut
         out["cut"] = ["result table without any test row (cut after its header?)"]
+    elif not closed:
+        # no bottom border after the last row: the paste (or its copy) stops inside the table; rows after it unknown
+        out["open_end"] = True
+        out["cut"] = ["the result table ends without its bottom border: rows after the last one may be cut"]
     return out
 
 

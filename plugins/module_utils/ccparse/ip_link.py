@@ -70,6 +70,26 @@ def _pairs(tokens: list[str]) -> dict[str, Any]:
 _CONTINUED = re.compile(r"(?:link/\S|altname |inet6? \S|valid_lft |alias |vlan protocol |RX: |TX: )")
 
 
+#: the keys of a header line after its flags (iproute2's print_linkinfo): a mail or terminal wrapping the header puts
+#: the rest of them on the next line at column 0 ('mq master bond0 state DOWN group default qlen 1000')
+_HEAD_KEYS = frozenset({"mtu", "qdisc", "master", "state", "mode", "group", "qlen", "link-netnsid", "link-netns",
+                        "netns"})
+
+
+def _head_rest(head_attrs: list[str], raw: str) -> list[str] | None:
+    """The header's attribute tokens with ``raw`` (the line after the header, at column 0) joined on, where ``raw``
+    is the wrapped rest of that header: its tokens are the value the header's last key lacks, then key/value pairs
+    of header keys. None otherwise."""
+    tokens = raw.split()
+    if not tokens or len(tokens) > 16:
+        return None
+    dangling = bool(head_attrs) and len(head_attrs) % 2 == 1 and head_attrs[-1] in _HEAD_KEYS
+    rest = tokens[1:] if dangling else tokens
+    if rest[0::2] and all(k in _HEAD_KEYS for k in rest[0::2]) and len(rest) % 2 == 0:
+        return head_attrs + tokens
+    return None
+
+
 def _finish(link: dict[str, Any] | None, truncated: list[bool]) -> None:
     """A link without its ``link/<type>`` line (``ip a | grep mtu``, a cut paste) is kept as shown."""
     if link is not None and link["link_type"] is None:
@@ -84,6 +104,7 @@ def parse_ip_link(text: str) -> dict[str, Any]:
     link: dict[str, Any] | None = None
     truncated = [False]
     lineno = offset
+    head_attrs: list[str] | None = None  # the last header's attribute tokens, while its wrapped rest may follow
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         if not raw.strip():
             continue
@@ -107,7 +128,17 @@ def parse_ip_link(text: str) -> dict[str, Any]:
             if not isinstance(link["mtu"], int):
                 raise ParseError(TOOL, f"{link['ifname']}: no numeric mtu in header", lineno)
             links.append(link)
+            head_attrs = head.group(5).split()
             continue
+        if link is not None and head_attrs is not None and raw[0] not in " \t" \
+                and (joined := _head_rest(head_attrs, raw)) is not None:
+            # the header wrapped by a mail or a terminal: its last keys on this line
+            attrs = _pairs(joined)
+            for key in ("mtu", "qdisc", "master", "state", "mode", "group", "qlen"):
+                link[key] = attrs.get(key, link[key])
+            head_attrs = None
+            continue
+        head_attrs = None
         if link is None or (raw[0] not in " \t" and _CONTINUED.match(raw) is None):
             truncated[0] = truncated[0] or bool(re.match(r"^\d{1,6}:", raw))  # a header cut mid-line
             continue  # prose or another command's output between the links

@@ -62,7 +62,13 @@ _SECTION = re.compile(r"(?:^|\s)(?:Capabilities: (?:\[[0-9a-f]{2,3}(?: v\d)?\]|<
                       r"|\[[A-Z0-9]{2}\] [A-Z][\w -]{1,40}:|Read-only fields:|Read/write fields:|Product Name:"
                       r"|Control: I/O|Status: Cap|Interrupt: pin|Region \d+:|Kernel driver in use:|Kernel modules:"
                       r"|(?:LnkCtl|LnkCtl2|DevCap|DevCtl|DevSta|UESta|UEMsk|UESvrt|CESta|CEMsk|AERCap):)")
-_REV_FF = re.compile(r"\(rev ff\)\s*$", re.IGNORECASE)
+_REV_FF = re.compile(r"\(rev ff\)(?:\s*\(prog-if ff\b[^)]*\)?)?\s*$", re.IGNORECASE)
+#: the rest of a device's header line that a mail or a terminal wrapped onto the next line at column 0
+#: ('Mobile] (rev ff) (prog-if ff)', 'decode])')
+_HEAD_TAIL = re.compile(r"^[^:]{0,120}?(?:\((?:rev|prog-if) [0-9a-f]{2}\b[^)]*\)?\s*)+$|^[\w ]{0,40}\]\)\s*$",
+                        re.IGNORECASE)
+#: lspci's line for a device whose config space header reads as all ones (no device answers at the address)
+_HEADER_ALL_ONES = re.compile(r"!!! Unknown header type 7f", re.IGNORECASE)
 
 
 #: lspci options that take an argument (``-s`` handled apart): after one, the rest of the word is its argument
@@ -121,6 +127,7 @@ def parse_lspci(text: str) -> dict[str, Any]:
     devices: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
     last = 0
+    prev = head_line = -1  # the last non-blank line read, the last device header's line
     slot_hint: str | None = None
 
     def excerpt_device(lineno: int) -> dict[str, Any]:
@@ -157,6 +164,14 @@ def parse_lspci(text: str) -> dict[str, Any]:
         if s.startswith(("LnkCap:", "LnkSta:")) and (cur is None or new_cap):
             cur = excerpt_device(lineno)  # a grep'd excerpt: link lines without their device header
             devices.append(cur)
+        if cur is not None and not cur.get("excerpt") and head_line == prev and not raw[0].isspace() \
+                and _HEAD.match(s) is None and _HEAD_TAIL.match(s):
+            # the header wrapped: its description goes on here
+            cur["description"] = f"{cur['description']} {s}"
+            cur["config_all_ones"] = bool(_REV_FF.search(cur["description"]))
+            head_line = prev = lineno
+            continue
+        prev = lineno
         if not raw[0].isspace() and not s.startswith(("LnkCap:", "LnkSta:", "LnkCap2:", "LnkSta2:", "LnkCtl")):
             h = _HEAD.match(s)
             if not h:
@@ -187,6 +202,7 @@ def parse_lspci(text: str) -> dict[str, Any]:
                    # 'rev ff': the revision byte of config space read as all ones: the device does not answer
                    "config_all_ones": bool(_REV_FF.search(desc))}
             devices.append(cur)
+            head_line = lineno
             continue
         if cur is None:
             continue  # indented text outside a device block
@@ -196,6 +212,8 @@ def parse_lspci(text: str) -> dict[str, Any]:
             cur["lnksta"] = _link(s)
         elif "<access denied>" in s:
             cur["access_denied"] = True
+        elif _HEADER_ALL_ONES.search(s):
+            cur["config_all_ones"] = True
     if not devices:
         inside = sum(1 for ln in strip_source_line(text).splitlines() if _SECTION.search(ln[:600]))
         nonblank = sum(1 for ln in strip_source_line(text).splitlines() if ln.strip())

@@ -62,10 +62,14 @@ _LINE_INSIDE = re.compile(r"(?:(?<![\w.:-])(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?
 #: the communicator failed, a warning line (the check reads which)
 _RESULT = re.compile(r"\bnccl(?:System|Remote|Internal|InvalidUsage|InvalidArgument|UnhandledCuda)Error\b|"
                      r"\bNCCL error in: .{0,300}?"
-                     r"(?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))")
+                     r"(?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))|"
+                     # XLA's: 'NCCL operation ncclAllReduce(...) failed: invalid argument (run with NCCL_DEBUG=...'
+                     r"\bNCCL operation nccl\w{1,40}\(.{0,400}?\) failed: (?:internal error|unhandled (?:system|cuda) "
+                     r"error|invalid (?:usage|argument)|Unable to load NCCL library)")
 #: the result an application's NCCL error line names, as ncclResult_t (nccl.h); ncclRemoteError (6: a peer's
 #: process exited or the network failed) names no fault of this rank's and is not one of them
 _APP_RESULTS = (("UnhandledCuda", 1), ("unhandled cuda", 1), ("System", 2), ("unhandled system", 2),
+                ("Unable to load NCCL library", 2),
                 ("Internal", 3), ("internal error", 3), ("InvalidArgument", 4), ("invalid argument", 4),
                 ("InvalidUsage", 5), ("invalid usage", 5))
 #: PyTorch's ProcessGroupNCCL lines (glog form, month unpadded: 'E321' is 21 March; the rank's tag first, a launcher's
@@ -92,6 +96,13 @@ _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
 _RETURN = re.compile(r"^(?P<at>[\w./-]{1,80}\.(?:cc|cu|h|c|cpp):\d{1,6}) -> (?P<code>[1-9])\b")
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
 
+
+#: libmlx5's report of a completion in error ('mlx5: host_unknown: got completion with error:', its CQE dump follows)
+_PROVIDER_CQE = re.compile(r"\bmlx[45]: [\w.-]{1,64}: got completion with error\b")
+#: NCCL 1.x's lines ('INFO rank 0 using device 0 (0000:06:00.0)', 'WARN src/reduce.cu:126 Cuda failure ...'), under
+#: its 'NCCL version 1.3.4 compiled with CUDA 8.0' banner: no host:pid head and no 'NCCL ' before the level
+_NCCL1_LINE = re.compile(r"^(INFO|WARN) ")
+_NCCL1_BANNER = re.compile(r"^NCCL version 1\.\d")
 
 #: where a paste whose line breaks were lost (a quoted reply, a form field) joins the next NCCL line to the one before:
 #: the blank before '[0] NCCL INFO' or 'host:pid:tid [0] NCCL WARN'
@@ -121,13 +132,20 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if not m:
             if "NCCL " in text and (m := _LINE_INSIDE.search(capture.unlinked(text))):
                 pass
-            elif ("Error" in text or "NCCL error" in text) and (res := _RESULT.search(text)):
+            elif ("Error" in text or "NCCL error" in text or "NCCL operation" in text) and \
+                    (res := _RESULT.search(text)):
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
                 code = next((c for name, c in _APP_RESULTS if name in res.group(0)), None)
                 if code is not None and len(out["error_returns"]) < 50:
                     # the NCCL call the application made returned this error: it failed there
                     out["error_returns"].append({"at": "application", "code": code, "line": _lineno})
+                continue
+            elif "completion with error" in text and _PROVIDER_CQE.search(text):
+                # the verbs provider's own line of a work completion in error (libmlx5: 'mlx5: host: got completion
+                # with error:'), the failure NCCL's NET/IB WARN names: a transport error line
+                out["lines"] += 1
+                out["warnings"].append(text.strip())
                 continue
             elif "ProcessGroupNCCL" in text and (pg := _PG_LINE.match(text.strip())):
                 _pg_line(out, pg, _lineno)
@@ -255,6 +273,9 @@ def parse_nccl_log(text: str) -> dict[str, Any]:
     numbered = capture.lines(text)
     lines = list(zip([n for n, _s in numbered], unwrap_log([s for _n, s in numbered], _log_line)))
     out = summarize(lines)
+    if out["lines"] == 0 and any(_NCCL1_BANNER.match(t.strip()) for _n, t in lines):
+        # NCCL 1.x: its level words begin the line; read as the later 'NCCL INFO' / 'NCCL WARN' lines
+        out = summarize([(n, f"NCCL {t.strip()}" if _NCCL1_LINE.match(t.strip()) else t) for n, t in lines])
     if out["lines"] == 0:
         first = next(((n, s) for n, s in lines if s.strip()), None)
         raise ParseError(TOOL, "no 'NCCL INFO' or 'NCCL WARN' lines (was NCCL_DEBUG=INFO set?)"

@@ -51,6 +51,9 @@ TOOL = "nccl-tests"
 TOOL_JSON = "nccl-tests -J"
 
 _NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[[^\]]*\] (?:[\w./-]+:\d+ )?NCCL (INFO|WARN|TRACE)")
+#: nccl-tests' banner lines (parameters, 'Using devices', a rank's device) as a Markdown page shows them: without
+#: the '#' it took for a heading mark
+_HASHLESS = re.compile(r"^(?:nThread \d+ nGpus \d+ minBytes|Using devices\s*$|Rank\s+\d+ Group\s+\d+ Pid\s+\d)")
 _PARAMS = re.compile(r"^#\s*nThread (\d+) nGpus (\d+) minBytes (\d+) maxBytes (\d+)")
 _RANK = re.compile(r"^#\s+Rank\s+(\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
                    r"\s+\[([^\]]*)\]\s*(.*)$")
@@ -231,6 +234,8 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
                 continue
         if "validation:" in s and (v := _VALIDATION.search(s)):
             out["validation"] = to_int(v.group(1))  # the parameter line, with or without its '#'
+        if s[:1] in ("n", "U", "R") and _HASHLESS.match(s):
+            s = "# " + s  # a banner line whose '#' a Markdown page took as a heading mark
         if s.startswith("#"):
             # each pattern below reads '#', blanks, then its own first letter: only the one (or two)
             # of that letter are asked (the first one that matches wins, as in a chain of all six)

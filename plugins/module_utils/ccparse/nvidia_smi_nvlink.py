@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ParseError, need_float, need_int, parser
+from .common import ParseError, gpu_selection, need_float, need_int, parser
 
 TOOL = "nvidia-smi nvlink -s"
 
@@ -31,7 +31,7 @@ _ALL_INACTIVE = re.compile(r"^(?:NVML:\s*)?Unable to retrieve NVLink information
 _LINK = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>|(.+))$")
 
 
-@parser("nvidia-smi-nvlink")
+@parser("nvidia-smi-nvlink", commands=gpu_selection)
 def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
     gpus: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 from . import capture
-from .common import ERROR_TOKENS, FABRIC_HEALTH, ParseError, parser, to_float, to_int
+from .common import ERROR_TOKENS, FABRIC_HEALTH, ParseError, gpu_selection, parser, to_float, to_int
 from .nvidia_smi_table import listed_gpu, lost_gpu, unreachable_driver
 
 TOOL = "nvidia-smi --query-gpu"
@@ -168,7 +168,7 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 _LABEL = re.compile(r"[A-Za-z][\w .-]{0,40}:")
 
 
-@parser("nvidia-smi-query")
+@parser("nvidia-smi-query", commands=gpu_selection)
 def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     rows: list[tuple[int, list[str]]] = []
     lost: list[dict[str, str]] = []

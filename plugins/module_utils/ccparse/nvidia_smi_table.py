@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ERROR_TOKENS, ParseError, need_int, parser, strip_source_line, to_float, to_int
+from .common import ERROR_TOKENS, ParseError, gpu_selection, need_int, parser, strip_source_line, to_float, to_int
 
 TOOL = "nvidia-smi"
 
@@ -139,7 +139,7 @@ def listed_gpu(line: str) -> bool:
     return bool(m and (m.group(3) or "").startswith("GPU-"))
 
 
-@parser("nvidia-smi")
+@parser("nvidia-smi", commands=gpu_selection)
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     out: dict[str, Any] = {"driver_version": None, "cuda_version": None, "smi_version": None, "no_devices": False,

@@ -9,7 +9,7 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
-from .capture import clean_capture, typeset
+from .capture import clean_capture, prompt_hosts, typeset
 from .common import COMMAND_READERS, PARSERS, ParseError
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
@@ -66,6 +66,9 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         raise ParseError(exc.tool, exc.reason, line) from exc
     if isinstance(out, dict) and cleaned.commands and (reader := COMMAND_READERS.get(kind)):
         out = reader(out, cleaned.commands)  # what the KIND reads off the capture's own command lines
+    if isinstance(out, dict) and cleaned.commands and len(hosts := prompt_hosts(text)) == 1 \
+            and hosts[0] not in ("localhost", "localhost.localdomain"):
+        out = {**out, "prompt_host": hosts[0]}  # the one host the capture's shell prompts name (the engine says it)
     if isinstance(out, dict) and cleaned.commands and (cut := next(
             (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
         # 'nvidia-smi -L | head': the command itself showed only the first (last) lines; what is there is judged,

@@ -287,6 +287,11 @@ def _uncut_nodelist(nodelist: str) -> str | None:
     return head or None
 
 
+#: commands of other tools that a sinfo paste may go on with (their output follows, not sinfo's)
+_OTHER_SLURM_COMMANDS = ("scontrol", "squeue", "sacct", "sacctmgr", "sbatch", "sdiag", "sshare", "sprio",
+                         "nvidia-smi", "systemctl", "journalctl")
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state)."""
@@ -296,6 +301,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     cols: list[str] | None = None
     generic: tuple[str | None, list[str]] | None = None
     lineno = 0
+    other = ""
+    empty: list[str] = []  # partitions listed with no node
     # a runbook's frame of dashes or equals signs around the pasted run (sinfo prints no such line): blank
     numbered = _join_wrapped_nodelists([(n, "" if _FRAME.match(raw) else raw) for n, raw in capture.lines(text)])
     toks = [raw.split() for _n, raw in numbered]
@@ -331,6 +338,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             continue
         if capture.is_command(line, ("sinfo",)):
             continue  # the shell prompt and command of a pasted session
+        if rows and capture.is_command(line, _OTHER_SLURM_COMMANDS):
+            # another tool's command after the rows ('scontrol show node cpu280'): its output is not sinfo's
+            other = f"line {lineno}: the paste goes on with another command ({line[:60]!r}), not read"
+            break
         if not header and (inferred := _headerless_tokens(tok, tool, lineno)) is not None:
             rows.append(inferred)  # rows grep'd or pasted without their header: columns read by content
             continue
@@ -348,7 +359,8 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         if cols is None:
             continue  # rows of a summary (sinfo -s) table: no per-state rows to judge
         if len(tok) == 5 and tok[cols.index("NODES")] == "0":
-            continue  # 'compute* up infinite 0 n/a': a partition without nodes
+            empty.append(tok[0])  # 'compute* up infinite 0 n/a': a partition without nodes
+            continue
         if len(tok) > 6 and cols[-2:] == ["STATE", "NODELIST"] and _is_state(tok[-2]):
             # a site's longer format under the default header (job size, CPUs, S:C:T ... then STATE NODELIST):
             # the partition first, the node count, state and nodes last
@@ -366,6 +378,9 @@ def parse_sinfo(text: str) -> dict[str, Any]:
         rows.append(_row(part, avail, limit, state, base, flags, nodelist, hosts, lineno, count))
     if not header and not rows:
         raise ParseError(tool, "no sinfo header line found (empty input?)", lineno or None)
+    if not rows and empty:
+        # every partition listed holds no node: nothing to judge (the check says so)
+        return {"partitions": [], "nodes": {}, "empty_partitions": empty}
     if not rows:
         raise ParseError(tool, "header but no partition rows (truncated?)", lineno)
     nodes: dict[str, dict[str, Any]] = {}
@@ -386,6 +401,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
                 n["nodelists"].append(r["nodelist"])
     cut = [f"line {r['line']}: NODES says {r['nodes_said']} but NODELIST {r['nodelist']!r} names {len(r['hosts'])} "
            "(a wrapped or edited row)" for r in rows if "nodes_said" in r]
+    cut += [other] if other else []
     return {"partitions": rows, "nodes": nodes, **({"cut": cut} if cut else {})}
 
 
