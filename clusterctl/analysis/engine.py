@@ -562,9 +562,9 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
     res = _run_checks(host, kind, data, exp)
     if type(data) is dict and (data.get("unread_lines") or data.get("partial")):
         res = _uncounted(host, rel, data, res)
-    if type(data) is dict and data.get("prompt_host") and data["prompt_host"] != host:
-        # a pasted capture whose shell prompt names the node it ran on: each finding says which
-        said = f" [{data['prompt_host']}: the host the capture's shell prompt names]"
+    if type(data) is dict and data.get("named_host") and not data["named_host"].startswith(f"{host}:"):
+        # a pasted capture whose shell prompt (or launcher prefix) names the node it ran on: each finding says which
+        said = f" [{data['named_host']}]"
         res = CheckResult(findings=[f if f.severity == "info" else replace(f, message=f.message + said)
                                     for f in res.findings], metrics=res.metrics)
     if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:

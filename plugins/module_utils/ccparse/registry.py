@@ -66,9 +66,8 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         raise ParseError(exc.tool, exc.reason, line) from exc
     if isinstance(out, dict) and cleaned.commands and (reader := COMMAND_READERS.get(kind)):
         out = reader(out, cleaned.commands)  # what the KIND reads off the capture's own command lines
-    if isinstance(out, dict) and cleaned.commands and len(hosts := prompt_hosts(text)) == 1 \
-            and hosts[0] not in ("localhost", "localhost.localdomain"):
-        out = {**out, "prompt_host": hosts[0]}  # the one host the capture's shell prompts name (the engine says it)
+    if isinstance(out, dict) and (named := _named_host(text, cleaned)):
+        out = {**out, "named_host": named}  # the one host the capture names (the engine says it in each finding)
     if isinstance(out, dict) and cleaned.commands and (cut := next(
             (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
         # 'nvidia-smi -L | head': the command itself showed only the first (last) lines; what is there is judged,
@@ -84,6 +83,20 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
         out = _with_cut(out, f"lines elided ('...' at line {at})")
     return out
+
+
+def _named_host(text: str, cleaned: Any) -> str:
+    """'n1 (the host the capture's shell prompt names)' where the capture's ``user@host`` prompts name one host, or
+    a launcher's or parallel shell's prefix names one (``gpu017: ...``); '' otherwise."""
+    if len(cleaned.hosts) == 1 and any(c.isalpha() for c in cleaned.hosts[0]):
+        return f"{cleaned.hosts[0]}: the host the capture's line prefix names"
+    if cleaned.commands and len(hosts := prompt_hosts(text)) == 1 and hosts[0] not in _NOT_NAMED:
+        return f"{hosts[0]}: the host the capture's shell prompt names"
+    return ""
+
+
+#: prompt host names that name no node
+_NOT_NAMED = frozenset({"localhost", "localhost.localdomain"})
 
 
 def _with_cut(out: dict[str, Any], sentence: str, **more: Any) -> dict[str, Any]:
