@@ -565,8 +565,10 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
     if type(data) is dict and data.get("named_host") and not data["named_host"].startswith(f"{host}:"):
         # a pasted capture whose shell prompt (or launcher prefix) names the node it ran on: each finding says which
         said = f" [{data['named_host']}]"
-        res = CheckResult(findings=[f if f.severity == "info" else replace(f, message=f.message + said)
-                                    for f in res.findings], metrics=res.metrics)
+        # (only findings of the host itself or its devices: a Slurm view's nodes are named by their own subjects)
+        res = CheckResult(findings=[replace(f, message=f.message + said)
+                                    if f.severity != "info" and (f.subject == host or f.subject.startswith(f"{host}/"))
+                                    else f for f in res.findings], metrics=res.metrics)
     if peer and kind == "nccl-tests" and isinstance(data, Mapping) and len(set(data.get("hosts") or [])) == 1:
         # a "pair" nccl-tests report whose ranks all ran on one host: two independent jobs (MPI=0
         # under srun -N2), not a run across the pair; its busbw says nothing of the link

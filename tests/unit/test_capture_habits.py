@@ -125,7 +125,27 @@ EXCLUDED = {
            "failed-5.txt",
            "round2/kernel-log/linuxpci2021-quoted-modprobe-mlx5-cx5-d8-maxcpus-8-create-eq-recovered-after-timeout-x4-"
            "outlook-wrapped.txt",
-           "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt")},
+           "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt",
+           "round2/ibstatus/ompiusers28792-2016-quoted-gt-bstatus-typo-mlx4_0-one-port-active-fdr-56-html-pre.txt",
+           "round2/ip-link/netdev2020-lag-ipv6-reproducer-ip-a-s-double-quoted-bond0-ens2f1np2-slave-no-carrier-down-"
+           "ens2f0np0-up-wrapped.txt")},
+    **{(habit, "round2/ip-link/danm246-mellanox-pf-enp101s0f0-up-vf-list-vlan-10-markdown-bold-quote-prefix-cut.txt"):
+       "Markdown's lazy blockquote ('> ' on the record's first line, its indented lines bare): a code block's "
+       "indentation comes inside the quote, and a page copy that drops the indentation leaves no line to tell where "
+       "the quoted record goes on" for habit in ("indent4", "tab-indent", "page-copy")},
+    **{("mail-wrap", f"round2/nccl-log/{name}.txt"):
+       "an application's or a provider's line (XLA's 'NCCL operation ...', libmlx5's 'got completion with error', "
+       "NCCL 2.1's 'WARN' without the word NCCL) carries no NCCL line head: a wrap's rest cannot be told from text "
+       "and joined back" for name in (
+           "flax4942-nnx-jit-absl-info-dots-xla-ncclallreduce-invalid-argument-empty-last-warning-tensorflow-"
+           "imported-cut",
+           "lwm44-jax-xla-reduce-scatter-unable-to-load-nccl-library-two-lines",
+           "jax22747-single-process-multi-gpu-bootstrap-socket-cc-666-then-xla-intercepted-ncclcomminitrank-socket-"
+           "try-accept-bad-fd-cut",
+           "openrlhf621-ray-prefixed-raylet-worker-died-mlx5-host-unknown-got-completion-with-error-repeated-then-"
+           "broadcast-ncclremoteerror-cut",
+           "horovod385-nccl-2.1.15-uuid-hostname-no-module-for-gpu-direct-rdma-net-ib-gid3-then-tqdm-and-traceback-"
+           "cut")},
     **{(habit, cid):
        "the output sits inside a document's own syntax (a README's or a script's '# ' before every line, the JSON "
        "strings of Ansible's stdout_lines): a terminal's prefix, prompt, fence, banner or time comes around that "

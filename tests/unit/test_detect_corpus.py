@@ -181,6 +181,18 @@ NOT_RECOGNISABLE: dict[str, str] = {
         "when the file is named as its KIND",
     "round2/sinfo/pdc-beskow-hpcintro-cray-rows-under-default-header-maint-star-idle-star-down-star-elided.txt":
         "a longer site format's rows under the default header: the rows do not have the header's shape",
+    # batches 64-69 (session 21)
+    "round2/ip-link/k3s209-ip-d-l-show-flannel-1-one-line-elided-both-ends-dstport-8472.txt":
+        "one 'ip -d l' detail line between two elisions, without its header: no ip link form (labelled cannot-judge)",
+    "round2/nccl-log/mxnet9193-nccl-1.3.4-two-gpu-rank-access-p2p-device-mem-reduce-cu-126-cuda-failure-invalid-"
+    "resource-handle.txt": "NCCL 1.x's 'INFO ...'/'WARN ...' lines (no 'NCCL INFO' head): read when the file is "
+                           "named as its KIND",
+    "round2/nvidia-smi-query/nvidiametering-docker-run-cuda-base-t4-export-vars-noheader-nounits-mig-na-one-row.txt":
+        "a 'noheader,nounits' row whose fields only an export line names: any CSV row (a round2 known miss too)",
+    "round2/scontrol-node/conoha-slurm-rest-api-postmortem-l4-gpu-worker-two-lines-idle-drain-dynamic-norm-invalid-"
+    "reg-gres-0-lt-1.txt": "two 'Key=value' lines of a record without its NodeName line (a round2 known miss too)",
+    "round2/sinfo/unigehpc3640-baobab-new-gpu048-sinfo-N-format-gres-ampere-8-two-partitions-no-state-column.txt":
+        "an 'sinfo -N --format' without a state column: no header sinfo's readings know (labelled cannot-judge)",
 }
 
 
@@ -194,6 +206,10 @@ READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
         "sinfo", "sinfo's table, then scontrol show node, in one paste: the first tool's output is what is read"),
     "round2/nvidia-smi/deepops1157-vagrant-login-sinfo-srun-no-devices-without-gpu-request-then-G1-smi-L-p100.txt": (
         "sinfo", "sinfo's table, then srun nvidia-smi in one paste: the first tool's output is what is read"),
+    "round2/ibstatus/oneflow9115-openibd-stopped-ibv-devinfo-function-not-implemented-then-ibstatus-fatal-no-devices-"
+    "illegal-number.txt": (
+        "ibv_devinfo", "ibv_devinfo's error, then ibstatus's, in one paste: the first tool's output is what is read "
+                       "(both say no RDMA device)"),
 }
 
 
@@ -458,6 +474,11 @@ PASTES = {
 QUOTED_REPLIES = frozenset({
     "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt",
     "round2/sinfo/caviness-hpcintro-blockquote-gt-gt-prefix-wrapped-nodelists-drain-star-down-star-down-it-css.txt",
+    "round2/ibstatus/ompiusers28792-2016-quoted-gt-bstatus-typo-mlx4_0-one-port-active-fdr-56-html-pre.txt",
+    "round2/ip-link/netdev2020-lag-ipv6-reproducer-ip-a-s-double-quoted-bond0-ens2f1np2-slave-no-carrier-down-"
+    "ens2f0np0-up-wrapped.txt",
+    # Markdown's lazy blockquote: '> ' on the record's first line only
+    "round2/ip-link/danm246-mellanox-pf-enp101s0f0-up-vf-list-vlan-10-markdown-bold-quote-prefix-cut.txt",
 })
 
 

@@ -271,7 +271,7 @@ def test_an_application_s_nccl_error_line_is_a_failed_call_but_not_a_peer_s() ->
                 "[rank0]: ncclInternalError: Internal check failed.")
     found = judge_text("nccl-log", text)
     assert found[0].check == "nccl_error" and found[0].severity == "critical"
-    assert "ncclInternalError returned from application" in found[0].message
+    assert "the application's NCCL call returned ncclInternalError" in found[0].message
     # ncclRemoteError: a peer's process exited or the network failed; this rank's own call names no fault of its own
     remote = _log("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
                   "prematurely.")

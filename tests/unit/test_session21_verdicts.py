@@ -41,6 +41,11 @@ def test_a_dcgmi_table_cut_after_its_deployment_rows_cannot_be_judged() -> None:
     assert f.check == "coverage" and f.message.startswith("cannot judge: nothing judgeable: ")
     # the same rows closed by the table's bottom border: a level 1 (software) run that passed
     assert judge_text("dcgmi-diag", DCGM_CUT + BORDER + "\n") == []
+    # cut at the next category's header (seen/dcgmi-diag/dcgm55-...: '+-----  Integration  -------+---...+'): the
+    # Deployment section is whole, and what it shows passed
+    integration = "+-----  Integration  -------+------------------------------------------------+\n"
+    assert "open_end" not in _parse("dcgmi-diag", DCGM_CUT + integration)
+    assert judge_text("dcgmi-diag", DCGM_CUT + integration) == []
 
 
 # --- ip link: Markdown's lazy blockquote, a header wrapped by a mail, a bond's member without carrier ---

@@ -385,7 +385,8 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         returns = []
     setup = [w for w in rest if _SETUP_FATAL.search(w[:2000]) and not _OOM.search(w[:2000])
              and not _NO_P2P.search(w[:2000])]
-    if setup and not fatal and not oom:
+    # a CUDA failure with NCCL's own trace after it: the trace says what it failed (the branch below)
+    if setup and not fatal and not oom and not (returns and all(_CUDA_FAILURE.search(w[:2000]) for w in setup)):
         what = ("a CUDA call inside NCCL failed: the NCCL call returns an error, the job cannot run"
                 if _CUDA_FAILURE.search(setup[0][:2000]) else
                 "the communicator cannot be set up, the job cannot run as launched")

@@ -362,8 +362,12 @@ def prompt_hosts(text: str) -> list[str]:
     """The hosts the capture's shell prompts name (``user@host``), in order of first appearance."""
     out: list[str] = []
     for ln in text.split("\n", 4000)[:4000]:
-        if "@" in ln and _sure_prompt(ln[:600]) and (m := _PROMPT_USER_HOST.search(ln[:600])) \
-                and m.group("host") not in out:
+        if "@" not in ln:
+            continue
+        ln = ln[:600]
+        if not _sure_prompt(ln) and (pre := _LAUNCHER.match(ln)):
+            ln = ln[pre.end():]  # the prompt line under a launcher's prefix ('0: user@node:~$ ibstat')
+        if _sure_prompt(ln) and (m := _PROMPT_USER_HOST.search(ln)) and m.group("host") not in out:
             out.append(m.group("host"))
     return out
 

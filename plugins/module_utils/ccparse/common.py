@@ -54,9 +54,8 @@ def gpu_selection(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
     ids = [m.group(1) for c in commands if (m := _GPU_SELECTION.search(c))]
     if not ids:
         return out
-    said = ", ".join(dict.fromkeys(ids))
-    return {**out, "partial": True, "cut": [*(out.get("cut") or []),
-                                           f"the command selects GPU(s) -i {said}: only those are shown"]}
+    said = f"the command selects GPU(s) -i {', '.join(dict.fromkeys(ids))}: only those are shown"
+    return {**out, "partial": True, "cut": [*(out.get("cut") or []), said]}
 
 
 def strip_source_line(text: str) -> str:

@@ -144,6 +144,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
     seen_header = False
     last_line = lines[-1][0] if lines else None
     closed = False  # the table's bottom border was read: a prolog's or script's lines may follow
+    in_section = False  # the last line read was a row: a capture that ends here ends inside a section
     for lineno, raw in lines:
         s = raw.strip()
         if s.startswith("#") and s[1:].lstrip()[:1] in ("|", "+"):
@@ -152,11 +153,13 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             continue
         if set(s) <= set("+-=|"):
             closed = seen_header and s.startswith("+") and bool(tests or results or meta)
+            in_section = False
             continue
         c = _CAT.match(s)
         if c:
             cat = c.group(1).strip()
             last_msg = None
+            in_section = False
             continue
         m = _TEXT_ROW.match(s)
         if not m and s.startswith("|") and lineno == last_line:
@@ -168,6 +171,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 raise ParseError(TOOL, f"line is not a table row: {s[:80]!r}", lineno)
             continue  # before the table, or after its bottom border ('Successfully started recording stats')
         closed = False
+        in_section = True
         name, value = m.group(1), m.group(2)
         if name == "Diagnostic" and value == "Result":
             seen_header = True
@@ -273,10 +277,10 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
         # the table cut after its header (or its metadata): read, but no test row to judge; the check says
         # "cannot judge", the coverage line records the cut
         out["cut"] = ["result table without any test row (cut after its header?)"]
-    elif not closed:
-        # no bottom border after the last row: the paste (or its copy) stops inside the table; rows after it unknown
+    elif in_section:
+        # the capture ends on a row, inside a section (no border or next category after it): rows after it unknown
         out["open_end"] = True
-        out["cut"] = ["the result table ends without its bottom border: rows after the last one may be cut"]
+        out["cut"] = ["the result table ends inside a section, without its border: rows after the last may be cut"]
     return out
 
 

@@ -94,7 +94,7 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("nccl-tests", "the nccl-tests banner or header",
          r"^\s*#?\s*size\s+count\s+type|# Avg bus bandwidth|^\s*#?\s*nThread \d+ nGpus \d+|"
          r"nccl-tests version \d|Collective test starting:|^\s*#\s*Using devices\s*$|"
-         r"Test (?:CUDA|NCCL) failure common\.cu:\d+|"
+         r"Test (?:CUDA|NCCL) failure \S{0,200}?common\.cu(?:\.cpp)?:\d+|"
          r"^\s*(?:\[\d+\]\s*)?\d+\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64)"
          r"\s+(?:sum|prod|max|min|avg|none)\s+-?\d+(?:\[\d+\])?\s+[\d.]+\s"),
         ("ib_write_bw", "perftest's banner or header",
@@ -155,7 +155,7 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
         ("nvidia-smi", "nvidia-smi -L lines", r"^[ \t]*GPU \d{1,3}: [^\n]{1,120}\(UUID: ?GPU-[^\n]*$", 0.6),
         ("nccl-log", "NCCL log lines",
          r"^.*(?:\bNCCL (?:INFO|WARN)\b|ProcessGroupNCCL|\bnccl(?:Remote|System|Internal|UnhandledCuda)Error\b|"
-         r"\bNCCL error\b|\bNET/(?:IB|IBP|OFI|Socket)\b|NCCL failure|"
+         r"\bNCCL error\b|\bNET/(?:IB|IBP|OFI|Socket)\b|NCCL failure|\bNCCL operation nccl\w{1,40}\(|"
          # NCCL 2.0-2.2: no 'NCCL' word after the host:pid:tid [dev] prefix
          r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ).*$", 0.1),
         ("ib_write_bw", "perftest command lines", r"^.*\bib_(?:write|read|send)_bw\s.*$", 0.2),
@@ -247,7 +247,7 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(_CMD_L
     ("mlnx_qos", r"\bmlnx_qos\b"),
     ("sinfo", r"\bsinfo\b"),
     ("scontrol-node", r"\bscontrol\s+show\s+node"),
-    ("proc-limits", r"\bulimit\s+-H?[aS]*[al]\b|/proc/(?:\d+|self|\$\w+|\$\(\w+[^\n]*?\))/limits\b"),
+    ("proc-limits", r"\bulimit(?:\s+-[HS])?\s+-H?[aS]*[al]\b|/proc/(?:\d+|self|\$\w+|\$\(\w+[^\n]*?\))/limits\b"),
     ("sdiag", r"\bsdiag\b"),
     ("lspci", r"\blspci\b"),
     ("kernel-log", r"\b(?:dmesg|journalctl)\b"),

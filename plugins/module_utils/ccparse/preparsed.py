@@ -46,6 +46,7 @@ from . import (  # noqa: F401  # pylint: disable=unused-import  # imported to re
     proc_limits,
     sysfs_ib,
 )
+from .capture import clean_capture
 from .common import PARSERS
 
 SCHEMA = "clusterctl-preparsed/1"
@@ -159,11 +160,13 @@ def base_kind(key: str) -> str:
 
 def envelope(kind: str, text: str) -> dict[str, Any] | None:
     """The pre-parsed envelope of ``text`` as ``kind``, or None (unknown KIND, parse error,
-    data that JSON does not carry unchanged, parser source unreadable)."""
+    data that JSON does not carry unchanged, parser source unreadable, a pasted session with its commands)."""
     fn = PARSERS.get(kind)
     version = parser_version(kind)
     if fn is None or version is None:
         return None
+    if clean_capture(text, kind).commands:
+        return None  # a pasted session (prompts, commands): the controller reads it, and what its lines name
     try:
         data = fn(text)
         faithful = json.loads(json.dumps(data, allow_nan=False)) == data
