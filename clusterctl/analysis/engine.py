@@ -562,9 +562,10 @@ def _judge_into(rep: HostReport, pairs: list[PairResult], host: str, kind: str, 
     res = _run_checks(host, kind, data, exp)
     if type(data) is dict and (data.get("unread_lines") or data.get("partial")):
         res = _uncounted(host, rel, data, res)
-    if type(data) is dict and data.get("named_host") and not data["named_host"].startswith(f"{host}:"):
+    named = data.get("named_host") if type(data) is dict else None
+    if named and named["host"] != host:
         # a pasted capture whose shell prompt (or launcher prefix) names the node it ran on: each finding says which
-        said = f" [{data['named_host']}]"
+        said = f" [{named['host']}: the host the capture's {named['by']} names]"
         # (only findings of the host itself or its devices: a Slurm view's nodes are named by their own subjects)
         res = CheckResult(findings=[replace(f, message=f.message + said)
                                     if f.severity != "info" and (f.subject == host or f.subject.startswith(f"{host}/"))

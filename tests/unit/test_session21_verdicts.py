@@ -414,7 +414,7 @@ def test_the_host_a_prompt_names_is_said_in_each_finding(tmp_path) -> None:
                  "fs.inotify.max_user_watches = 100000",
                  "fds@n1:~$ ulimit -l",
                  "64")
-    assert _parse("proc-limits", text)["named_host"] == "n1: the host the capture's shell prompt names"
+    assert _parse("proc-limits", text)["named_host"] == {"host": "n1", "by": "shell prompt"}
     (tmp_path / "pasted").mkdir()
     (tmp_path / "pasted" / "proc-limits.txt").write_text(text)
     (f,) = analyze_dir(str(tmp_path), {}).hosts["pasted"].findings
@@ -425,4 +425,4 @@ def test_the_host_a_prompt_names_is_said_in_each_finding(tmp_path) -> None:
     # a parallel shell's prefix naming one host
     pdsh = _text("gpu017: [ 8123.456789] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.",
                  "gpu017: [ 8123.456800] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.")
-    assert _parse("kernel-log", pdsh)["named_host"] == "gpu017: the host the capture's line prefix names"
+    assert _parse("kernel-log", pdsh)["named_host"] == {"host": "gpu017", "by": "line prefix"}

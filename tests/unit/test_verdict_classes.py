@@ -42,14 +42,15 @@ def test_pdsh_and_srun_prefixes_read_like_the_bare_capture() -> None:
     src, body = text.split("\n", 1)
     bare = registry.parse("ibstat", text)
     # the capture's own prompt names its host ('[root@dell ...]#'); a parallel shell's prefix names its own
-    assert bare.pop("named_host").startswith("dell: ")
+    assert bare.pop("named_host") == {"host": "dell", "by": "shell prompt"}
     for prefix, host in (("gpu-b300-07: ", "gpu-b300-07"), ("[gpu-b300-07] ", "gpu-b300-07"), ("0: ", "0")):
         pasted = src + "\n" + "".join(prefix + ln + "\n" for ln in body.splitlines())
         got = registry.parse("ibstat", pasted)
         named = got.pop("named_host")
         assert got == bare, prefix
         assert clean_capture(pasted, "ibstat").hosts == [host]
-        assert named.startswith("dell: " if host == "0" else f"{host}: "), prefix  # a rank names no host
+        assert named == ({"host": "dell", "by": "shell prompt"} if host == "0" else  # a rank names no host
+                         {"host": host, "by": "line prefix"}), prefix
 
 
 def test_open_mpi_tag_output_prefix_and_elisions(tmp_path: Path) -> None:

@@ -446,25 +446,24 @@ def _frames(top_only: bool) -> re.Pattern[str]:
 
 _CALL_SITE = _frames(top_only=False)
 _TOP_CALL = _frames(top_only=True)
-#: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
-#: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent
+#: a CUDA (HIP) call inside NCCL failed (CUDACHECK: ncclUnhandledCudaError returned to the caller); out of memory and
+#: GPUs without peer access are judged apart (_OOM, _NO_P2P)
 _CUDA_FAILURE = re.compile(r"\b(?:Cuda|HIP) failure\b", re.IGNORECASE)
+#: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
+#: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent, a rank out of range;
+#: and a CUDA failure inside NCCL
+_SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
+                          r"\bnetwork \S{1,40} not found|Invalid rank requested|" + _CUDA_FAILURE.pattern,
+                          re.IGNORECASE)
+#: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
+#: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
+_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(")
 
 
 def _on(nccl: Mapping[str, Any]) -> str:
     """' (on node23)': the hosts NCCL's own lines name, where there are one to three of them."""
     hosts = [str(h) for h in nccl.get("hosts") or []]
     return f" (on {', '.join(hosts)})" if 0 < len(hosts) <= 3 else ""
-
-
-_SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
-                          r"\bnetwork \S{1,40} not found|Invalid rank requested|"
-                          # a CUDA (HIP) call inside NCCL failed (CUDACHECK: ncclUnhandledCudaError returned to the
-                          # caller); out of memory and GPUs without peer access are judged apart (_OOM, _NO_P2P)
-                          r"\b(?:Cuda|HIP) failure\b", re.IGNORECASE)
-#: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
-#: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
-_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(")
 
 
 def _only_no_p2p(warnings: list[str]) -> bool:

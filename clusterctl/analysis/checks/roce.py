@@ -73,10 +73,13 @@ def sysfs_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding
 
 
 def _routable_v2(g: Mapping[str, Any]) -> bool:
-    """A RoCE v2 GID NCCL can use across subnets: IPv4-mapped with its address, or a global IPv6
+    """A RoCE v2 GID NCCL can use across subnets (:func:`_routable`)."""
+    return g.get("roce_version") == 2 and _routable(g)
+
+
+def _routable(g: Mapping[str, Any]) -> bool:
+    """A GID with an address routed across subnets: IPv4-mapped with its address, or a global IPv6
     (not link-local fe80::/10; an IPv6-only fabric uses those with NCCL_IB_ADDR_FAMILY=AF_INET6)."""
-    if g.get("roce_version") != 2:
-        return False
     if g.get("ipv4"):
         return True
     gid = str(g.get("gid") or "").lower()
@@ -103,7 +106,7 @@ def show_gids_roce(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Fin
         p["netdev"] = p["netdev"] or g.get("netdev")
         if _routable_v2(g):
             p["v2"] = True
-        elif _routable_v2({**g, "roce_version": 2}):
+        elif _routable(g):
             # a routable address whose RoCE version the table does not say (an old show_gids/kernel: no VER), or v1
             p["unversioned" if g.get("roce_version") is None else "v1"] = True
     out: list[Finding] = []

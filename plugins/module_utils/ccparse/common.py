@@ -54,8 +54,14 @@ def gpu_selection(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
     ids = [m.group(1) for c in commands if (m := _GPU_SELECTION.search(c))]
     if not ids:
         return out
-    said = f"the command selects GPU(s) -i {', '.join(dict.fromkeys(ids))}: only those are shown"
-    return {**out, "partial": True, "cut": [*(out.get("cut") or []), said]}
+    return with_cut(out, f"the command selects GPU(s) -i {', '.join(dict.fromkeys(ids))}: only those are shown",
+                    partial=True)
+
+
+def with_cut(out: dict[str, Any], sentence: str, **more: Any) -> dict[str, Any]:
+    """A copy of the parse ``out`` with ``sentence`` added to its ``cut`` (what the capture leaves out, said as the
+    engine's coverage note) and the keys of ``more`` set."""
+    return {**out, **more, "cut": [*(out.get("cut") or []), sentence]}
 
 
 def strip_source_line(text: str) -> str:

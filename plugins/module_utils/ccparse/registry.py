@@ -10,7 +10,7 @@ from typing import Any
 from . import __name__ as _pkg
 from . import __path__ as _path
 from .capture import clean_capture, prompt_hosts, typeset
-from .common import COMMAND_READERS, PARSERS, ParseError
+from .common import COMMAND_READERS, PARSERS, ParseError, with_cut
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
 
@@ -72,37 +72,31 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
             (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
         # 'nvidia-smi -L | head': the command itself showed only the first (last) lines; what is there is judged,
         # a count of what it lists is not (the engine's COUNTING_CHECKS)
-        out = _with_cut(out, f"the command pipes its output through {cut}: only part is shown", partial=True)
+        out = with_cut(out, f"the command pipes its output through {cut}: only part is shown", partial=True)
     if unread and isinstance(out, dict):
         # lines the parser rejected, left out: what is left was read and is judged, the lines are said
         said = "; ".join(f"line {cleaned.original_line(n)}: {why[:120]}" for n, why in unread[:3])
-        out = _with_cut(out, f"{len(unread)} line(s) not read ({said})",
-                        unread_lines=[cleaned.original_line(line) for line, _why in unread])
+        out = with_cut(out, f"{len(unread)} line(s) not read ({said})",
+                       unread_lines=[cleaned.original_line(line) for line, _why in unread])
     if cleaned.elided and isinstance(out, dict):
         # the paster's '...': what is left was judged, the cut is said (the engine's coverage note)
         at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
-        out = _with_cut(out, f"lines elided ('...' at line {at})")
+        out = with_cut(out, f"lines elided ('...' at line {at})")
     return out
 
 
-def _named_host(text: str, cleaned: Any) -> str:
-    """'n1 (the host the capture's shell prompt names)' where the capture's ``user@host`` prompts name one host, or
-    a launcher's or parallel shell's prefix names one (``gpu017: ...``); '' otherwise."""
+def _named_host(text: str, cleaned: Any) -> dict[str, str] | None:
+    """``{"host": "n1", "by": "shell prompt"}`` where the capture's ``user@host`` prompts name one host, or
+    ``"by": "line prefix"`` where a launcher's or parallel shell's prefix names one (``gpu017: ...``); else None."""
     if len(cleaned.hosts) == 1 and any(c.isalpha() for c in cleaned.hosts[0]):
-        return f"{cleaned.hosts[0]}: the host the capture's line prefix names"
+        return {"host": cleaned.hosts[0], "by": "line prefix"}
     if cleaned.commands and len(hosts := prompt_hosts(text)) == 1 and hosts[0] not in _NOT_NAMED:
-        return f"{hosts[0]}: the host the capture's shell prompt names"
-    return ""
+        return {"host": hosts[0], "by": "shell prompt"}
+    return None
 
 
 #: prompt host names that name no node
 _NOT_NAMED = frozenset({"localhost", "localhost.localdomain"})
-
-
-def _with_cut(out: dict[str, Any], sentence: str, **more: Any) -> dict[str, Any]:
-    """A copy of the parse ``out`` with ``sentence`` added to its ``cut`` (what the capture leaves out, said as the
-    engine's coverage note) and the keys of ``more`` set."""
-    return {**out, **more, "cut": [*(out.get("cut") or []), sentence]}
 
 
 #: a command line that keeps only the first or last lines of the output ('nvidia-smi -L | head', '| tail -n 20')
