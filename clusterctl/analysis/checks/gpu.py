@@ -315,9 +315,22 @@ _SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mo
                   "inforom", "serial", "board_id", "persistence", "host max", "host_max")
 
 
-def _error_fields(host: str, g: Mapping[str, Any]) -> list[Finding]:
+def _under_wsl(data: Mapping[str, Any]) -> str:
+    """The table's banner under WSL 2: Linux's nvidia-smi reports the Windows host's driver, whose version is not
+    its own ('NVIDIA-SMI 470.28  Driver Version: 470.76'); a Linux host prints one version twice. "" elsewhere."""
+    smi, drv = data.get("smi_version"), data.get("driver_version")
+    return f"NVIDIA-SMI {smi} under the Windows driver {drv}" if smi and drv and smi != drv else ""
+
+
+def _error_fields(host: str, g: Mapping[str, Any], wsl: str = "") -> list[Finding]:
     out: list[Finding] = []
     errs = list(g.get("error_fields") or [])
+    if wsl and ["utilization.gpu", "ERR!"] in [list(e) for e in errs]:
+        # WSL 2's early drivers do not expose the utilization counter: 'ERR!' in GPU-Util on a GPU that answers
+        errs = [e for e in errs if list(e) != ["utilization.gpu", "ERR!"]]
+        out.append(Finding(host, "gpu_field_error", rule_sev("gpu_field_error.wsl_utilization"), _subject(host, g),
+                           f"nvidia-smi shows GPU-Util 'ERR!' under WSL 2 ({wsl}): WSL's driver does not "
+                           f"report utilization, the GPU's other readings answer{_bus(g)}"))
     if not errs:
         return out
     setting = [e for e in errs if any(w in e[0].lower() for w in _SETTING_WORDS)]
@@ -538,7 +551,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         if n:
             res.findings.append(Finding(host, "gpu_ecc", rule_sev("gpu_ecc.volatile_uncorrectable"), _subject(host, g),
                                         f"{n} uncorrectable ECC error(s) since the last reset{_bus(g)}"))
-        res.findings += _persistence(host, g, exp) + _error_fields(host, g)
+        res.findings += _persistence(host, g, exp) + _error_fields(host, g, _under_wsl(data))
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
     return res

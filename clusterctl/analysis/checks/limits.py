@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from clusterctl.analysis.model import CheckResult, Finding, check
+from clusterctl.analysis.model import NOTHING, CheckResult, Finding, check
 from clusterctl.analysis.severity import sev as rule_sev
 
 #: the slurm_compute role's default for slurmd's LimitMEMLOCK (roles/slurm_compute/defaults/main.yml)
@@ -75,6 +75,12 @@ def judge_slurmd_memlock(host: str, data: Mapping[str, Any], expectations: Mappi
         res.findings.append(Finding(host, "memlock", rule_sev("memlock.bad_setting"), subject,
                                     f"slurm_compute_memlock_limit={want_text!r} is not infinity or a size "
                                     "such as 64G: memlock not judged"))
+        return res
+    if "max_locked_memory" not in data["limits"]:
+        # rows of other limits only (a listing trimmed or cut before its locked-memory row)
+        res.findings.append(Finding(host, "memlock", rule_sev("memlock.not_shown"), subject,
+                                    f"{NOTHING}the limits listing shows no locked-memory row (trimmed or cut): "
+                                    "memlock not judged"))
         return res
     soft = data["limits"]["max_locked_memory"]["soft"]
     enough = soft is None if want is None else (soft is None or soft >= want)

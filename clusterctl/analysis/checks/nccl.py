@@ -97,6 +97,12 @@ def _spans_nodes(nccl: Mapping[str, Any], hosts: Any = (), *, by_ranks: bool = F
         by_ranks and (nccl.get("n_ranks") or 0) > NODE_GPUS_MAX)
 
 
+def _said_one_node(nccl: Mapping[str, Any]) -> bool:
+    """NCCL's own ``nNodes 1``: the job runs on one node. (:func:`_spans_nodes` false is weaker: no evidence of a
+    second node, which a log cut before NCCL's rank lines or one host's lines of a larger job also give.)"""
+    return str(nccl.get("n_nodes")) == "1"
+
+
 def _multi_node(data: Mapping[str, Any]) -> bool:
     return _spans_nodes(data.get("nccl") or {}, data.get("hosts"))
 
@@ -187,10 +193,13 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
         gdr_expected = True if gdr_expected is None else bool(gdr_expected)
         if gdr_expected and multi and nccl.get("gdr") is False and transport in ("IB", "RoCE"):
             out.append(_gdr_off(host, nccl, ver, ""))
-    elif transport in ("IB", "RoCE") and multi and nccl.get("gdr") is False \
-            and exp.get("nccl_gdr_expected") is not False:
+    elif nccl.get("gdr") is False and exp.get("nccl_gdr_expected") is not False and (
+            (transport in ("IB", "RoCE") and multi)
+            # NCCL's IB transport names the HCAs it set GPUDirect RDMA off for: lines an operator singles out
+            # (no transport line pasted) say the node's HCAs run without it, unless NCCL says the job is on one node
+            or (transport is None and nccl.get("gdr_hcas") and not _said_one_node(nccl))):
         # no fabric stated: NCCL's own use of IB/RoCE devices says it is an RDMA fabric
-        out.append(_gdr_off(host, nccl, ver, f" on the {transport} devices NCCL uses"))
+        out.append(_gdr_off(host, nccl, ver, f" on the {transport or 'IB'} devices NCCL uses"))
     elif transport == "Socket":
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
@@ -412,7 +421,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                            f"{NOTHING}the job ran out of GPU memory (NCCL WARN {oom[0][:160]}); {len(rest)} WARN "
                            "line(s) follow from it: an application limit, no device or link fault shown"))
         return out
-    single = str(nccl.get("n_nodes")) == "1"  # NCCL's own 'nNodes 1': the job runs on one node
+    single = _said_one_node(nccl)
     for w in rest[:5]:
         if single and _NO_VERBS.search(w[:2000]):
             # the verbs library is for the network transport; a job on one node runs over P2P/SHM without it

@@ -63,7 +63,7 @@ def _hosts(nodelist: str, tool: str, lineno: int) -> list[str]:
     """The host names of a NODELIST (of one cut with ``...``, those it names for sure); ParseError when it is
     not a hostlist."""
     try:
-        return expand_hostlist(_uncut_nodelist(nodelist) or nodelist)
+        return expand_hostlist(_uncut_nodelist(nodelist) or _ELIDED_ITEM.sub("", nodelist))
     except ValueError as exc:
         raise ParseError(tool, str(exc), lineno) from None
 
@@ -273,6 +273,9 @@ def _join_wrapped_nodelists(numbered: list[tuple[int, str]]) -> list[tuple[int, 
 
 #: a NODELIST the paster cut with an ellipsis: ``gra[8,99,211,268,85...`` (its last name may be cut too)
 _CUT_LIST = re.compile(r"(?:\.{3}|\u2026)$")
+#: a ``...`` item inside a bracket, where a page shortened a long list ('nid[001006,...,002014]'): the numbers
+#: around it are the hosts it names for sure
+_ELIDED_ITEM = re.compile(r"(?<=\[)(?:\.{3}|\u2026),|,(?:\.{3}|\u2026)(?=[,\]])")
 
 
 def _uncut_nodelist(nodelist: str) -> str | None:
