@@ -36,7 +36,8 @@ judged by :func:`clusterctl.analysis.checks.linkflap.judge_link_flaps` (the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,22 @@ def _whats(evs: Events) -> str:
     return ", ".join(dict.fromkeys(str(e.get("what")) for e in evs))
 
 
+def _by_pci(events: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for ev in events:
+        out.setdefault(str(ev.get("pci") or ""), []).append(ev)
+    return out
+
+
+def _function0(pci: str) -> str:
+    """The GPU an Xid line names by bus and device only ('PCI:0000:03:00'): its function 0, as nvidia-smi and
+    lspci write it (0000:03:00.0); any other address as written."""
+    return f"{pci}.0" if _BUS_DEVICE.match(pci) else pci
+
+
+_BUS_DEVICE = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}$")
+
+
 @check("kernel-log")
 def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -151,7 +168,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         who = f" (process {', '.join(sorted(names))})" if names else ""
         sample = str(events[-1].get("text") or "")[:160]
         res.findings.append(Finding(
-            host, "xid", sev, f"{host}/{pci}" if pci else host,
+            host, "xid", sev, f"{host}/{_function0(pci)}" if pci else host,
             f"Xid {code} ({meaning}) on GPU PCI:{pci or '(address not shown)'}{who}: {len(events)} time(s) "
             f"{_when(events)}; {todo}. "
             f"Last: {sample!r}"))
@@ -165,6 +182,18 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             host, "xid", rule_sev("xid.fallen_off_bus"), subject,
             f"GPU {pci or '(bus id not in the log)'} has fallen off the bus (kernel log {_when([ev])}, no Xid 79 "
             "logged for it): drain; reboot the node, then check PCIe seating, power and temperature"))
+    for ev in data.get("oops") or ():
+        mod, pci = ev.get("module"), ev.get("pci")
+        res.findings.append(Finding(
+            host, "kernel_oops", rule_sev("kernel_oops.crash"), f"{host}/{pci or mod}" if (pci or mod) else host,
+            f"the kernel crashed in kernel code {_when([ev])}" + (f" in {mod}" if mod else "")
+            + (f" (its device {pci})" if pci else "") + f": {str(ev['text'])[:120]!r}; the driver's state is lost: "
+            "drain and reboot the node"))
+    for pci, events in sorted(_by_pci(data.get("pci_inaccessible") or ()).items()):
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev("kernel_pcie.device_inaccessible"), f"{host}/{pci}",
+            f"PCI device {pci} did not wake from D3cold: its config space does not answer ({len(events)} time(s) "
+            f"{_when(events)}); it is off the bus until the node is power-cycled"))
     aer: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("aer_fatal") or ():
         aer.setdefault(str(ev.get("pci") or ""), []).append(ev)

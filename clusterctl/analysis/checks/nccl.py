@@ -103,6 +103,11 @@ def _said_one_node(nccl: Mapping[str, Any]) -> bool:
     return str(nccl.get("n_nodes")) == "1"
 
 
+def _one_node_words(nccl: Mapping[str, Any]) -> str:
+    """How a log that shows no second node is worded: NCCL's own word, or the absence of a second one."""
+    return "single-node run (NCCL: nNodes 1)" if _said_one_node(nccl) else "no second node in the log"
+
+
 def _multi_node(data: Mapping[str, Any]) -> bool:
     return _spans_nodes(data.get("nccl") or {}, data.get("hosts"))
 
@@ -168,11 +173,16 @@ def _gdr_off(host: str, nccl: Mapping[str, Any], ver: str, where: str) -> Findin
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
     out: list[Finding] = []
-    if multi and "lo" in (nccl.get("socket_interfaces") or []) and nccl.get("transport") in ("Socket", None):
+    ifs = list(nccl.get("socket_interfaces") or [])
+    # NCCL takes lo only when NCCL_SOCKET_IFNAME lets it: lo listed beside a real interface is a setting meant
+    # for several nodes ('^docker', 'eth0,lo'), judged unless NCCL says the job is on one node
+    if "lo" in ifs and nccl.get("transport") in ("Socket", None) and (
+            multi or (len(ifs) > 1 and not _said_one_node(nccl))):
         # NCCL_SOCKET_IFNAME=lo, or an interface list that lets NCCL take the loopback: no other node is reachable
+        job = "on a multi-node job" if multi else f"beside {', '.join(i for i in ifs if i != 'lo')}"
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.loopback"), f"{host}/lo",
-                           "NCCL's socket transport uses the loopback interface lo on a multi-node job: the other "
-                           "nodes cannot be reached over it (set NCCL_SOCKET_IFNAME to the node's network interface)"))
+                           f"NCCL's socket transport uses the loopback interface lo {job}: the other nodes cannot "
+                           "be reached over it (set NCCL_SOCKET_IFNAME to the node's network interface)"))
     fabric = str(exp.get("fabric") or "").lower()
     fabric = {"ib": "infiniband"}.get(fabric, fabric)  # the short name people write for InfiniBand
     transport = nccl.get("transport")
@@ -185,7 +195,8 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
         elif transport == "Socket":
             out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_on_rdma_fabric"), host,
                                f"{ver}NCCL fell back to sockets (NET/Socket) although the fabric is {fabric}"
-                               + ("" if multi else "; single-node run, but multi-node jobs would use sockets too")))
+                               + ("" if multi else
+                                  f"; {_one_node_words(nccl)}, but multi-node jobs would use sockets too")))
         elif transport in ("IB", "RoCE") and transport.lower() != {"infiniband": "ib", "roce": "roce"}[fabric]:
             out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.other_rdma_kind"), host,
                                f"{ver}NCCL used {transport} devices but the fabric is {fabric}"))
@@ -203,7 +214,7 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
     elif transport == "Socket":
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
-                           + ("" if multi else "; single-node run, the network was not on the data path")))
+                           + ("" if multi else f"; {_one_node_words(nccl)}, the network was not on the data path")))
     return out
 
 

@@ -173,6 +173,12 @@ def _physical(link: Mapping[str, Any]) -> bool:
     return link.get("qdisc") == "mq"
 
 
+def _bond_without_carrier(link: Mapping[str, Any]) -> bool:
+    """A bond master (the MASTER flag, or ``bond`` in ``ip -d``'s details) administratively up without carrier."""
+    bond = "MASTER" in (link.get("flags") or ()) or link.get("kind") == "bond"
+    return bond and link.get("carrier") is False and "UP" in (link.get("flags") or ())
+
+
 @check("ip-link")
 def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Finding]:
     """MTU and carrier of the fabric netdevs: those named in ``rdma_netdevs``, else (fabric ``roce``)
@@ -187,6 +193,14 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     selected = len(links) == 1 or not any(
         link.get("ifname") == "lo" or "LOOPBACK" in (link.get("flags") or ()) for link in links)
     for link in links:
+        if not _fabric_netdev(link, names, skip, fabric) and _bond_without_carrier(link) \
+                and str(link.get("ifname") or "") not in skip:
+            out.append(Finding(host, "netdev_link", rule_sev("netdev_link.bond_no_carrier"),
+                               f"{host}/{link['ifname']}",
+                               f"bond {link['ifname']} is up but has no carrier (NO-CARRIER, state "
+                               f"{link.get('state')}): none of its members has a link; check which ports should be "
+                               "enslaved and their cables"))
+            continue
         if not _fabric_netdev(link, names, skip, fabric):
             # a physical netdev the operator singled out that is administratively up without carrier:
             # its cable, transceiver or peer is down
@@ -206,7 +220,13 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
         f = _mtu_finding(host, subject, link["ifname"], link.get("mtu"), exp)
         if f:
             out.append(f)
-        if link.get("carrier") is False or link.get("state") == "DOWN":
+        if link.get("link_type") == "infiniband" and "UP" not in (link.get("flags") or ()):
+            # an IPoIB netdev never brought up (no UP flag, qdisc noop): its state does not gate RDMA, and an
+            # InfiniBand port under it comes up without it (UP without carrier is the port down: below)
+            out.append(Finding(host, "rdma_netdev_link", rule_sev("rdma_netdev_link.ipoib_down"), subject,
+                               f"{link['ifname']} (IPoIB) is administratively down (state {link.get('state')}): "
+                               "IP over InfiniBand is not configured; RDMA does not use this netdev"))
+        elif link.get("carrier") is False or link.get("state") == "DOWN":
             out.append(Finding(host, "rdma_netdev_link", rule_sev("rdma_netdev_link.down"), subject,
                                f"{link['ifname']} has no carrier (state {link.get('state')}): the fabric port is down"))
     return out

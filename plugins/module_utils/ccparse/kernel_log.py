@@ -42,6 +42,17 @@ operators paste ``grep Xid`` output too):
     the devices an AER recovery gave up on (``nvidia 0000:03:00.0: AER: can't recover (no
     error_detected callback)``): ``pci``, ``driver``: who is lost behind a port's fatal error.
 
+``oops``
+    a crash in kernel code (``BUG: unable to handle page fault``, ``BUG: kernel NULL pointer dereference``,
+    ``Oops: 0000 [#1]``, ``general protection fault``, ``kernel BUG at``; one report's several lines are one event):
+    ``module`` (the first module its call trace names, or None), ``pci`` (the function that module's driver last
+    named before it, or None).
+
+``pci_inaccessible``
+    a device the PCI core could not wake from D3cold (``can't change power state from D3cold to D0 (config space
+    inaccessible)``, newer ``Unable to change power state from D3cold to D0, device inaccessible``): ``pci``,
+    ``driver``.
+
 ``pcie_link_down``
     the PCIe hotplug driver's ``Slot(6): Link Down`` (``pcieport 0000:00:03.0: pciehp: Slot(2): Link Down``, older
     ``pciehp 0000:02:05.0:pcie24: slot(6): Link Down event``): ``port`` (the downstream port), ``slot``, ``up``
@@ -162,6 +173,22 @@ _AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
 #: from <dev>' (kernel 6.x wording)
 _AER_CORRECTED = re.compile(r"severity=Correct(?:ed|able)\b|Correct(?:ed|able) error (?:message )?received")
 _AER_FROM = re.compile(r"received(?::| from) (" + _PCI + ")")
+#: firmware-first AER (GHES, the kernel's cper_print_aer): '<drv> <pci>: AER: aer_status: 0x00000001, aer_mask: ...'
+#: then the status's bits, '<drv> <pci>:    [ 0] RxErr   (First)'; no 'severity=' line of the kernel's own: the bit's
+#: name says the register (these are the correctable error status register's, PCIe r6.0 7.8.4.5)
+_AER_STATUS = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>" + _PCI + r"): AER: aer_status: 0x[0-9a-fA-F]{1,8}")
+_AER_BIT = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>" + _PCI + r"):\s+\[\s?\d{1,2}\] (?P<name>\w{2,20})")
+_CORRECTABLE_BITS = frozenset({"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr",
+                               "HeaderOF"})
+#: the kernel's own report of a crash in kernel code (an oops): the page fault or NULL dereference it hit, the
+#: 'Oops: 0000 [#1]' line, a general protection fault, a BUG() assertion. (Not 'BUG: soft lockup', not WARNING.)
+_OOPS = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer dereference|Oops: [0-9a-fx]{1,8} \[#\d{1,4}\]|"
+                   r"general protection fault|kernel BUG at )")
+#: a call trace frame of a module's code: ' mlx5_irq_alloc+0x22f/0x3d0 [mlx5_core 1122...]'
+_FRAME_MODULE = re.compile(r"\+0x[0-9a-f]{1,8}/0x[0-9a-f]{1,8} \[(?P<mod>[A-Za-z0-9_]{1,40})"
+                           r"(?: [0-9a-f]{20,64})?\]\s*$")
+#: lines of an oops report after its first (registers, modules, the trace) that may name the module
+_OOPS_LINES = 80
 _AER_NONFATAL = re.compile(r"Uncorrect(?:ed|able) \(Non-Fatal\)")
 #: EDAC memory controller reports: 'EDAC MC0: 4 CE error on ...' (corrected), '... UE ...' (uncorrected)
 _EDAC = re.compile(r"EDAC (?P<mc>MC\d{1,3}|\w{1,32}):\s*(?:(?P<count>\d{1,9}) )?(?P<kind>CE|UE)\b\s*(?P<rest>.{0,200})")
@@ -250,6 +277,10 @@ _RESET_REQUIRED = "NV_ERR_RESET_REQUIRED"
 #: the GPU a non-NVRM driver line names: 'nvidia-modeset: ERROR: GPU:0: ...'
 _GPU_INDEX = re.compile(r"\bGPU:?(?P<idx>\d{1,3})\b")
 #: an AER recovery that gave up on a device: 'nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)'
+#: the PCI core cannot wake a device ('pci 0000:01:00.0: can't change power state from D3cold to D0 (config space
+#: inaccessible)'; 5.x: 'Unable to change power state from D3cold to D0, device inaccessible'): it does not answer
+_NO_WAKE = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): (?:can't|Unable to) change power state "
+                      r"from D3cold to D0\b")
 _CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
@@ -301,6 +332,17 @@ def _api_versions(event: dict[str, Any], text: str) -> None:
             event[key] = m.group("v")
 
 
+def _oops_module(ev: dict[str, Any], module: str, msgs: list[str]) -> None:
+    """The first module in an oops' call trace (the innermost one's code crashed), and the PCI function that
+    module's driver last named before the crash (``mlx5_core 0000:81:00.0: ...``)."""
+    ev["module"] = module
+    head = module + " "
+    for prev in reversed(msgs[:ev["at"]]):
+        if prev.startswith(head) and (dev := _DEV_PREFIX.match(prev)):
+            ev["pci"] = dev.group("pci").lower()
+            return
+
+
 @parser("kernel-log")
 def parse_kernel_log(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -319,6 +361,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     api_text = ""  # the open API mismatch message (api_mismatch[-1]) while its continuation lines may follow
     slot_power: list[dict[str, Any]] = []
     unrecovered: list[dict[str, Any]] = []
+    inaccessible: list[dict[str, Any]] = []
+    status_of: set[str] = set()  # devices whose firmware-first 'aer_status:' line awaits its first bit
     slot_down: list[dict[str, Any]] = []
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
@@ -330,6 +374,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
     hypervisor: str | None = None
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
+    msgs: list[str] = []  # every line's message, for the device an oops' module last named
+    oopses: list[dict[str, Any]] = []
     total = recognised = 0
     first_bad: int | None = None
     last_time: str | None = None
@@ -352,6 +398,14 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif first_bad is None:
             first_bad = lineno
         recent = [*recent[-2:], msg]
+        msgs.append(msg)
+        if oopses and oopses[-1]["module"] is None and lineno - oopses[-1]["line"] <= _OOPS_LINES \
+                and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)):
+            _oops_module(oopses[-1], fm.group("mod"), msgs)
+        if _OOPS.match(msg):
+            if not (oopses and lineno - oopses[-1]["line"] <= _OOPS_LINES):  # one crash prints several of these
+                oopses.append(_event(lineno, time, msg, module=None, pci=None, at=len(msgs) - 1))
+            continue
         if api_text:  # a line after an API mismatch message's first: its continuation, or the message ended
             ev = api_mismatch[-1]
             if msg.startswith("NVRM:") and "API mismatch" not in msg and lineno - ev["line"] <= _API_LINES:
@@ -404,6 +458,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             g = _GPU_PCI.search(msg) or _GPU_INDEX.search(msg)
             gpu = (g.group("pci").lower() if "pci" in g.groupdict() else f"GPU{g.group('idx')}") if g else None
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what="Reset required"))
+            continue
+        if "D3cold to D0" in msg and (nw := _NO_WAKE.match(msg)):
+            inaccessible.append(_event(lineno, time, msg, pci=nw.group("pci").lower(), driver=nw.group("drv")))
             continue
         if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
             unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))
@@ -495,6 +552,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             src = _AER_FROM.search(msg)
             aer_nonfatal.append(_event(lineno, time, msg,
                                        pci=(src.group(1) if src else dev.group("pci") if dev else None)))
+        elif "aer_status:" in msg and (st := _AER_STATUS.match(msg)):
+            status_of.add(st.group("pci").lower())
+        elif status_of and (bit := _AER_BIT.match(msg)) and bit.group("pci").lower() in status_of:
+            status_of.discard(bit.group("pci").lower())  # one error per status line, its first bit names the register
+            if bit.group("name") in _CORRECTABLE_BITS:
+                aer_corrected.append(_event(lineno, time, msg, pci=bit.group("pci").lower()))
         elif "orrect" in msg and _AER_CORRECTED.search(msg):
             dev = _DEV_PREFIX.match(msg)
             src = _AER_FROM.search(msg)
@@ -526,6 +589,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
             "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
+            "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
+            "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
             "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "hung_tasks": hung_tasks, "nic_removed": removed,
             "hypervisor": hypervisor,
