@@ -177,7 +177,17 @@ EXCLUDED = {
            "kernel-log/linuxpci2021-quoted-modprobe-mlx5-cx5-d8-maxcpus-8-create-eq-recovered-after-timeout-x4-"
            "outlook-wrapped",
            "nccl-log/nccl563-efa-double-pdsh-prefix-ofi-unable-to-register-memory-rc12-traceback-cut",
-           "nccl-log/tcpx1-gcp-a3-gpudirecttcpx-commprogress-rx-ctrl-timeout-enp12s0-enp134s0-hour-long-init")},
+           "nccl-log/tcpx1-gcp-a3-gpudirecttcpx-commprogress-rx-ctrl-timeout-enp12s0-enp134s0-hour-long-init",
+           "nccl-log/nccl394-quoted-gt-prefix-pdsh-node01-prefix-gid-table-change-then-completion-error12-vendor129-"
+           "cut")},
+    ("mail-wrap", "round2/nccl-log/pytorchoperator202-eks-master-pod-mnist-download-lines-then-net-socket-lo-127.0.0.1-"
+                  "and-eth0-cut.txt"):
+        "the job's own download and progress lines outnumber NCCL's: a wrapped NCCL line's rest cannot be told from "
+        "them (only a log is unwrapped), so the interface list after 'NET/Socket :' is lost",
+    **{(habit, "round2/scontrol-node/rioyokotalab-website-t8-sinfo-pipe-line-down-star-then-show-node-rtx6000-ada-down-"
+               "not-responding-8-gpus-md-fences.txt"):
+       "a Markdown page's label lines and fences around two tools' outputs: a terminal's prefix, time or banner "
+       "comes on the terminal's lines, never on the page's prose" for habit in _OUTSIDE_HABITS},
     ("elision", "round2/scontrol-node/rwthi6-report-gpus-claix23-22.05-n23g0002-mixed-n23g0003-down-drain-not-"
                 "responding-too-hot-hash-comments.txt"):
         "a comment block ('# ' before every line): a paster's '...' inside it is commented too, never bare",

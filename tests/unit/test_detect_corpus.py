@@ -181,6 +181,17 @@ NOT_RECOGNISABLE: dict[str, str] = {
         "when the file is named as its KIND",
     "round2/sinfo/pdc-beskow-hpcintro-cray-rows-under-default-header-maint-star-idle-star-down-star-elided.txt":
         "a longer site format's rows under the default header: the rows do not have the header's shape",
+    # batches 70-79 (session 22)
+    "round2/nccl-log/pytorchoperator202-eks-master-pod-mnist-download-lines-then-net-socket-lo-127.0.0.1-and-eth0-"
+    "cut.txt": "two NCCL lines after seventeen lines of the job's download output: too few to read the text as an NCCL "
+               "log (read when the file is named as its KIND)",
+    "round2/nvidia-smi-q-xml/openelec3369-340-grep-gpu-temp-user-quoted-tag-names-24-space-indent.txt":
+        "three XML lines grep'd out of 'nvidia-smi -q -x' with the poster's quotes inside the tags: no XML document "
+        "(a round2 known miss too)",
+    "round2/nvidia-smi-query/polybarscripts42-chevron-prompt-loop-noheader-nounits-temp-util-nine-samples.txt":
+        "bare '41, 6, 13' rows of a 'noheader,nounits' loop under a zsh theme's '\u276f' prompt: any CSV rows",
+    "round2/nvidia-smi-query/zabbix17-rtx3080-27-field-row-mostly-n-a-utilization-and-power-p3-fenced.txt":
+        "one 'noheader' row of 27 fields without its command line: any CSV row (a round2 known miss too)",
     # batches 64-69 (session 21)
     "round2/ip-link/k3s209-ip-d-l-show-flannel-1-one-line-elided-both-ends-dstport-8472.txt":
         "one 'ip -d l' detail line between two elisions, without its header: no ip link form (labelled cannot-judge)",
@@ -198,6 +209,9 @@ NOT_RECOGNISABLE: dict[str, str] = {
 
 #: captures holding two tools' outputs, read as the first one's KIND by design: ident -> (KIND read, why)
 READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
+    "round2/scontrol-node/lambdalabs-notes-indented-sinfo-then-show-node-hyperplane01-a100-8-idle-no-arch-version-"
+    "boottime-none.txt": (
+        "sinfo", "sinfo's table, then scontrol show node, in one paste: the first tool's output is what is read"),
     "round2/scontrol-node/slinky45-25.05.2-login-pod-sinfo-then-show-nodes-esc8000a-a40-idle-dynamic-norm-cut.txt": (
         "sinfo", "sinfo's table, then scontrol show nodes, in one paste: the first tool's output is what is read "
                  "(both say the same three nodes idle)"),

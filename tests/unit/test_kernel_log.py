@@ -32,7 +32,7 @@ def test_xid79_is_named_with_its_bus_id_and_meaning() -> None:
     d = parse("xid79-fallen-off-bus-journal.txt")
     assert [(x["pci"], x["xid"], x["time"]) for x in d["xids"]] == [("0000:2b:00", 79, "May 18 19:02:39")]
     (f,) = judge("xid79-fallen-off-bus-journal.txt")  # the "GPU 0000:2b:00.0: fallen off" line: same GPU
-    assert f.severity == "critical" and f.check == "xid" and f.subject == "n1/0000:2b:00"
+    assert f.severity == "critical" and f.check == "xid" and f.subject == "n1/0000:2b:00.0"
     assert "Xid 79 (GPU has fallen off the bus) on GPU PCI:0000:2b:00" in f.message
 
 
@@ -61,25 +61,25 @@ def test_nvlink_xids_fatal_and_nonfatal_and_contained_ecc() -> None:
     assert d["xids"][3]["pid"] == 1234 and d["xids"][3]["process"] == "python3"
     by = {(f.subject, f.message.split(" (")[0]): f for f in judge("xid-nvlink-144-149-94-kmsg.txt")
           if f.check == "xid"}
-    assert by[("n1/0019:01:00", "Xid 149")].severity == "critical"  # "NETIR Fatal"
-    assert by[("n1/0018:01:00", "Xid 145")].severity == "warning"  # "RLW_RXPIPE Nonfatal"
-    assert by[("n1/0000:01:00", "Xid 144")].severity == "warning"  # "SAW_MVB Nonfatal"
-    assert by[("n1/0000:9b:00", "Xid 94")].severity == "warning"
-    assert "Contained ECC error" in by[("n1/0000:9b:00", "Xid 94")].message
-    assert "python3" in by[("n1/0000:9b:00", "Xid 94")].message
+    assert by[("n1/0019:01:00.0", "Xid 149")].severity == "critical"  # "NETIR Fatal"
+    assert by[("n1/0018:01:00.0", "Xid 145")].severity == "warning"  # "RLW_RXPIPE Nonfatal"
+    assert by[("n1/0000:01:00.0", "Xid 144")].severity == "warning"  # "SAW_MVB Nonfatal"
+    assert by[("n1/0000:9b:00.0", "Xid 94")].severity == "warning"
+    assert "Contained ECC error" in by[("n1/0000:9b:00.0", "Xid 94")].message
+    assert "python3" in by[("n1/0000:9b:00.0", "Xid 94")].message
 
 
 def test_cleanup_xid45_lines_are_one_note_per_gpu() -> None:
     fs = judge("xid45-after-nvlink-xid145-149.txt")
     xid = [f for f in fs if f.check == "xid" and f.message.startswith("Xid 45 ")]
     # 7 lines over 4 GPUs (dc, ed, ba, 97); the lines carry no timestamps: flaps not counted, said so
-    assert sorted(f.subject for f in xid) == ["n1/0000:97:00", "n1/0000:ba:00", "n1/0000:dc:00", "n1/0000:ed:00"]
+    assert sorted(f.subject for f in xid) == [f"n1/0000:{b}:00.0" for b in ("97", "ba", "dc", "ed")]
     assert all(f.severity == "info" for f in xid)
     # each line names its cause ('caused by previous Xid 149' on dc:00, '... 145' on the others): NVLink errors
     # whose own lines are not in the capture, judged as such (session 13; this test said 'notes only' before)
     cause = {(f.subject, f.message.split(" (")[0]) for f in fs if f.check == "xid" and f.severity == "critical"}
-    assert cause == {("n1/0000:dc:00", "Xid 149"), ("n1/0000:ed:00", "Xid 145"), ("n1/0000:ba:00", "Xid 145"),
-                     ("n1/0000:97:00", "Xid 145")}
+    assert cause == {("n1/0000:dc:00.0", "Xid 149"), ("n1/0000:ed:00.0", "Xid 145"), ("n1/0000:ba:00.0", "Xid 145"),
+                     ("n1/0000:97:00.0", "Xid 145")}
     assert any(f.check == "link_flap" and "not counted" in f.message for f in fs)
 
 

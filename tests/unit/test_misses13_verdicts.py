@@ -137,7 +137,7 @@ def test_xid_named_as_the_cause_of_a_later_xid_is_judged() -> None:
     data, fs = judge("kernel-log", text)
     assert {(x["pci"], x["xid"], x["cause_xid"]) for x in data["xids"]} >= {("0000:dc:00", 45, 149)}  # type: ignore[index]
     critical = {f.subject for f in fs if f.severity == "critical"}
-    assert "n1/0000:dc:00" in critical
+    assert "n1/0000:dc:00.0" in critical
     # the same lines without the driver's 'caused by' note: application teardown only (Xid 45 is a note)
     _, fs = judge("kernel-log", "\n".join(ln.split(" caused by")[0] for ln in text.splitlines()))
     assert not [f for f in fs if f.severity == "critical"]

@@ -80,7 +80,7 @@ def test_kernel_log_since_the_last_run(tmp_path: Path, pyz: Path) -> None:
         fh.write(_body("kernel-log/xid79-fallen-off-bus-journal.txt"))
     rc, out, drained = node.run()
     # read off the capture: 'NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.'
-    assert rc == 1 and out.startswith("clusterctl: node-check: xid gpu07/0000:2b:00 evidence=")
+    assert rc == 1 and out.startswith("clusterctl: node-check: xid gpu07/0000:2b:00.0 evidence=")
     assert "Xid 79" in out
     assert drained.startswith("update NodeName=gpu07 State=DRAIN Reason=clusterctl: node-check: xid gpu07/0000:2b:00")
     v = node.verdict(out)

@@ -50,8 +50,6 @@ def test_collector_header_names_the_process() -> None:
 @pytest.mark.parametrize("text, line", [
     ("hello world\n", 1),
     ("Limit                     Soft Limit           Hard Limit           Units\nMax cpu time  lots\n", 2),
-    ("Limit                     Soft Limit           Hard Limit           Units\n"
-     "Max cpu time              unlimited            unlimited            seconds\n", 2),  # truncated
     ("", None),
 ])
 def test_garbage_is_a_parse_error_with_its_line(text: str, line: int | None) -> None:
@@ -150,3 +148,12 @@ def test_real_slurmd_at_the_configured_limit() -> None:
     assert not judge_slurmd_memlock("lab-c1", d, {"slurm_compute_memlock_limit": "4M"}).findings
     (f,) = judge_slurmd_memlock("lab-c1", d, {"slurm_compute_memlock_limit": "infinity"}).findings
     assert "memlock 4 MiB, expected unlimited" in f.message
+
+
+def test_a_listing_without_its_locked_memory_row_parses_without_it() -> None:
+    # a /proc/<pid>/limits cut (or trimmed) before 'Max locked memory': what is there is read; the check says it
+    # cannot judge memlock (tests/unit/test_session22_verdicts.py)
+    text = ("Limit                     Soft Limit           Hard Limit           Units\n"
+            "Max cpu time              unlimited            unlimited            seconds\n")
+    d = registry.parse("proc-limits", text)
+    assert d["limits"] == {"max_cpu_time": {"soft": None, "hard": None, "unit": "seconds"}}

@@ -180,6 +180,13 @@ _AER_STATUS = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>" + _PCI + r"): AER: aer_s
 _AER_BIT = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>" + _PCI + r"):\s+\[\s?\d{1,2}\] (?P<name>\w{2,20})")
 _CORRECTABLE_BITS = frozenset({"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr",
                                "HeaderOF"})
+#: a second log head inside a line's message (a journal or dmesg line under a CI runner's or a service's own time, or
+#: a service's journal head or a reply's quote before it: 'May 27 15:47:47 manet kernel: BUG: ...', 'check.sh[42]:
+#: [ 316.8] pci ...', '> [ 2.06] igb ...'):
+#: the kernel's own words follow it
+_INNER_HEAD = re.compile(r"(?:> ?){0,3}(?:[\w.@-]{1,64}\[\d{1,10}\]: (?:> ?){0,3})?"
+                         r"(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S{1,64} kernel: "
+                         r"|\[\s{0,12}\d{1,10}\.\d{1,9}\] )?")
 #: the kernel's own report of a crash in kernel code (an oops): the page fault or NULL dereference it hit, the
 #: 'Oops: 0000 [#1]' line, a general protection fault, a BUG() assertion. (Not 'BUG: soft lockup', not WARNING.)
 _OOPS = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer dereference|Oops: [0-9a-fx]{1,8} \[#\d{1,4}\]|"
@@ -280,7 +287,7 @@ _GPU_INDEX = re.compile(r"\bGPU:?(?P<idx>\d{1,3})\b")
 #: the PCI core cannot wake a device ('pci 0000:01:00.0: can't change power state from D3cold to D0 (config space
 #: inaccessible)'; 5.x: 'Unable to change power state from D3cold to D0, device inaccessible'): it does not answer
 _NO_WAKE = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): (?:can't|Unable to) change power state "
-                      r"from D3cold to D0\b")
+                      r"from D3cold\b")
 _CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
@@ -398,11 +405,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif first_bad is None:
             first_bad = lineno
         recent = [*recent[-2:], msg]
-        msgs.append(msg)
+        own = msg[inner.end():] if (inner := _INNER_HEAD.match(msg)) else msg
+        msgs.append(own)
         if oopses and oopses[-1]["module"] is None and lineno - oopses[-1]["line"] <= _OOPS_LINES \
                 and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)):
             _oops_module(oopses[-1], fm.group("mod"), msgs)
-        if _OOPS.match(msg):
+        if _OOPS.match(own):
             if not (oopses and lineno - oopses[-1]["line"] <= _OOPS_LINES):  # one crash prints several of these
                 oopses.append(_event(lineno, time, msg, module=None, pci=None, at=len(msgs) - 1))
             continue
@@ -459,7 +467,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             gpu = (g.group("pci").lower() if "pci" in g.groupdict() else f"GPU{g.group('idx')}") if g else None
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what="Reset required"))
             continue
-        if "D3cold to D0" in msg and (nw := _NO_WAKE.match(msg)):
+        if "from D3cold" in msg and (nw := _NO_WAKE.match(own)):
             inaccessible.append(_event(lineno, time, msg, pci=nw.group("pci").lower(), driver=nw.group("drv")))
             continue
         if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
@@ -552,9 +560,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             src = _AER_FROM.search(msg)
             aer_nonfatal.append(_event(lineno, time, msg,
                                        pci=(src.group(1) if src else dev.group("pci") if dev else None)))
-        elif "aer_status:" in msg and (st := _AER_STATUS.match(msg)):
+        elif "aer_status:" in msg and (st := _AER_STATUS.match(own)):
             status_of.add(st.group("pci").lower())
-        elif status_of and (bit := _AER_BIT.match(msg)) and bit.group("pci").lower() in status_of:
+        elif status_of and (bit := _AER_BIT.match(own)) and bit.group("pci").lower() in status_of:
             status_of.discard(bit.group("pci").lower())  # one error per status line, its first bit names the register
             if bit.group("name") in _CORRECTABLE_BITS:
                 aer_corrected.append(_event(lineno, time, msg, pci=bit.group("pci").lower()))
