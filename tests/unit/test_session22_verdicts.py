@@ -229,3 +229,65 @@ def test_a_kernel_oops_is_failed_naming_the_module_and_its_device() -> None:
     other = _text("[  5.1] watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [kworker/3:1:123]",
                   "[  5.2] WARNING: CPU: 0 PID: 1 at drivers/base/core.c:100 foo+0x1/0x2")
     assert _parse("kernel-log", other)["oops"] == []
+
+
+# --- second round (batches 76-79's rest) ---
+
+# round2/kernel-log/linuxpci-menzel-xps13-9360-indented-dmesg-...-usbc-adapter-removed-in-suspend-....txt
+SUBTREE = _text(
+    "[43210.058173] pcieport 0000:01:00.0: Unable to change power state from unknown to D0, device inaccessible",
+    "[43210.062058] pcieport 0000:02:00.0: Unable to change power state from D3hot to D0, device inaccessible",
+    "[43210.130505] xhci_hcd 0000:39:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+    "[43210.130529] xhci_hcd 0000:39:00.0: HC died; cleaning up")
+
+
+def test_a_subtree_gone_with_its_bridges_is_a_hot_unplug_note() -> None:
+    pcie = [f for f in judge_text("kernel-log", SUBTREE) if f.check == "kernel_pcie"]
+    assert [(f.severity, f.subject) for f in pcie] == [("info", "n1/0000:39:00.0")]
+    assert "0000:01:00.0, 0000:02:00.0" in pcie[0].message
+    # the device alone (its bridges answer): off the bus
+    alone = SUBTREE.split("\n", 2)[2]
+    assert [(f.check, f.severity) for f in judge_text("kernel-log", alone)] == [("kernel_pcie", "critical")]
+
+
+# round2/nccl-tests/sheffieldhpc-bessemer-node026-4x-v100-pcie-no-nvlink-...: '[0x3d] Tesla V100-PCIE-32GB'
+def test_a_pcie_cards_intra_node_busbw_is_not_held_to_the_sxm_floor() -> None:
+    from clusterctl.analysis.checks.nccl import _floor
+
+    data = {"devices": [{"model": "Tesla V100-PCIE-32GB"}]}
+    assert _floor(data, {}, "intra")[0] is None and "PCIe card" in _floor(data, {}, "intra")[1]
+    assert _floor({"devices": [{"model": "Tesla V100-SXM2-32GB"}]}, {}, "intra")[0] == 105.0
+    assert _floor(data, {"nccl_busbw_floor_GBps": 9.0}, "intra")[0] == 9.0  # the inventory's own floor still counts
+
+
+# round2/nvidia-smi-nvlink/mleng-debug-nvlink-e-h100-redacted-uuid-links-0-1-17-bracket-elision-all-zero.txt
+NVLINK_E = _text(
+    "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-abcdefab-cdef-abdc-abcd-abababababab)",
+    "         Link 0: Replay Errors: 0",
+    "         Link 0: Recovery Errors: 0",
+    "         Link 0: CRC Errors: 0",
+    "",
+    "         [...]",
+    "",
+    "         Link 17: Replay Errors: 0",
+    "         Link 17: Recovery Errors: 0",
+    "         Link 17: CRC Errors: 0")
+
+
+def test_nvlink_error_counters_are_read_and_nonzero_ones_noted() -> None:
+    (gpu,) = _parse("nvidia-smi-nvlink", NVLINK_E)["gpus"]
+    assert gpu["error_counts"] == {"Replay": 0, "Recovery": 0, "CRC": 0} and gpu["links"] == []
+    assert judge_text("nvidia-smi-nvlink", NVLINK_E) == []
+    rising = NVLINK_E.replace("Link 17: CRC Errors: 0", "Link 17: CRC Errors: 412")
+    (f,) = judge_text("nvidia-smi-nvlink", rising)
+    assert (f.check, f.severity) == ("gpu_nvlink", "info") and "CRC 412" in f.message
+
+
+# round2/kernel-log/linuxs390-patch-mail-mlx5-error-recovery-test-health-recovery-aborted-hung-kmcheck-....txt
+HEALTH = ("[10144.859042] mlx5_core 0000:00:00.1: mlx5_health_try_recover:338:(pid 5553): health recovery flow "
+          "aborted, PCI reads still not working\n")
+
+
+def test_an_mlx5_health_recovery_that_gave_up_is_failed() -> None:
+    (f,) = [f for f in judge_text("kernel-log", HEALTH) if f.check == "kernel_net"]
+    assert (f.severity, f.subject) == ("critical", "n1/0000:00:00.1")

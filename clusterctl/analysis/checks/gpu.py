@@ -607,6 +607,16 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
                                     "links are expected"))
     for g in gpus:
         subj = _subject(host, g)
+        counted = {k: v for k, v in (g.get("error_counts") or {}).items() if v}
+        if counted:
+            # nvlink -e: counters since the driver loaded, with no rate or threshold in the output
+            res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.errors_counted"), subj,
+                                        f"GPU {g.get('index')}: NVLink error counters "
+                                        + ", ".join(f"{k} {v}" for k, v in sorted(counted.items()))
+                                        + " since the driver loaded: trend them (a rising CRC or recovery count is a "
+                                        "marginal link)"))
+        if g.get("error_counts") and not g.get("links") and not g.get("all_links_inactive"):
+            continue  # the counters alone (nvlink -e): no link state shown
         name = str(g.get("name") or "")
         product = (product_nvlinks(name) or bridge_nvlinks(name)) if not want else None
         if product is not None and g.get("inactive_links") and g.get("active_links", 0) >= product:

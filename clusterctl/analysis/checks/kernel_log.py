@@ -189,11 +189,18 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"the kernel crashed in kernel code {_when([ev])}" + (f" in {mod}" if mod else "")
             + (f" (its device {pci})" if pci else "") + f": {str(ev['text'])[:120]!r}; the driver's state is lost: "
             "drain and reboot the node"))
-    for pci, events in sorted(_by_pci(data.get("pci_inaccessible") or ()).items()):
+    gone = data.get("pci_inaccessible") or ()
+    # bridges gone with it: a subtree unplugged at once (a dock or Thunderbolt chain removed in suspend), not a device
+    # lost on its slot
+    subtree = sorted({str(e.get("pci")) for e in gone if e.get("driver") == "pcieport"})
+    for pci, events in sorted(_by_pci(e for e in gone if e.get("state") == "D3cold").items()):
+        rule = "kernel_pcie.subtree_inaccessible" if subtree else "kernel_pcie.device_inaccessible"
         res.findings.append(Finding(
-            host, "kernel_pcie", rule_sev("kernel_pcie.device_inaccessible"), f"{host}/{pci}",
+            host, "kernel_pcie", rule_sev(rule), f"{host}/{pci}",
             f"PCI device {pci} did not wake from D3cold: its config space does not answer ({len(events)} time(s) "
-            f"{_when(events)}); it is off the bus until the node is power-cycled"))
+            f"{_when(events)}); " + (f"PCIe bridges of the same log ({', '.join(subtree[:4])}) do not answer "
+                                     "either: a hot-plugged subtree removed (a dock, a Thunderbolt chain)" if subtree
+                                     else "it is off the bus until the node is power-cycled")))
     aer: dict[str, list[Mapping[str, Any]]] = {}
     for ev in data.get("aer_fatal") or ():
         aer.setdefault(str(ev.get("pci") or ""), []).append(ev)

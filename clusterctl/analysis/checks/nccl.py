@@ -124,6 +124,10 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
         # bandwidth is the instance type's, not an InfiniBand/RoCE rail set's the defaults were measured on
         return None, (f"no default floor for NCCL's {network} network (the defaults are for InfiniBand/RoCE "
                       "fabrics)")
+    if scope == "intra" and model and "PCIE" in str(model).upper().replace("-", "").replace(" ", ""):
+        # a PCIe card (Tesla V100-PCIE-32GB, A100-PCIE-40GB, H100 PCIe): the intra-node floors are the SXM
+        # boards', whose GPUs talk over NVLink through NVSwitch; PCIe cards reach a tenth of that or less
+        return None, f"no default floor for {model} (intra-node): a PCIe card, the defaults are for SXM boards"
     if fam and (fam, scope) in BUSBW_FLOORS:
         return BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
     return None, f"no default floor for {model or 'an unknown GPU'} ({scope}-node)"

@@ -49,9 +49,9 @@ operators paste ``grep Xid`` output too):
     named before it, or None).
 
 ``pci_inaccessible``
-    a device the PCI core could not wake from D3cold (``can't change power state from D3cold to D0 (config space
-    inaccessible)``, newer ``Unable to change power state from D3cold to D0, device inaccessible``): ``pci``,
-    ``driver``.
+    a device the PCI core could not bring to D0 (``can't change power state from D3cold to D0 (config space
+    inaccessible)``, newer ``Unable to change power state from D3hot to D0, device inaccessible``): ``pci``,
+    ``driver``, ``state`` (``D3cold``, ``D3hot``, ``unknown``: the state it was to leave).
 
 ``pcie_link_down``
     the PCIe hotplug driver's ``Slot(6): Link Down`` (``pcieport 0000:00:03.0: pciehp: Slot(2): Link Down``, older
@@ -232,7 +232,7 @@ _ADAPTER_REMOVED = re.compile(r"(?<![\w.-])(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PC
                               r"Adapter removed")
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
-                     r"|failed to allocate command entry"
+                     r"|failed to allocate command entry|health recovery flow aborted"
                      r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion"
                      # a command the firmware did not complete in time (the driver recovered its completion late)
                      r"|mlx5_cmd_eq_recover|wait_func_handle_exec_timeout")
@@ -287,7 +287,7 @@ _GPU_INDEX = re.compile(r"\bGPU:?(?P<idx>\d{1,3})\b")
 #: the PCI core cannot wake a device ('pci 0000:01:00.0: can't change power state from D3cold to D0 (config space
 #: inaccessible)'; 5.x: 'Unable to change power state from D3cold to D0, device inaccessible'): it does not answer
 _NO_WAKE = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): (?:can't|Unable to) change power state "
-                      r"from D3cold\b")
+                      r"from (?P<from>D3cold|D3hot|unknown)\b")
 _CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
@@ -467,8 +467,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             gpu = (g.group("pci").lower() if "pci" in g.groupdict() else f"GPU{g.group('idx')}") if g else None
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what="Reset required"))
             continue
-        if "from D3cold" in msg and (nw := _NO_WAKE.match(own)):
-            inaccessible.append(_event(lineno, time, msg, pci=nw.group("pci").lower(), driver=nw.group("drv")))
+        if "change power state from " in msg and (nw := _NO_WAKE.match(own)):
+            inaccessible.append(_event(lineno, time, msg, pci=nw.group("pci").lower(), driver=nw.group("drv"),
+                                       state=nw.group("from")))
             continue
         if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
             unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))

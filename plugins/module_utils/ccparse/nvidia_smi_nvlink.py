@@ -6,7 +6,9 @@
                "active_links": 4, "inactive_links": [3, 5], "all_links_inactive": False, "line": 19}],
      "no_nvlink": False, "note": None}
 
-Speeds are GB/s as nvidia-smi prints them (per direction). A GPU followed by ``NVML: Unable to
+Speeds are GB/s as nvidia-smi prints them (per direction). ``nvidia-smi nvlink -e``'s counters ('Link 0: Replay
+Errors: 0') are summed per GPU and counter into ``error_counts`` (``{"Replay": 0, "Recovery": 0, "CRC": 0}``); its
+lines are no links. A GPU followed by ``NVML: Unable to
 retrieve NVLink information as all links are inActive`` (drivers 550+) has ``links: []`` and
 ``all_links_inactive: True``; whether that is a fault (an SXM GPU whose peers have links) or
 normal (PCIe cards) is the check's call. A GPU without NVLink prints nothing
@@ -29,6 +31,8 @@ _GPU = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: (\S+?)\))?$")
 _ALL_INACTIVE = re.compile(r"^(?:NVML:\s*)?Unable to retrieve NVLink information as all links are inactive",
                            re.IGNORECASE)
 _LINK = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>|(.+))$")
+#: ``nvidia-smi nvlink -e``: a link's error counter since the driver loaded ('Link 0: Replay Errors: 0')
+_COUNTER = re.compile(r"^Link (\d+): ([A-Za-z][A-Za-z ]{0,30}?) Errors: (\d{1,20})$")
 
 
 @parser("nvidia-smi-nvlink", commands=gpu_selection)
@@ -54,6 +58,11 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
             continue
         if _ALL_INACTIVE.match(s) and cur is not None:
             cur["all_links_inactive"] = True
+            continue
+        c = _COUNTER.match(s)
+        if c and cur is not None:
+            counts = cur.setdefault("error_counts", {})
+            counts[c.group(2)] = counts.get(c.group(2), 0) + int(c.group(3))
             continue
         m = _LINK.match(s)
         if m and cur is not None:
