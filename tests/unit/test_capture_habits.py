@@ -179,7 +179,16 @@ EXCLUDED = {
            "nccl-log/nccl563-efa-double-pdsh-prefix-ofi-unable-to-register-memory-rc12-traceback-cut",
            "nccl-log/tcpx1-gcp-a3-gpudirecttcpx-commprogress-rx-ctrl-timeout-enp12s0-enp134s0-hour-long-init",
            "nccl-log/nccl394-quoted-gt-prefix-pdsh-node01-prefix-gid-table-change-then-completion-error12-vendor129-"
-           "cut")},
+           "cut",
+           "kernel-log/linuxpci-tushardave-nvme-behind-broadcom-switch-triple-quoted-nbsp-timestamps-dpc-malftlp-"
+           "disabling-device-after-reset-failure")},
+    **{(habit, cid):
+       "the paste is a mail reply's quote ('> ' before every line): an indentation comes inside the quote, after "
+       "its '> ', never before it" for habit in ("indent4", "tab-indent") for cid in (
+           "round2/kernel-log/linuxpci-tushardave-nvme-behind-broadcom-switch-triple-quoted-nbsp-timestamps-dpc-"
+           "malftlp-disabling-device-after-reset-failure.txt",
+           "round2/lspci/linuxpci-pilcher-quadro-p1000-vfio-pci-gt-quoted-vvvxx-gpu-and-audio-hexdump-2-5gts-idle-"
+           "x16.txt")},
     ("mail-wrap", "round2/nccl-log/pytorchoperator202-eks-master-pod-mnist-download-lines-then-net-socket-lo-127.0.0.1-"
                   "and-eth0-cut.txt"):
         "the job's own download and progress lines outnumber NCCL's: a wrapped NCCL line's rest cannot be told from "

@@ -491,6 +491,7 @@ QUOTED_REPLIES = frozenset({
     "round2/ibstatus/ompiusers28792-2016-quoted-gt-bstatus-typo-mlx4_0-one-port-active-fdr-56-html-pre.txt",
     "round2/ip-link/netdev2020-lag-ipv6-reproducer-ip-a-s-double-quoted-bond0-ens2f1np2-slave-no-carrier-down-"
     "ens2f0np0-up-wrapped.txt",
+    "round2/lspci/linuxpci-pilcher-quadro-p1000-vfio-pci-gt-quoted-vvvxx-gpu-and-audio-hexdump-2-5gts-idle-x16.txt",
     # Markdown's lazy blockquote: '> ' on the record's first line only
     "round2/ip-link/danm246-mellanox-pf-enp101s0f0-up-vf-list-vlan-10-markdown-bold-quote-prefix-cut.txt",
 })
