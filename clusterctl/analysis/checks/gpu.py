@@ -325,9 +325,10 @@ def _under_wsl(data: Mapping[str, Any]) -> str:
 def _error_fields(host: str, g: Mapping[str, Any], wsl: str = "") -> list[Finding]:
     out: list[Finding] = []
     errs = list(g.get("error_fields") or [])
-    if wsl and ["utilization.gpu", "ERR!"] in [list(e) for e in errs]:
-        # WSL 2's early drivers do not expose the utilization counter: 'ERR!' in GPU-Util on a GPU that answers
-        errs = [e for e in errs if list(e) != ["utilization.gpu", "ERR!"]]
+    # WSL 2's early drivers do not expose the utilization counter: 'ERR!' in GPU-Util on a GPU that answers
+    readable = [e for e in errs if list(e) != ["utilization.gpu", "ERR!"]] if wsl else errs
+    if len(readable) < len(errs):
+        errs = readable
         out.append(Finding(host, "gpu_field_error", rule_sev("gpu_field_error.wsl_utilization"), _subject(host, g),
                            f"nvidia-smi shows GPU-Util 'ERR!' under WSL 2 ({wsl}): WSL's driver does not "
                            f"report utilization, the GPU's other readings answer{_bus(g)}"))

@@ -37,7 +37,7 @@ judged by :func:`clusterctl.analysis.checks.linkflap.judge_link_flaps` (the same
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,13 +121,6 @@ def _whats(evs: Events) -> str:
     return ", ".join(dict.fromkeys(str(e.get("what")) for e in evs))
 
 
-def _by_pci(events: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    out: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in events:
-        out.setdefault(str(ev.get("pci") or ""), []).append(ev)
-    return out
-
-
 def _function0(pci: str) -> str:
     """The GPU an Xid line names by bus and device only ('PCI:0000:03:00'): its function 0, as nvidia-smi and
     lspci write it (0000:03:00.0); any other address as written."""
@@ -193,7 +186,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     # bridges gone with it: a subtree unplugged at once (a dock or Thunderbolt chain removed in suspend), not a device
     # lost on its slot
     subtree = sorted({str(e.get("pci")) for e in gone if e.get("driver") == "pcieport"})
-    for pci, events in sorted(_by_pci(e for e in gone if e.get("state") == "D3cold").items()):
+    for pci, events in _grouped([e for e in gone if e.get("state") == "D3cold"], "pci"):
         rule = "kernel_pcie.subtree_inaccessible" if subtree else "kernel_pcie.device_inaccessible"
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev(rule), f"{host}/{pci}",
@@ -201,11 +194,8 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{_when(events)}); " + (f"PCIe bridges of the same log ({', '.join(subtree[:4])}) do not answer "
                                      "either: a hot-plugged subtree removed (a dock, a Thunderbolt chain)" if subtree
                                      else "it is off the bus until the node is power-cycled")))
-    aer: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in data.get("aer_fatal") or ():
-        aer.setdefault(str(ev.get("pci") or ""), []).append(ev)
     lost = ", ".join(dict.fromkeys(f"{e.get('pci')} ({e.get('driver')})" for e in data.get("aer_unrecovered") or ()))
-    for pci, events in sorted(aer.items()):
+    for pci, events in _grouped(data.get("aer_fatal"), "pci"):
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev("kernel_pcie.aer_fatal"), f"{host}/{pci}" if pci else host,
             f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
@@ -213,10 +203,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             + f"; drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
     for key, rule, what in (("aer_nonfatal", "kernel_pcie.aer_nonfatal", "uncorrected non-fatal"),
                             ("aer_corrected", "kernel_pcie.aer_corrected", "corrected")):
-        by_dev: dict[str, list[Mapping[str, Any]]] = {}
-        for ev in data.get(key) or ():
-            by_dev.setdefault(str(ev.get("pci") or ""), []).append(ev)
-        for pci, events in sorted(by_dev.items()):
+        for pci, events in _grouped(data.get(key), "pci"):
             # one corrected error is the link doing its job; repeated ones (or 'Multiple') are a
             # link at risk: retrains, replays and lost bandwidth
             # one error is reported twice, by the root port ('Corrected error received: <dev>') and by
@@ -272,11 +259,8 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                 lambda pci, evs: (f"the driver failed to bring up {pci} (probe failed with error "
                                   f"{evs[-1].get('error')}) {_when(evs)}: the device is not usable; check "
                                   "firmware/driver versions and the card"))
-    power: dict[str, list[Mapping[str, Any]]] = {}
-    for ev in data.get("slot_power") or ():
-        power.setdefault(str(ev.get("pci") or ""), []).append(ev)
-    if power:
-        devs = sorted(power)
+    devs = [pci for pci, _evs in _grouped(data.get("slot_power"), "pci")]
+    if devs:
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev("kernel_pcie.slot_power"), f"{host}/{devs[0]}" if len(devs) == 1 else host,
             f"insufficient PCIe slot power reported for {len(devs)} device(s) ({', '.join(d or '?' for d in devs)}): "

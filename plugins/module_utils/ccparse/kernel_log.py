@@ -339,12 +339,19 @@ def _api_versions(event: dict[str, Any], text: str) -> None:
             event[key] = m.group("v")
 
 
-def _oops_module(ev: dict[str, Any], module: str, msgs: list[str]) -> None:
+def _own(msg: str) -> str:
+    """A line's message without a second log head inside it (:data:`_INNER_HEAD`): the kernel's own words."""
+    return msg[_INNER_HEAD.match(msg).end():]  # type: ignore[union-attr]  # every part optional: always matches
+
+
+def _oops_module(ev: dict[str, Any], module: str, lines: list[str]) -> None:
     """The first module in an oops' call trace (the innermost one's code crashed), and the PCI function that
-    module's driver last named before the crash (``mlx5_core 0000:81:00.0: ...``)."""
+    module's driver last named before the crash (``mlx5_core 0000:81:00.0: ...``), looked up in the log's
+    ``lines`` before the oops' own (index ``at``) only when a trace names a module."""
     ev["module"] = module
     head = module + " "
-    for prev in reversed(msgs[:ev["at"]]):
+    for raw in reversed(lines[:ev["at"]]):
+        prev = _own(_split(raw.strip())[1])
         if prev.startswith(head) and (dev := _DEV_PREFIX.match(prev)):
             ev["pci"] = dev.group("pci").lower()
             return
@@ -381,13 +388,13 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
     hypervisor: str | None = None
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
-    msgs: list[str] = []  # every line's message, for the device an oops' module last named
     oopses: list[dict[str, Any]] = []
     total = recognised = 0
     first_bad: int | None = None
     last_time: str | None = None
     stamped: list[str] = []  # the lines with a log prefix, others blank: what the flap counter reads
-    for lineno, raw in enumerate(unwrap_log(body.splitlines(), _log_line), start=1 + offset):
+    unwrapped = unwrap_log(body.splitlines(), _log_line)
+    for lineno, raw in enumerate(unwrapped, start=1 + offset):
         line = raw.strip()
         stamped.append("")
         if not line or (line.startswith("-- ") and line.endswith(" --")):
@@ -405,14 +412,13 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         elif first_bad is None:
             first_bad = lineno
         recent = [*recent[-2:], msg]
-        own = msg[inner.end():] if (inner := _INNER_HEAD.match(msg)) else msg
-        msgs.append(own)
+        own = _own(msg)
         if oopses and oopses[-1]["module"] is None and lineno - oopses[-1]["line"] <= _OOPS_LINES \
                 and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)):
-            _oops_module(oopses[-1], fm.group("mod"), msgs)
+            _oops_module(oopses[-1], fm.group("mod"), unwrapped)
         if _OOPS.match(own):
             if not (oopses and lineno - oopses[-1]["line"] <= _OOPS_LINES):  # one crash prints several of these
-                oopses.append(_event(lineno, time, msg, module=None, pci=None, at=len(msgs) - 1))
+                oopses.append(_event(lineno, time, msg, module=None, pci=None, at=lineno - 1 - offset))
             continue
         if api_text:  # a line after an API mismatch message's first: its continuation, or the message ended
             ev = api_mismatch[-1]
