@@ -91,21 +91,18 @@ def test_a_table_of_first_rows_lists_its_gpus_and_judges_their_count() -> None:
 
 
 def test_a_first_row_followed_by_anything_else_is_still_refused() -> None:
+    import pytest
     from ccparse.common import ParseError
+    from ccparse.nvidia_smi_table import parse_nvidia_smi_table
 
-    bad = TRIMMED.replace("|   1  NVIDIA", "| what is this | 1  NVIDIA", 1)
-    try:
-        _parse("nvidia-smi", bad.split("\n", 4)[0] + "\n" + "\n".join(bad.split("\n")[1:5]) + "\n| garbage |\n")
-    except ParseError:
-        pass
-    else:  # salvage may read around it, but never as a second row of GPU 0
-        gpus = _parse("nvidia-smi", TRIMMED.replace(TRIMMED.splitlines()[4], "| garbage |"))["gpus"]
-        assert all(g.get("fan_pct") is None for g in gpus)
+    lines = TRIMMED.splitlines()
+    with pytest.raises(ParseError, match="second table row not understood"):
+        parse_nvidia_smi_table(_text(*lines[:4], "| garbage |", *lines[4:]))
 
 
 # --- kernel log: GPU peer memory that cannot load; GSP boot given up; a chip id of all ones ---
 
-# round2/kernel-log/nvpeermem84-rhel78-n120-prompt-modprobe-then-from-dmesg-ellipsis-nv-peer-mem-unknown-symbol-err-0.txt
+# round2/kernel-log/nvpeermem84-rhel78-n120-prompt-modprobe-then-from-dmesg-ellipsis-nv-peer-mem-unknown-symbol-err-0.txt  # noqa: E501
 PEERMEM = _text(
     "[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err 0)",
     "[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_unregister_peer_memory_client (err 0)")
@@ -164,3 +161,132 @@ def test_nvlink_capabilities_are_read_and_cannot_judge_a_link() -> None:
                                       "SLI is supported": False, "Link is supported": False}
     (f,) = judge_text("nvidia-smi-nvlink", CAPS)
     assert f.check == "coverage" and "capabilities" in f.message
+
+
+# --- nvidia-smi nvlink -gt d: traffic counters, not state ---
+
+# round2/nvidia-smi-nvlink/aau-aicloud-multi-gpu-keras-dgx2-v100-sxm3-nvlink-gt-d-start-elided-gpu3-link0-data-tx-rx-kib.txt  # noqa: E501
+TRAFFIC = _text(
+    "GPU 3: Tesla V100-SXM3-32GB (UUID: GPU-295726b4-8888-d1eb-5965-a70cbb91d136)",
+    "\t Link 0: Data Tx: 19241022 KiB",
+    "\t Link 0: Data Rx: 19255516 KiB")
+
+
+def test_nvlink_traffic_counters_are_read_and_judge_no_link_state() -> None:
+    (gpu,) = _parse("nvidia-smi-nvlink", TRAFFIC)["gpus"]
+    assert gpu["traffic_kib"] == {0: {"data_tx": 19241022, "data_rx": 19255516}} and gpu["links"] == []
+    assert judge_text("nvidia-smi-nvlink", TRAFFIC) == []
+
+
+# --- ibstat: a port on another subnet is not compared with the ports of this one ---
+
+# round2/ibstat/pytorchmpierr-eight-cas-tabs-edr-100-fdr-56-three-sm-lids-two-eth-ports.txt (NERSC Cori-GPU)
+def _ca(name: str, rate: int, sm_lid: int, lid: int) -> str:
+    return _text(f"CA '{name}'", "\tCA type: MT4119", "\tNumber of ports: 1", "\tPort 1:", "\t\tState: Active",
+                 "\t\tPhysical state: LinkUp", f"\t\tRate: {rate}", f"\t\tBase lid: {lid}", "\t\tLMC: 0",
+                 f"\t\tSM lid: {sm_lid}", "\t\tLink layer: InfiniBand")
+
+
+SUBNETS = _ca("mlx5_0", 100, 10, 59) + _ca("mlx5_1", 56, 43, 325) + _ca("mlx5_2", 100, 10, 64) \
+    + _ca("mlx5_5", 56, 344, 12)
+
+
+def test_infiniband_ports_are_compared_within_their_subnet() -> None:
+    assert not [f for f in judge_text("ibstat", SUBNETS) if f.check == "ib_port_rate"]
+    # the same slower port on the faster ports' subnet (SM lid 10) is below its siblings
+    same = SUBNETS.replace("SM lid: 43", "SM lid: 10")
+    (f,) = [f for f in judge_text("ibstat", same) if f.check == "ib_port_rate"]
+    assert f.subject == "n1/mlx5_1/1" and "56 Gb/s below 100 Gb/s" in f.message
+
+
+# --- kernel log: EEH gave a device up; mlx5 could not initialise a function ---
+
+# round2/kernel-log/linuxppc-haleem-power-lpar-5.15-rc1-ipr-0134-80-eeh-failed-6-times-permanently-disabled-eehd-hung-no-ts.txt  # noqa: E501
+EEH = _text(
+    "EEH: PHB#134-PE#800000 has failed 6 times in the last hour and has been ",
+    "permanently disabled.",
+    "EEH: Unable to recover from failure from PHB#134-PE#800000.",
+    "Please try reseating or replacing it",
+    "EEH: of node=0134:80:00.0",
+    "EEH: PCI device/vendor: 034a1014")
+
+
+def test_a_device_eeh_cannot_recover_is_failed() -> None:
+    (f,) = [f for f in judge_text("kernel-log", EEH) if f.check == "kernel_pcie"]
+    assert (f.severity, f.subject) == ("critical", "n1/0134:80:00.0")
+    # a frozen PE EEH recovers from ('will be permanently disabled after 5 failures') is not judged here
+    recovered = "EEH: This PCI device has failed 1 times in the last hour and will be permanently disabled after 5 " \
+                "failures.\nEEH: of node=0030:0d:00.0\n"
+    assert not [f for f in judge_text("kernel-log", recovered) if f.check == "kernel_pcie"]
+
+
+# round2/kernel-log/linuxppc-bloch-ppc64-mlx5-reload-0000-00-08-failed-to-alloc-irqs-init-one-19-both-functions-no-ts.txt  # noqa: E501
+MLX5_INIT = _text(
+    "mlx5_core 0000:00:08.0: mlx5_load:1266:(pid 1283): Failed to alloc IRQs",
+    "mlx5_core 0000:00:08.0: probe_one:1959:(pid 1283): mlx5_init_one failed with error code -19")
+
+
+def test_mlx5_init_one_failing_is_the_function_not_brought_up() -> None:
+    (f,) = [f for f in judge_text("kernel-log", MLX5_INIT) if f.check == "kernel_device"]
+    assert (f.check, f.severity, f.subject) == ("kernel_device", "critical", "n1/0000:00:08.0")
+    assert "error -19" in f.message
+
+
+# --- ip link: an SR-IOV physical function left down under VFs in use ---
+
+# round2/ip-link/sriovnetop45-mlx-ens2f0-pf-admin-down-no-up-flag-mtu9000-vfs-link-state-auto-cut-at-vf3.txt
+PF_DOWN = _text(
+    "4: ens2f0: <BROADCAST,MULTICAST> mtu 9000 qdisc mq state DOWN mode DEFAULT group default qlen 1000",
+    "    link/ether 0c:42:a1:2b:74:ae brd ff:ff:ff:ff:ff:ff",
+    "    vf 0     link/ether 76:ed:fd:cf:eb:c9 brd ff:ff:ff:ff:ff:ff, spoof checking off, link-state auto, trust off",
+    "    vf 1     link/ether 16:07:b5:d3:52:75 brd ff:ff:ff:ff:ff:ff, spoof checking off, link-state auto, trust off")
+
+
+def test_an_sriov_pf_down_under_assigned_vfs_is_failed() -> None:
+    (link,) = _parse("ip-link", PF_DOWN)["links"]
+    assert (link["vfs"], link["vfs_assigned"]) == (2, 2)
+    (f,) = judge_text("ip-link", PF_DOWN)
+    assert (f.check, f.severity, f.subject) == ("netdev_link", "critical", "n1/ens2f0")
+    # VFs just created (all-zero MACs, as round2/ip-link/magnate3ovs-...-two-zero-mac-vfs-... shows) are not in use
+    fresh = PF_DOWN.replace("link/ether 76:ed:fd:cf:eb:c9", "MAC 00:00:00:00:00:00").replace(
+        "link/ether 16:07:b5:d3:52:75", "MAC 00:00:00:00:00:00")
+    assert _parse("ip-link", fresh)["links"][0]["vfs_assigned"] == 0 and not judge_text("ip-link", fresh)
+    # the PF up: its VFs follow it
+    assert not judge_text("ip-link", PF_DOWN.replace("<BROADCAST,MULTICAST>", "<BROADCAST,MULTICAST,UP,LOWER_UP>")
+                          .replace("state DOWN", "state UP"))
+
+
+# --- nccl-tests: a result row a harness relays behind '#' ---
+
+# round2/nccl-tests/optcast-eval-2node-v100-pcie-mixed-16gb-32gb-nccl-ring-512m-single-iteration-hash-prefixed-row.txt
+HASH_ROW = _text(
+    "#                                                              out-of-place                       in-place",
+    "#       size         count      type   redop    root     "
+    "time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    "#  536870912     134217728     float     sum      -1    "
+    "80965    6.63    9.95      0    77677    6.91   10.37      0",
+    "# Out of bounds values : 0 OK",
+    "# Avg bus bandwidth    : 10.1569")
+
+
+def test_a_result_row_behind_a_hash_is_read() -> None:
+    (row,) = _parse("nccl-tests", HASH_ROW)["rows"]
+    assert row["size_bytes"] == 536870912 and row["out_of_place"]["busbw_GBps"] == 9.95
+    # a comment line of digits that is no row (fewer fields than the header) stays a comment
+    assert not _parse("nccl-tests", HASH_ROW.replace("#  536870912     134217728     float", "#  536870912"))["rows"]
+
+
+# --- sinfo: a custom format without a STATE column ---
+
+# round2/sinfo/unigehpc3664-yggdrasil-new-cpu151-158-sinfo-N-format-root-prompt-gres-null-two-partitions-no-state-column.txt  # noqa: E501
+NO_STATE = _text(
+    "NODELIST    NODES PARTITION            CPUS    S:C:T MEMORY TMP_DISK GRES          AVAIL_FEATURES",
+    "cpu151          1 shared-cpu            128   2:64:1 515500   150000 (null)        EPYC-7763,AMD_EPYC_7763,V8",
+    "cpu151          1 private-astro-pairs   128   2:64:1 515500   150000 (null)        EPYC-7763,AMD_EPYC_7763,V8")
+
+
+def test_sinfo_without_a_state_column_cannot_judge() -> None:
+    assert _parse("sinfo", NO_STATE)["no_state_column"] is True
+    (f,) = judge_text("sinfo", NO_STATE)
+    assert f.check == "coverage" and "no STATE column" in f.message

@@ -24,6 +24,8 @@ What is judged, per GPU:
   fixture ``pcie-l40sx8-idle-gen1-not-degraded.txt``, the RTX 4090 ``-q`` fixture GPUs 4/5/7).
 - ``Reset Required``/``Drain and Reset Recommended``/``GPU Recovery Action`` (535+/570+): critical/
   warning/warning.
+- vGPU guest licence (``-q``'s ``vGPU Software Licensed Product``): ``Unlicensed`` a warning (the driver
+  restricts an unlicensed vGPU once its grace period ends).
 - NVSwitch fabric (``Fabric`` section of ``-q``, 535+): state Not Started/In Progress, or Completed
   with a status other than Success, critical (fabric manager down: CUDA cannot start); registered, with a
   health (550+: ``Health`` of ``-q``, ``<health>`` of ``-q -x``, ``fabric.health.*`` of ``--query-gpu``) that
@@ -99,7 +101,8 @@ def board_gpus(names: list[str], found: int) -> int | None:
     return 8 if ok else None
 
 
-_HEALTH_KEYS = ("ecc", "remapped_rows", "retired_pages", "clocks_event_reasons", "reset_required", "fabric_state")
+_HEALTH_KEYS = ("ecc", "remapped_rows", "retired_pages", "clocks_event_reasons", "reset_required", "fabric_state",
+                "vgpu_license")
 
 
 #: readings of a GPU's live state: each was read and checked for an error token (gpu_field_error), so a
@@ -414,6 +417,18 @@ def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> lis
                     f"persistence mode {mode}: enable it (nvidia-persistenced, or nvidia-smi -pm 1){_bus(g)}")]
 
 
+def _vgpu_license(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    """A vGPU guest without its licence ('License Status : Unlicensed (Restricted)', or '(Unrestricted)' in the grace
+    period): the vGPU driver restricts an unlicensed vGPU's performance (severity.yml gpu_vgpu.unlicensed)."""
+    status = str((g.get("vgpu_license") or {}).get("status") or "")
+    if not status.lower().startswith("unlicensed"):
+        return []
+    product = (g.get("vgpu_license") or {}).get("product")
+    return [Finding(host, "gpu_vgpu", rule_sev("gpu_vgpu.unlicensed"), _subject(host, g),
+                    f"vGPU licence status {status!r}{f' for {product}' if product else ''}: the driver restricts an "
+                    f"unlicensed vGPU (check the licence server / client token){_bus(g)}")]
+
+
 def _inforom(host: str, warnings: list[str], gpus: list[Mapping[str, Any]]) -> list[Finding]:
     from ccparse.nvidia_smi_table import norm_bus_id
 
@@ -491,6 +506,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         per_gpu += _fabric(host, g)
         per_gpu += _power_limit(host, g)
         per_gpu += _persistence(host, g, exp)
+        per_gpu += _vgpu_license(host, g)
         per_gpu += _error_fields(host, g)
     res.findings += _inforom(host, list(data.get("warnings") or []), gpus)
     res.findings += _lost(host, data)
@@ -533,6 +549,13 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         return res
     if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
         res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+    if gpus and exp.get("gpus_per_node") is None and not data.get("lost_gpus") and all(
+            g.get("cut_after_first_row") and g.get("ecc_uncorrected_volatile") is None for g in gpus):
+        # each GPU's first row only (the paster's trim, or a cut): names and bus ids, no reading; as with
+        # nvidia-smi -L, their count is all there is, and it needs gpus_per_node
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi lists {len(gpus)} GPU(s) by their first table row only "
+                                    "(name, bus id; no reading or health field): their count needs gpus_per_node"))
     for m in data.get("mig_devices") or []:
         n = m.get("ecc_uncorrected_volatile")
         if n:
@@ -597,6 +620,13 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
             res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.no_nvlink"), host,
                                         "nvidia-smi nvlink -s printed no links: no NVLink on this node"))
         return res
+    if all(g.get("capabilities") and not g.get("links") and not g.get("all_links_inactive")
+           and not g.get("error_counts") and not g.get("traffic_kib") for g in gpus):
+        # nvlink -c alone: what each link can do, not whether it is trained (severity.yml coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi nvlink -c lists the links' capabilities of {len(gpus)} "
+                                    "GPU(s), not their state or speed (nvlink -s)"))
+        return res
     peers_with_links = any(g.get("active_links") for g in gpus)
     dark = [g for g in gpus if g.get("all_links_inactive")]
     # an SXM product's NVLinks are on the board: all inactive is a fault, not "no NVLink here"
@@ -616,8 +646,8 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
                                         + ", ".join(f"{k} {v}" for k, v in sorted(counted.items()))
                                         + " since the driver loaded: trend them (a rising CRC or recovery count is a "
                                         "marginal link)"))
-        if g.get("error_counts") and not g.get("links") and not g.get("all_links_inactive"):
-            continue  # the counters alone (nvlink -e): no link state shown
+        if (g.get("error_counts") or g.get("traffic_kib")) and not g.get("links") and not g.get("all_links_inactive"):
+            continue  # the counters alone (nvlink -e, -gt d): no link state shown
         name = str(g.get("name") or "")
         product = (product_nvlinks(name) or bridge_nvlinks(name)) if not want else None
         if product is not None and g.get("inactive_links") and g.get("active_links", 0) >= product:

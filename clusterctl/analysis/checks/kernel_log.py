@@ -256,9 +256,22 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({_whats(evs)}; no Xid needed): "
         f"{len(evs)} line(s) {_when(evs)}; drain, reboot; if it repeats, service the GPU"))
     _per_device(res, host, data.get("init_failed"), "pci", "kernel_device", "kernel_device.probe_failed",
-                lambda pci, evs: (f"the driver failed to bring up {pci} (probe failed with error "
-                                  f"{evs[-1].get('error')}) {_when(evs)}: the device is not usable; check "
-                                  "firmware/driver versions and the card"))
+                lambda pci, evs: (f"the driver failed to bring up {pci} ("
+                                  + (evs[-1].get("what") or f"probe failed with error {evs[-1].get('error')}")
+                                  + f") {_when(evs)}: the device is not usable; check firmware/driver versions "
+                                  "and the card"))
+    _per_device(res, host, data.get("eeh_lost"), "pci", "kernel_pcie", "kernel_pcie.eeh_permanent",
+                lambda pci, evs: (f"EEH could not recover {pci or 'a device (not named)'} and disabled it "
+                                  f"{_when(evs)}: the device is off the bus for this boot; drain, then reseat or "
+                                  "replace it (or look for a kernel regression)"))
+    peermem = list(data.get("peermem_failed") or ())
+    if peermem:  # GPUs and HCAs work; GPU memory cannot be registered with the HCA
+        mods = ", ".join(dict.fromkeys(str(e.get("module")) for e in peermem))
+        res.findings.append(Finding(
+            host, "kernel_gdr", rule_sev("kernel_gdr.peermem_unloadable"), host,
+            f"the GPU peer-memory module ({mods}) cannot load against the running RDMA stack ({peermem[-1]['what']}; "
+            f"{len(peermem)} line(s) {_when(peermem)}): GPUDirect RDMA is unavailable, GPU traffic between nodes is "
+            "staged through host memory; rebuild it against the installed RDMA stack (OFED)"))
     devs = [pci for pci, _evs in _grouped(data.get("slot_power"), "pci")]
     if devs:
         res.findings.append(Finding(

@@ -67,17 +67,20 @@ def _expected_rate(exp: Any, link_layer: str | None) -> float | None:
     return float(exp)
 
 
-def _nic_key(dev: Mapping[str, Any], port: Mapping[str, Any]) -> tuple[Any, Any, str | None]:
-    """The sibling group of a port: (HCA model, link layer, vendor prefix). A source that names no model
+def _nic_key(dev: Mapping[str, Any], port: Mapping[str, Any]) -> tuple[Any, Any, str | None, Any]:
+    """The sibling group of a port: (HCA model, link layer, vendor prefix, subnet). A source that names no model
     (``ibstatus``) gives the first three bytes of the port's interface id (its default GID's last 64 bits: the
     port GUID, or the MAC a RoCE GID is built from) instead, so a front-end NIC of another maker (a VM's
-    ``02:16:3e`` virtual NIC beside BlueField rails) is not compared with the rails."""
+    ``02:16:3e`` virtual NIC beside BlueField rails) is not compared with the rails. An InfiniBand port's subnet is
+    its SM's LID: one subnet has one master SM, and another subnet's switches may run another speed (EDR ports
+    beside FDR ones of an older fabric)."""
+    sm = port.get("sm_lid") if port.get("link_layer") == "InfiniBand" and port.get("sm_lid") else None
     if dev.get("ca_type") is not None:
-        return dev.get("ca_type"), port.get("link_layer"), None
+        return dev.get("ca_type"), port.get("link_layer"), None, sm
     ident = str(port.get("default_gid") or port.get("port_guid") or dev.get("node_guid") or "")
     hexes = ident.replace(":", "").lower().removeprefix("0x")
     vendor = hexes[-16:-10] if len(hexes) >= 16 else None
-    return None, port.get("link_layer"), vendor
+    return None, port.get("link_layer"), vendor, sm
 
 
 def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
@@ -102,7 +105,7 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
 
     devices = [d for d in data.get("devices") or () if d.get("name") not in exclude]
     # Sibling rate per (ca_type, link layer) among active ports: the default expectation.
-    sibling: dict[tuple[Any, Any, str | None], float] = {}
+    sibling: dict[tuple[Any, Any, str | None, Any], float] = {}
     for d in devices:
         for p in d.get("ports") or ():
             if _is_up(p) and p.get("rate_gbps") is not None:

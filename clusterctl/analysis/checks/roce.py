@@ -193,6 +193,16 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     selected = len(links) == 1 or not any(
         link.get("ifname") == "lo" or "LOOPBACK" in (link.get("flags") or ()) for link in links)
     for link in links:
+        if link.get("vfs_assigned") and "UP" not in (link.get("flags") or ()) \
+                and str(link.get("ifname") or "") not in skip:
+            # an SR-IOV physical function left administratively down under VFs given a MAC (handed out): every VF
+            # under it (link-state auto) is down; VFs just created (all-zero MACs) are not in use yet
+            out.append(Finding(host, "netdev_link", rule_sev("netdev_link.sriov_pf_down"), f"{host}/{link['ifname']}",
+                               f"{link['ifname']} carries {link['vfs_assigned']} SR-IOV virtual function(s) with a MAC "
+                               "but is "
+                               f"administratively down (no UP flag, state {link.get('state')}): the VFs given to pods "
+                               "or VMs have no link; bring the PF up (ip link set dev ... up)"))
+            continue
         if not _fabric_netdev(link, names, skip, fabric) and _bond_without_carrier(link) \
                 and str(link.get("ifname") or "") not in skip:
             out.append(Finding(host, "netdev_link", rule_sev("netdev_link.bond_no_carrier"),

@@ -62,6 +62,9 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                     f"{NOTHING}sinfo: partition(s) {', '.join(data['empty_partitions'])} hold no "
                                     "node: no node state to judge"))
+    if data.get("no_state_column"):
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}sinfo: its format prints no STATE column: no node state to judge"))
     for r in data.get("partitions") or []:
         if str(r.get("avail", "up")).lower() != "up":
             res.findings.append(Finding(host, "slurm_partition", rule_sev("slurm_partition.down"),

@@ -58,6 +58,13 @@ def gpu_selection(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
                     partial=True)
 
 
+def selected_index(commands: list[str]) -> int | None:
+    """The one GPU index that the commands' ``-i``/``--id`` selects (``nvidia-smi -i 1 -q``), else None (none, a
+    list, a bus id or a UUID)."""
+    ids = list(dict.fromkeys(m.group(1) for c in commands if (m := _GPU_SELECTION.search(c))))
+    return int(ids[0]) if len(ids) == 1 and ids[0].isdigit() and len(ids[0]) <= 3 else None
+
+
 def with_cut(out: dict[str, Any], sentence: str, **more: Any) -> dict[str, Any]:
     """A copy of the parse ``out`` with ``sentence`` added to its ``cut`` (what the capture leaves out, said as the
     engine's coverage note) and the keys of ``more`` set."""

@@ -8,13 +8,15 @@ Output::
                 "link_type": "ether" | "infiniband" | "loopback" | ..., "address": "94:6d:...",
                 "minmtu": 68, "maxmtu": 9978, "kind": "bond_slave" | "bond" | "vlan" | "ipoib" | None,
                 "kind_info": {"state": "ACTIVE", "mii_status": "UP", ...}, "altnames": [...],
-                "parentdev": "0000:4d:00.0" | None}]}
+                "parentdev": "0000:4d:00.0" | None, "vfs": 0, "vfs_assigned": 0}]}
 
 ``carrier`` is False when the flags show NO-CARRIER. A header quoted without its index (``eth0: <FLAGS> mtu
 1500 ...``, indented in prose) is read with ``index`` None. ``kind_info`` holds the key/value pairs
 of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g. a bond's
 ``mode``/``miimon``, a bond slave's ``state``/``mii_status``/``link_failure_count``, a VLAN's
-``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. Each entry must have its ``link/`` line.
+``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. ``vfs`` counts the SR-IOV virtual functions (``vf 0 link/ether
+...``) listed under a physical function, ``vfs_assigned`` those with a MAC address (a new VF's reads all zeros).
+Each entry must have its ``link/`` line.
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def parse_ip_link(text: str) -> dict[str, Any]:
                 "group": attrs.get("group"), "qlen": attrs.get("qlen"),
                 "carrier": "NO-CARRIER" not in flags,
                 "link_type": None, "address": None, "minmtu": None, "maxmtu": None,
-                "kind": None, "kind_info": {}, "altnames": [], "parentdev": None,
+                "kind": None, "kind_info": {}, "altnames": [], "parentdev": None, "vfs": 0,
+                "vfs_assigned": 0,
             }
             if not isinstance(link["mtu"], int):
                 raise ParseError(TOOL, f"{link['ifname']}: no numeric mtu in header", lineno)
@@ -154,6 +157,12 @@ def parse_ip_link(text: str) -> dict[str, Any]:
             tokens = rest
         elif first == "altname":
             link["altnames"].extend(tokens[1:])
+            continue
+        elif first == "vf" and len(tokens) > 1 and tokens[1].isdigit():
+            link["vfs"] += 1  # an SR-IOV virtual function of this physical function
+            mac = next((t.rstrip(",") for t in tokens[2:6] if t.count(":") == 5), None)
+            if mac and mac.replace(":", "").strip("0"):
+                link["vfs_assigned"] += 1  # given a MAC: handed to a pod or VM (a new VF reads all zeros)
             continue
         elif first in _KINDS:
             link["kind"] = first

@@ -31,7 +31,15 @@ operators paste ``grep Xid`` output too):
 ``init_failed``
     a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``; kernel 6.x:
     ``nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1``):
-    ``pci``, ``error``; the device is not usable.
+    ``pci``, ``error``; the device is not usable. Also mlx5's ``mlx5_init_one failed with error code -19`` and
+    nouveau's ``unknown chipset (ffffffff)`` (the chip id read as all ones: the device does not answer, ``what``).
+``eeh_lost``
+    POWER's EEH giving a device up (``EEH: Unable to recover from failure from PHB#30-PE#1fb``; the device from the
+    ``EEH: of node=0030:0d:00.0`` line after it, else None): ``pci``.
+``peermem_failed``
+    the GPU peer-memory module that cannot load against the running RDMA core (``nv_peer_mem: Unknown symbol
+    ib_register_peer_memory_client (err 0)``, ``nvidia_peermem: disagrees about version of symbol ...``):
+    ``module``, ``what``; GPUDirect RDMA is unavailable.
 ``gpu_fatal``
     NVIDIA driver messages of a GPU lost or not initialised without an Xid (``RmInitAdapter failed``,
     GSP ``Heartbeat timed out``/``GSP Timeout``, ``Memory Subsystem Error``): ``gpu`` (bus id, or the
@@ -123,24 +131,21 @@ import re
 from typing import Any
 
 from .common import ParseError, need_int, parser, strip_source_line, to_int, unwrap_log
-from .syslog_linkflap import parse_syslog_linkflap
+from .syslog_linkflap import DMESG_CLOCK, DMESG_TIME, parse_syslog_linkflap
 
 TOOL = "kernel log"
 
 #: a month name as syslog/journalctl print it in any locale ('Apr', 'июл', 'Mär', 'juil.')
 _MONTH = r"[^\W\d_]{3,4}\.?"
-#: dmesg's own time column: seconds since boot ('  12.345678'), dmesg -d's delta ('12.345 <    0.001>'),
-#: dmesg -H / --reltime ('+0.000844', 'Jan11 09:52')
-_DMESG_TIME = r"\+?\d+\.\d+(?:\s{0,8}<\s{0,12}\d+\.\d+>)?|[A-Z][a-z]{2}\d{1,2} \d{2}:\d{2}(?::\d{2})?"
 _PREFIXES = (
     re.compile(r"^(?P<time>" + _MONTH + r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
     re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+"
                r"(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
     re.compile(r"^(?P<time>" + _MONTH + r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+\S+\s+(?P<msg>.*)$"),
-    re.compile(r"^\[\s*(?P<time>" + _DMESG_TIME + r")\]\s*(?P<msg>.*)$"),
-    re.compile(r"^\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]\s*(?P<msg>.*)$"),
+    re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + r")\]\s*(?P<msg>.*)$"),
+    re.compile(r"^\[(?P<time>" + DMESG_CLOCK + r")\]\s*(?P<msg>.*)$"),
     # OpenWrt logread: 'Wed Aug 12 17:30:58 2026 kern.info kernel: [    3.027370] ...'
-    re.compile(r"^(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\s+\S+\s+kernel:\s*"
+    re.compile(r"^(?P<time>" + DMESG_CLOCK + r")\s+\S+\s+kernel:\s*"
                r"(?P<msg>.*)$"),
     # dmesg --time-format iso: '2025-01-17T15:36:15,345059+00:00 pci 0000:80:00.0: ...' (no 'kernel:')
     re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[,.]\d+(?:Z|[+-]\d{2}:?\d{2})?)\s+(?P<msg>.*)$"),
@@ -150,7 +155,7 @@ _PREFIXES = (
 #: dmesg --decode (-x): 'kern  :info  : ' before the time (or the message)
 _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s{0,4}:"
                      r"\s{0,4}(?:emerg|alert|crit|err|warn|notice|info|debug)\s{0,4}:\s?")
-_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>" + _DMESG_TIME + r")\]\s*")
+_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + "|" + DMESG_CLOCK + r")\]\s*")
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r"|\.{3}|\u2026)\):\s*(?P<code>\d{1,4})\b,?\s*"
                   r"(?P<rest>.*)$")
@@ -252,8 +257,9 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband |\s)(?P<ibdev>bnxt_re\d{1,3}|mlx5_
 #: e1000's older '<drv>: <netdev>: ...'
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
                       r"(?P<netdev>[\w.@-]{1,32}):)?|^[\w.-]{1,40}: (?P<oldif>[\w.@-]{1,32}): ")
-#: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...'
-_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: |\[Hardware Error\]: |"
+#: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...',
+#: powerpc's 'EEH: ...'
+_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: |\[Hardware Error\]: |EEH: |"
                           r"INFO: task \S{1,64}:\d{1,10} blocked for more than )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
 #: (the driver core of kernel 6.x words it 'nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1')
@@ -264,18 +270,21 @@ _NOT_SUPPORTED = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>" + _PCI + r") \(PCI 
                             r"is not supported by")
 #: NVIDIA driver messages of a GPU the driver lost or could not initialise, without an Xid: the GPU is
 #: named by bus id ('NVRM: GPU 0000:01:00.0: RmInitAdapter failed!') or by the driver's index ('NVRM:
-#: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out', GSP RPC timeouts, memory subsystem errors)
+#: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out', GSP RPC timeouts, memory subsystem errors; the open module's
+#: 'RmInitAdapter: Cannot initialize GSP firmware RM' after 'kgspInitRm_IMPL: Max GSP-RM boot attempts exceeded: 4/4')
 #: (drivers before 400 name no GPU: 'NVRM: RmInitAdapter failed! (0x26:0xffff:1127)', 'NVRM: rm_init_adapter failed for
 #: device bearing minor number 0'; the driver's refusal of a GPU whose BAR the firmware left unassigned: 'NVRM: BAR1 is
 #: 0M @ 0x0 (PCI:0000:01:00.0)' under 'This PCI I/O region assigned to your NVIDIA device is invalid')
-_GPU_FATAL = re.compile(r"NVRM: (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?)?"
+_GPU_FATAL = re.compile(r"NVRM: (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
+                        r"|\w{1,48}: (?:Max )?)?"
                         r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
+                        r"|Cannot initialize GSP firmware RM|GSP-RM boot attempts exceeded"
                         r"|Memory Subsystem Error|BAR\d is 0M @ 0x0 \(PCI:(?P<bar_pci>" + _PCI + r")\))",
                         re.IGNORECASE)
 #: 'minor number 0' of an old driver's rm_init_adapter line: the GPU's /dev/nvidia<N>
 _MINOR = re.compile(r"minor number (\d{1,3})")
 _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
-                    "Memory Subsystem Error")
+                    "Memory Subsystem Error", "Cannot initialize GSP firmware RM", "GSP-RM boot attempts exceeded")
 _GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
 #: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
 _SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)
@@ -289,6 +298,23 @@ _GPU_INDEX = re.compile(r"\bGPU:?(?P<idx>\d{1,3})\b")
 _NO_WAKE = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): (?:can't|Unable to) change power state "
                       r"from (?P<from>D3cold|D3hot|unknown)\b")
 _CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
+#: nouveau read the GPU's chip id as all ones ('nouveau 0000:01:00.0: unknown chipset (ffffffff)'): the device does
+#: not answer reads of its registers (as lspci's 'rev ff')
+_ALL_ONES_CHIP = re.compile(r"^nouveau (?P<pci>" + _PCI + r"): unknown chipset \(ffffffff\)")
+#: the GPU peer-memory module (GPUDirect RDMA) that cannot load against the running RDMA core: 'nv_peer_mem: Unknown
+#: symbol ib_register_peer_memory_client (err 0)', 'nvidia_peermem: disagrees about version of symbol ib_...'
+_PEERMEM_FAILED = re.compile(r"^(?P<mod>nv_peer_mem|nvidia_peermem): (?P<what>Unknown symbol \S{1,80}|disagrees about "
+                             r"version of symbol \S{1,80})")
+#: POWER's EEH giving a device up ('EEH: Unable to recover from failure from PHB#30-PE#1fb.', after 'has failed 6 times
+#: in the last hour and has been permanently disabled'), then the device in its log: 'EEH: of node=0030:0d:00.0'
+_EEH_GAVE_UP = "EEH: Unable to recover from failure"
+_EEH_NODE = re.compile(r"EEH: of node=(?P<pci>" + _PCI + r")")
+#: lines after EEH gives up within which it names the device
+_EEH_LINES = 6
+#: mlx5's own failure to initialise a function ('mlx5_core 0000:00:08.0: probe_one:1959:(pid 1283): mlx5_init_one
+#: failed with error code -19'): the driver does not bind it
+_MLX5_INIT_FAILED = re.compile(r"^mlx5_core (?P<pci>" + _PCI + r"): .{0,60}mlx5_init_one failed with error code "
+                               r"(?P<err>-?\d+)")
 _FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|error|fatal|timeout|timed out)\b", re.IGNORECASE)
 
 
@@ -370,6 +396,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     edac: list[dict[str, Any]] = []
     limited: list[dict[str, Any]] = []
     init_failed: list[dict[str, Any]] = []
+    peermem: list[dict[str, Any]] = []
+    eeh_lost: list[dict[str, Any]] = []
     gpu_fatal: list[dict[str, Any]] = []
     api_mismatch: list[dict[str, Any]] = []
     api_text = ""  # the open API mismatch message (api_mismatch[-1]) while its continuation lines may follow
@@ -484,6 +512,23 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             # the driver refuses the GPU ('NVRM: The NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this
             # system / is not supported by the NVIDIA 580.126.09 driver release.'): it does not bind it
             init_failed.append(_event(lineno, time, msg, pci=ns.group("pci").lower(), error=None))
+            continue
+        if _EEH_GAVE_UP in msg:
+            eeh_lost.append(_event(lineno, time, msg, pci=None))
+            continue
+        if "of node=" in msg and eeh_lost and eeh_lost[-1]["pci"] is None \
+                and lineno - eeh_lost[-1]["line"] <= _EEH_LINES and (en := _EEH_NODE.search(msg)):
+            eeh_lost[-1]["pci"] = en.group("pci").lower()
+            continue
+        if "mlx5_init_one failed" in msg and (mi := _MLX5_INIT_FAILED.match(own)):
+            init_failed.append(_event(lineno, time, msg, pci=mi.group("pci").lower(), error=to_int(mi.group("err"))))
+            continue
+        if "unknown chipset" in msg and (ao := _ALL_ONES_CHIP.match(own)):
+            init_failed.append(_event(lineno, time, msg, pci=ao.group("pci").lower(), error=None,
+                                      what="its chip id reads all ones: the device does not answer"))
+            continue
+        if "peer" in msg and (pm := _PEERMEM_FAILED.match(own)):
+            peermem.append(_event(lineno, time, msg, module=pm.group("mod"), what=pm.group("what")))
             continue
         if "probe " in msg and (pf := _PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=(pf.group("pci") or pf.group("dev")).lower(),
@@ -608,5 +653,5 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
             "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "hung_tasks": hung_tasks, "nic_removed": removed,
-            "hypervisor": hypervisor,
+            "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}

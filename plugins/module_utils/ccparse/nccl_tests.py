@@ -236,6 +236,9 @@ def parse_nccl_tests(text: str) -> dict[str, Any]:
             out["validation"] = to_int(v.group(1))  # the parameter line, with or without its '#'
         if s[:1] in ("n", "U", "R") and _HASHLESS.match(s):
             s = "# " + s  # a banner line whose '#' a Markdown page took as a heading mark
+        if s.startswith("#") and cols is not None and s[1:].lstrip()[:1].isdigit() \
+                and len(s[1:].split()) == len(cols):
+            s = s[1:].lstrip()  # a result row behind '#' (a harness that comments the table it relays): a row
         if s.startswith("#"):
             # each pattern below reads '#', blanks, then its own first letter: only the one (or two)
             # of that letter are asked (the first one that matches wins, as in a chain of all six)

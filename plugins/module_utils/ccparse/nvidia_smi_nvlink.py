@@ -8,8 +8,10 @@
 
 Speeds are GB/s as nvidia-smi prints them (per direction). ``nvidia-smi nvlink -e``'s counters ('Link 0: Replay
 Errors: 0') are summed per GPU and counter into ``error_counts`` (``{"Replay": 0, "Recovery": 0, "CRC": 0}``); its
-lines are no links. A GPU followed by ``NVML: Unable to
-retrieve NVLink information as all links are inActive`` (drivers 550+) has ``links: []`` and
+lines are no links. ``nvidia-smi nvlink -c``'s capability lines ('Link 0, P2P is supported: true') go to
+``capabilities`` (``{link: {capability: bool}}``): what a link can do, not its state. ``nvlink -gt d``'s counters
+('Link 0: Data Tx: 19241022 KiB') go to ``traffic_kib`` (``{link: {"data_tx": 19241022, ...}}``). A GPU followed by
+``NVML: Unable to retrieve NVLink information as all links are inActive`` (drivers 550+) has ``links: []`` and
 ``all_links_inactive: True``; whether that is a fault (an SXM GPU whose peers have links) or
 normal (PCIe cards) is the check's call. A GPU without NVLink prints nothing
 (the live H200 capture is empty): that gives ``gpus: []``, ``no_nvlink: True`` and a ``note`` saying so, an explicit
@@ -33,6 +35,11 @@ _ALL_INACTIVE = re.compile(r"^(?:NVML:\s*)?Unable to retrieve NVLink information
 _LINK = re.compile(r"^Link (\d+): (?:(\d+(?:\.\d+)?) GB/s|<inactive>|(.+))$")
 #: ``nvidia-smi nvlink -e``: a link's error counter since the driver loaded ('Link 0: Replay Errors: 0')
 _COUNTER = re.compile(r"^Link (\d+): ([A-Za-z][A-Za-z ]{0,30}?) Errors: (\d{1,20})$")
+#: ``nvidia-smi nvlink -gt d`` / ``-gt r``: the data a link carried since the driver loaded ('Link 0: Data Tx: 19241022
+#: KiB'; older drivers' ``-g 0``: 'Link 0: Rx0: 512 KBytes, Tx0: 1024 KBytes' is not read)
+_TRAFFIC = re.compile(r"^Link (\d+): (Data|Raw) (Tx|Rx): (\d{1,20}) KiB$")
+#: ``nvidia-smi nvlink -c``: what a link is able to do ('Link 0, P2P is supported: true'), not its state
+_CAPABILITY = re.compile(r"^Link (\d+), ([A-Za-z][\w ]{0,60}?): (true|false)$", re.IGNORECASE)
 
 
 @parser("nvidia-smi-nvlink", commands=gpu_selection)
@@ -63,6 +70,16 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
         if c and cur is not None:
             counts = cur.setdefault("error_counts", {})
             counts[c.group(2)] = counts.get(c.group(2), 0) + int(c.group(3))
+            continue
+        t = _TRAFFIC.match(s)
+        if t and cur is not None:
+            traffic = cur.setdefault("traffic_kib", {}).setdefault(int(t.group(1)), {})
+            traffic[f"{t.group(2).lower()}_{t.group(3).lower()}"] = int(t.group(4))
+            continue
+        cap = _CAPABILITY.match(s)
+        if cap and cur is not None:
+            caps = cur.setdefault("capabilities", {}).setdefault(int(cap.group(1)), {})
+            caps[cap.group(2)] = cap.group(3).lower() == "true"
             continue
         m = _LINK.match(s)
         if m and cur is not None:

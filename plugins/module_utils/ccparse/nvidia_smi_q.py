@@ -69,7 +69,17 @@ from functools import lru_cache
 from typing import Any
 
 from . import capture
-from .common import _ASCII_BREAKS, ERROR_TOKENS, ParseError, parser, split_lines, strip_source_line, to_float, to_int
+from .common import (
+    _ASCII_BREAKS,
+    ERROR_TOKENS,
+    ParseError,
+    parser,
+    selected_index,
+    split_lines,
+    strip_source_line,
+    to_float,
+    to_int,
+)
 from .nvidia_smi_table import lost_gpu, unreachable_driver
 from .nvidia_smi_xml import looks_like_xml, parse_nvidia_smi_q_xml
 
@@ -89,7 +99,7 @@ _KNOWN_SECTIONS = {"ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event
                    "Clocks Throttle Reasons", "Temperature", "PCI", "Power Readings", "GPU Power Readings",
                    "GPU Reset Status", "Clocks", "Max Clocks", "Utilization", "Fabric", "Fan Speed",
                    "Performance State", "ECC Mode", "Product Name", "GPU Recovery Action", "BAR1 Memory Usage",
-                   "FB Memory Usage"}
+                   "FB Memory Usage", "vGPU Software Licensed Product", "GRID Licensed Product"}
 
 Tree = dict[str, Any]
 
@@ -103,13 +113,14 @@ _GPU_LEVEL = frozenset({
     "Display Mode", "Driver Model", "ECC Errors", "ECC Mode", "EDPp Multiplier", "Ecc Mode", "Encoder Stats",
     "FB Memory Usage", "FBC Stats", "FRU Part Number", "Fabric", "Fan Speed", "GPU C2C Mode",
     "GPU Memory Power Readings", "GPU Operation Mode", "GPU PDI", "GPU Part Number", "GPU Power Readings",
-    "GPU Recovery Action", "GPU Reset Status", "GPU UUID", "GPU Virtualization Mode", "GSP Firmware Version", "IBMNPU",
+    "GPU Recovery Action", "GPU Reset Status", "GPU UUID", "GPU Virtualization Mode", "GRID Licensed Product",
+    "GSP Firmware Version", "IBMNPU",
     "Inforom BBX Object Flush", "Inforom Time Data", "Inforom Version", "MIG Device", "MIG Mode", "Max Clocks",
     "Max Customer Boost Clocks", "Minor Number", "Module ID", "Module Power Readings", "MultiGPU Board", "PCI",
     "Performance State", "Persistence Mode", "Platform Info", "Power Readings", "Power Samples", "Power Smoothing",
     "Processes", "Product Architecture", "Product Brand", "Product Name", "Remapped Rows", "Retired Pages",
     "Serial Number", "Sparse Operation Mode", "Temperature", "Utilization", "VBIOS Version", "Voltage",
-    "Workload Power Profiles"})
+    "Workload Power Profiles", "vGPU Software Licensed Product"})
 #: the sections nested deeper, each with the sections it opens in
 _NESTED_IN = {
     "GPU Link Info": ("PCI",), "Bridge Chip": ("PCI",), "PCIe Generation": ("GPU Link Info",),
@@ -597,6 +608,8 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         event_us = dict(event_us)
 
     power = _sec(t, "GPU Power Readings") or _sec(t, "Power Readings")
+    # a vGPU guest's licence (older GRID drivers name the section 'GRID Licensed Product')
+    lic = _sec(t, "vGPU Software Licensed Product") or _sec(t, "GRID Licensed Product")
     return {
         "index": index,
         "bus_id": bus_id or _get(t, "PCI", "Bus Id"),
@@ -622,6 +635,7 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         "reset_required": _bool(_get(t, "GPU Reset Status", "Reset Required")),
         "drain_and_reset_recommended": _bool(_get(t, "GPU Reset Status", "Drain and Reset Recommended")),
         "recovery_action": t.get("GPU Recovery Action"),
+        "vgpu_license": {"product": lic.get("Product Name"), "status": lic.get("License Status")} if lic else None,
         "fabric_state": _get(t, "Fabric", "State"),
         "fabric_status": _get(t, "Fabric", "Status"),
         "fabric_health": {k: v for k, v in fh.items() if isinstance(v, str)} if isinstance(fh, dict) else None,
@@ -630,7 +644,17 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
     }
 
 
-@parser("nvidia-smi-q")
+def _selected(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
+    """A command reader (COMMAND_READERS): the report of the one GPU a shown ``nvidia-smi -i N -q`` selects is GPU
+    N's (its block would otherwise take index 0, its place in the report)."""
+    idx = selected_index(commands)
+    gpus = out.get("gpus") or []
+    if idx is None or len(gpus) != 1:
+        return out
+    return {**out, "gpus": [{**gpus[0], "index": idx}]}
+
+
+@parser("nvidia-smi-q", commands=_selected)
 def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     """The text report; ``nvidia-smi -q -x`` XML (the first markup character is ``<``) is handed
     to :func:`ccparse.nvidia_smi_xml.parse_nvidia_smi_q_xml`, which gives the same shape."""

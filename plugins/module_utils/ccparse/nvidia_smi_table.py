@@ -28,8 +28,9 @@ an ``excerpt``. ``No devices were found`` gives ``no_devices: True`` and no GPUs
 is wrong); the driver-not-loaded message (``couldn't communicate with the NVIDIA driver``, ``Failed to
 initialize NVML``) gives ``driver_unreachable`` (the message) and ``excerpt`` (no count stated). A banner cut
 before the first GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True``; a capture that ends after a
-GPU's first row (cut inside its rows) lists that GPU with ``cut_after_first_row: True`` and no reading (a first row
-followed by anything but its second row is still an error). Bus ids are
+GPU's first row (cut inside its rows) lists that GPU with ``cut_after_first_row: True`` and no reading, as does a
+table trimmed to each GPU's first row (a first row followed by another GPU's first row); a first row followed by
+anything else but its second row is still an error. Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
 """
 
@@ -147,6 +148,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     pending: dict[str, Any] | None = None
     in_processes = False
     seen_table = False
+    trimmed = False  # GPUs listed by their first row only (:data:`_ROW1` after :data:`_ROW1`)
     last = 0
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         line = raw.rstrip()
@@ -187,6 +189,11 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         r1 = _ROW1.match(s)
         if r1:
+            if pending is not None and "fan_pct" not in pending:
+                # a GPU's first row straight after another's: the paster kept each GPU's first row only (its
+                # identity); the GPU is listed, with no reading
+                out["gpus"].append(_add_second_row(pending, _NO_SECOND_ROW))
+                pending["cut_after_first_row"] = trimmed = True
             mode = r1.group(3)
             pending = {"index": need_int(r1.group(1), TOOL, lineno, "GPU index"), "name": r1.group(2).strip(),
                        "persistence_mode": mode if mode in ("On", "Off") else None,
@@ -228,7 +235,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         out["excerpt"] = out["cut_before_rows"] = True
         return out
     if pending is not None and "fan_pct" not in pending:
-        if pending["line"] != last:
+        if pending["line"] != last and not trimmed:
             raise ParseError(TOOL, f"GPU {pending['index']} row without its second line (truncated)", pending["line"])
         # the capture ends inside the GPU's rows (a paste cut there): the GPU is listed, as one cut between
         # rows would be, with its first row's fields and no reading

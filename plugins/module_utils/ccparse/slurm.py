@@ -297,7 +297,8 @@ _OTHER_SLURM_COMMANDS = ("scontrol", "squeue", "sacct", "sacctmgr", "sbatch", "s
 
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
-    """Parse default-format ``sinfo`` output (one row per partition and state)."""
+    """Parse default-format ``sinfo`` output (one row per partition and state). A custom format whose header has no
+    STATE column gives no rows and ``no_state_column: True``."""
     tool = "sinfo"
     rows: list[dict[str, Any]] = []
     header = headerless = False
@@ -306,6 +307,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     lineno = 0
     other = ""
     empty: list[str] = []  # partitions listed with no node
+    stateless = False  # the last header read has no STATE column (a custom format)
     # a runbook's frame of dashes or equals signs around the pasted run (sinfo prints no such line): blank
     numbered = _join_wrapped_nodelists([(n, "" if _FRAME.match(raw) else raw) for n, raw in capture.lines(text)])
     toks = [raw.split() for _n, raw in numbered]
@@ -338,6 +340,7 @@ def parse_sinfo(text: str) -> dict[str, Any]:
             # prints NODES before TIMELIMIT); a summary header (-s: NODES(A/I/O/T)) has no STATE
             header = True
             cols = tok if set(_SINFO_HEADER) <= set(tok) and len(tok) == len(_SINFO_HEADER) else None
+            stateless = "STATE" not in tok and not any(t.startswith("NODES(") for t in tok)
             continue
         if capture.is_command(line, ("sinfo",)):
             continue  # the shell prompt and command of a pasted session
@@ -384,6 +387,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     if not rows and empty:
         # every partition listed holds no node: nothing to judge (the check says so)
         return {"partitions": [], "nodes": {}, "empty_partitions": empty}
+    if not rows and stateless:
+        # a custom format ('sinfo -N --format="%N %P %c %G"') that prints no state column: its rows say nothing of
+        # the nodes' health (the check says so)
+        return {"partitions": [], "nodes": {}, "empty_partitions": [], "no_state_column": True}
     if not rows:
         raise ParseError(tool, "header but no partition rows (truncated?)", lineno)
     nodes: dict[str, dict[str, Any]] = {}
