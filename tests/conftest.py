@@ -55,12 +55,27 @@ def judge_parsed(kind: str, data: Any, spec: dict[str, Any] | None = None, host:
     return found
 
 
+def text_of(*lines: str) -> str:
+    """A capture's text from its lines (each ends with a newline, as a tool prints it)."""
+    return "".join(f"{ln}\n" for ln in lines)
+
+
+def parse_text(kind: str, text: str) -> dict[str, Any]:
+    """``text`` read by the KIND's parser as the engine reads a capture (salvaging the lines it rejects)."""
+    from ccparse import registry
+
+    return registry.parse(kind, text, salvage=True)
+
+
+def finding_keys(findings: list[Any]) -> list[tuple[str, str, str]]:
+    """(check, severity, subject) of each finding."""
+    return [(f.check, f.severity, f.subject) for f in findings]
+
+
 def judge_text(kind: str, text: str, spec: dict[str, Any] | None = None, host: str = "n1") -> list[Any]:
     """:func:`judge_parsed` of ``text`` read by the KIND's parser as the engine reads a capture (salvaging the lines it
     rejects; the production path without the engine)."""
-    from ccparse import registry
-
-    return judge_parsed(kind, registry.parse(kind, text, salvage=True), spec, host)
+    return judge_parsed(kind, parse_text(kind, text), spec, host)
 
 
 # --- test tiers (docs/DEVELOPING.md): a plain `pytest` is the fast tier; the podman tiers run only

@@ -4,17 +4,8 @@ capture (quoted here, with the corpus file it comes from)."""
 from __future__ import annotations
 
 from conftest import judge_text
-
-
-def _text(*lines: str) -> str:
-    return "".join(f"{ln}\n" for ln in lines)
-
-
-def _parse(kind: str, text: str) -> dict:
-    from ccparse import registry
-
-    return registry.parse(kind, text, salvage=True)
-
+from conftest import parse_text as _parse
+from conftest import text_of as _text
 
 # --- dcgmi diag: a table cut after its Deployment rows holds no hardware result (cannot judge) ---
 
@@ -261,12 +252,14 @@ def test_a_partition_without_nodes_cannot_be_judged() -> None:
 # --- review: a KIND's parser reads its capture's command lines through its own hook ---
 
 def test_the_kinds_that_read_their_command_lines_register_a_hook() -> None:
-    # perftest's -d device (test_session20_verdicts reads it off a capture), nvidia-smi's -i selection
+    # perftest's -d device (test_session20_verdicts reads it off a capture), nvidia-smi's -i selection (session 23:
+    # -q's too, the index of the one GPU it selects)
     from ccparse import registry
     from ccparse.common import COMMAND_READERS
 
     registry.kinds()
-    assert set(COMMAND_READERS) == {"ib_write_bw", "nvidia-smi", "nvidia-smi-nvlink", "nvidia-smi-query"}
+    assert set(COMMAND_READERS) == {"ib_write_bw", "nvidia-smi", "nvidia-smi-nvlink", "nvidia-smi-q",
+                                    "nvidia-smi-query"}
 
 
 # --- NCCL: a CUDA call failing inside NCCL, an invalid rank, the verbs provider's completion error, NCCL 1.x,

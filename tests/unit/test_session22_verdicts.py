@@ -3,22 +3,10 @@ capture (quoted here, with the corpus file it comes from)."""
 
 from __future__ import annotations
 
+from conftest import finding_keys as _checks
 from conftest import judge_text
-
-
-def _text(*lines: str) -> str:
-    return "".join(f"{ln}\n" for ln in lines)
-
-
-def _parse(kind: str, text: str) -> dict:
-    from ccparse import registry
-
-    return registry.parse(kind, text, salvage=True)
-
-
-def _checks(findings: list) -> list[tuple[str, str, str]]:
-    return [(f.check, f.severity, f.subject) for f in findings]
-
+from conftest import parse_text as _parse
+from conftest import text_of as _text
 
 # --- NCCL: GPUDirect RDMA disabled lines singled out; lo beside a real interface ---
 

@@ -3,22 +3,10 @@ capture (quoted here, with the corpus file it comes from)."""
 
 from __future__ import annotations
 
+from conftest import finding_keys as _checks
 from conftest import judge_text
-
-
-def _text(*lines: str) -> str:
-    return "".join(f"{ln}\n" for ln in lines)
-
-
-def _parse(kind: str, text: str) -> dict:
-    from ccparse import registry
-
-    return registry.parse(kind, text, salvage=True)
-
-
-def _checks(findings: list) -> list[tuple[str, str, str]]:
-    return [(f.check, f.severity, f.subject) for f in findings]
-
+from conftest import parse_text as _parse
+from conftest import text_of as _text
 
 # --- nvidia-smi -q: a vGPU guest without its licence ---
 
@@ -290,3 +278,30 @@ def test_sinfo_without_a_state_column_cannot_judge() -> None:
     assert _parse("sinfo", NO_STATE)["no_state_column"] is True
     (f,) = judge_text("sinfo", NO_STATE)
     assert f.check == "coverage" and "no STATE column" in f.message
+
+
+# --- perftest: a queue pair that cannot be connected over RDMA ---
+
+# round2/ib_write_bw/mooncake166-ib-send-bw-client-mlx5_0-to-mlx5_1-same-host-gid1-mtu2048-failed-modify-qp-rtr.txt
+QP_RTR = _text(
+    "ib_send_bw -d mlx5_0 -x 1 -D 10 -F 192.168.1.2",
+    "---------------------------------------------------------------------------------------",
+    "                    Send BW Test",
+    " Dual-port       : OFF          Device         : mlx5_0",
+    " Number of qps   : 1            Transport type : IB",
+    " Connection type : RC           Using SRQ      : OFF",
+    " Mtu             : 2048[B]",
+    " Link type       : Ethernet",
+    " GID index       : 1",
+    "---------------------------------------------------------------------------------------",
+    "Failed to modify QP 1399 to RTR",
+    " Unable to Connect the HCA's through the link")
+
+
+def test_a_queue_pair_that_cannot_connect_is_failed() -> None:
+    (f,) = judge_text("ib_write_bw", QP_RTR)
+    assert (f.check, f.severity, f.subject) == ("ib_write_bw", "critical", "n1/mlx5_0")
+    assert "Failed to modify QP 1399 to RTR" in f.message
+    # the banner alone, cut before any message: nothing measured, nothing failed (cannot judge)
+    (f,) = judge_text("ib_write_bw", QP_RTR.rsplit("Failed", 1)[0])
+    assert f.check == "coverage"

@@ -23,7 +23,9 @@ when perftest did not name the device) feeds the cross-node straggler analysis.
 
 Without a line rate, the smallest standard rate at or above the result (allowing :data:`RATE_SLACK`) is a lower
 bound of it. A RoCE run that printed no result row after exchanging an all-zero GID is
-``ib_write_bw.zero_gid`` (critical): the GID index holds no address, RoCE cannot connect.
+``ib_write_bw.zero_gid`` (critical): the GID index holds no address, RoCE cannot connect. A run whose queue pair could
+not be connected (``Failed to modify QP ... to RTR``, ``Unable to Connect the HCA's through the link``) is
+``ib_write_bw.qp_connect_failed`` (critical): the RDMA path between the two ports does not work.
 """
 
 from __future__ import annotations
@@ -102,6 +104,16 @@ def _zero_gid(data: Mapping[str, Any]) -> bool:
         g and not g.replace(":", "").strip("0") for g in data.get("gids") or ())
 
 
+#: perftest's words when the queue pair cannot be connected after the out-of-band exchange ('Failed to modify QP 1399
+#: to RTR', 'Unable to Connect the HCA's through the link')
+_QP_FAILED = ("to RTR", "to RTS", "Unable to Connect the HCA")
+
+
+def _qp_not_connected(data: Mapping[str, Any]) -> str | None:
+    """The first of perftest's messages saying its queue pair could not be connected, or None."""
+    return next((str(e) for e in data.get("errors") or () if any(w in str(e) for w in _QP_FAILED)), None)
+
+
 @check("ib_write_bw")
 def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -141,6 +153,15 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
                                         "out-of-band TCP connection to the server failed: no server listening, "
                                         "a firewall or a wrong address; no RDMA traffic ran)"))
+        elif not data.get("results") and not _zero_gid(data) and (qp := _qp_not_connected(data)):
+            # the out-of-band exchange worked but the queue pair could not be moved to ready-to-receive/send: the
+            # two ports cannot reach each other over RDMA (severity.yml ib_write_bw.qp_connect_failed)
+            dev = data.get("device")
+            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.qp_connect_failed"),
+                                        f"{host}/{dev}" if dev else host,
+                                        f"perftest on {dev or 'its device'} could not connect its queue pair over "
+                                        f"RDMA: {qp[:120]} (the TCP exchange worked; the RDMA path does not: a port "
+                                        "down, a GID index without a routable address, an MTU or subnet mismatch)"))
         elif not data.get("results") and _zero_gid(data):
             # a RoCE test whose address exchange carries an empty GID: the GID index holds no address,
             # so the QPs cannot connect (severity.yml ib_write_bw.zero_gid)
