@@ -305,3 +305,21 @@ def test_a_queue_pair_that_cannot_connect_is_failed() -> None:
     # the banner alone, cut before any message: nothing measured, nothing failed (cannot judge)
     (f,) = judge_text("ib_write_bw", QP_RTR.rsplit("Failed", 1)[0])
     assert f.check == "coverage"
+
+
+# --- kernel log: journalctl -o short-monotonic (a dmesg-style time, then the host and 'kernel:') ---
+
+# round2/kernel-log/linuxppc-horak-talos-power9-journal-host-prefix-eeh-frozen-phb30-nvme-behind-switch-permanent-failure.txt
+MONOTONIC = _text(
+    "[  246.683699] talos.danny.cz kernel: nvme 0030:0d:00.0: Unable to change power state from D3cold to D0, "
+    "device inaccessible",
+    "[  246.855030] talos.danny.cz kernel: EEH: Unable to recover from failure from PHB#30-PE#1fb.",
+    "[  246.856319] talos.danny.cz kernel: EEH: of node=0030:0d:00.0")
+
+
+def test_the_journals_short_monotonic_lines_are_read_as_the_kernels_own() -> None:
+    from ccparse.kernel_log import parse_kernel_log
+
+    data = parse_kernel_log(MONOTONIC)
+    assert [(e["pci"], e["state"]) for e in data["pci_inaccessible"]] == [("0030:0d:00.0", "D3cold")]
+    assert [e["pci"] for e in data["eeh_lost"]] == ["0030:0d:00.0"]

@@ -152,6 +152,9 @@ _PREFIXES = (
     # a raw /dev/kmsg record: 'level,seq,usec,flags;message'
     re.compile(r"^\d{1,3},\d{1,20},(?P<time>\d{1,20}),[-+c][^;]{0,40};(?P<msg>.*)$"),
 )
+#: the journal's host and 'kernel:' after a dmesg-style time (journalctl -o short-monotonic: '[  146.010113]
+#: talos.danny.cz kernel: nvme ...')
+_HOST_KERNEL = re.compile(r"^[\w.-]{1,64} kernel: ")
 #: dmesg --decode (-x): 'kern  :info  : ' before the time (or the message)
 _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s{0,4}:"
                      r"\s{0,4}(?:emerg|alert|crit|err|warn|notice|info|debug)\s{0,4}:\s?")
@@ -327,7 +330,7 @@ def _split(line: str) -> tuple[str | None, str, bool]:
         m = rx.match(line)
         if m:
             msg = m.group("msg")
-            d = _DMESG_IN_MSG.match(msg)
+            d = _DMESG_IN_MSG.match(msg) or _HOST_KERNEL.match(msg)
             return m.group("time"), msg[d.end():] if d else msg, True
     if line.startswith("kernel:"):
         return None, line[len("kernel:"):].strip(), True
