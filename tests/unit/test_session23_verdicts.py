@@ -309,7 +309,7 @@ def test_a_queue_pair_that_cannot_connect_is_failed() -> None:
 
 # --- kernel log: journalctl -o short-monotonic (a dmesg-style time, then the host and 'kernel:') ---
 
-# round2/kernel-log/linuxppc-horak-talos-power9-journal-host-prefix-eeh-frozen-phb30-nvme-behind-switch-permanent-failure.txt
+# round2/kernel-log/linuxppc-horak-talos-power9-journal-host-prefix-eeh-frozen-phb30-nvme-behind-switch-permanent-failure.txt  # noqa: E501
 MONOTONIC = _text(
     "[  246.683699] talos.danny.cz kernel: nvme 0030:0d:00.0: Unable to change power state from D3cold to D0, "
     "device inaccessible",
