@@ -73,7 +73,8 @@ def _nic_key(dev: Mapping[str, Any], port: Mapping[str, Any]) -> tuple[Any, Any,
     port GUID, or the MAC a RoCE GID is built from) instead, so a front-end NIC of another maker (a VM's
     ``02:16:3e`` virtual NIC beside BlueField rails) is not compared with the rails. An InfiniBand port's subnet is
     its SM's LID: one subnet has one master SM, and another subnet's switches may run another speed (EDR ports
-    beside FDR ones of an older fabric)."""
+    beside FDR ones of an older fabric). The price: where each rail is a subnet of its own, a rail trained slower than
+    the others is not caught by its siblings; ``ib_rate_gbps`` in the inventory judges every port against the rate."""
     sm = port.get("sm_lid") if port.get("link_layer") == "InfiniBand" and port.get("sm_lid") else None
     if dev.get("ca_type") is not None:
         return dev.get("ca_type"), port.get("link_layer"), None, sm
