@@ -323,3 +323,16 @@ def test_the_journals_short_monotonic_lines_are_read_as_the_kernels_own() -> Non
     data = parse_kernel_log(MONOTONIC)
     assert [(e["pci"], e["state"]) for e in data["pci_inaccessible"]] == [("0030:0d:00.0", "D3cold")]
     assert [e["pci"] for e in data["eeh_lost"]] == ["0030:0d:00.0"]
+
+
+# --- port tools that found no RDMA device: read, cannot judge without rdma_devices_per_node ---
+
+# round2/ibstatus/oneflow9115-openibd-stopped-ibv-devinfo-function-not-implemented-then-ibstatus-fatal-no-devices-illegal-number.txt  # noqa: E501
+def test_port_tools_that_list_no_device_say_so() -> None:
+    for kind, line in (("ibstatus", "Fatal error:  No devices"),
+                       ("ibv_devinfo", "Failed to get IB devices list: Function not implemented")):
+        assert _parse(kind, line + "\n")["devices"] == []
+        (f,) = judge_text(kind, line + "\n")
+        assert f.check == "ib_hca_count" and "needs rdma_devices_per_node" in f.message
+        (f,) = judge_text(kind, line + "\n", {"rdma_devices_per_node": 8})
+        assert (f.check, f.severity) == ("ib_hca_count", "critical")

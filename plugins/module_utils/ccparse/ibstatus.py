@@ -24,7 +24,9 @@ _RATE = re.compile(r"^(\d{1,5}(?:\.\d{1,4})?)\s*Gb/sec(?:\s*\((\d{1,2}X)\s*([A-Z
 _REQUIRED = ("state", "phys_state", "rate_gbps", "link_layer")
 #: the script's answer on a host with no RDMA device: "Fatal error:  device '*': sys files not found
 #: (/sys/class/infiniband/*/ports)"
-_NO_DEVICES = re.compile(r"^Fatal error:\s+device '\*': sys files not found.*$")
+#: the script's words when /sys/class/infiniband holds no device (older: "device '*': sys files not found", newer:
+#: 'No devices')
+_NO_DEVICES = re.compile(r"^Fatal error:\s+(?:device '\*': sys files not found|No devices\b).*$")
 
 
 def _check_port(dev: str, port: dict[str, Any] | None, lineno: int) -> None:

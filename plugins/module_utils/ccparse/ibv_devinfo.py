@@ -6,7 +6,8 @@ for Mellanox/NVIDIA HCAs (vendor_id 0x02c9), as ibstat names them; ``fw_version`
 otherwise, like ``phys_state``). Extra port keys: ``max_mtu``/``active_mtu`` (bytes),
 ``port_lid``, ``sm_lid``, ``active_width``, ``active_speed``, ``gids`` (``-v`` only:
 ``[{"index": 3, "gid": "::ffff:10.0.0.1", "type": "RoCE v2"}]``, type None on old rdma-core).
-"No IB devices found" gives ``{"devices": [], "message": ...}`` (the tool ran and found none).
+"No IB devices found" (or "Failed to get IB devices list: ...", the verbs core not loaded) gives ``{"devices": [],
+"message": ...}`` (the tool ran and found none).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ _KV = re.compile(r"^([A-Za-z_][A-Za-z0-9_ ]{0,60}?):\s*(.{0,400}?)\s*$")
 _MTU = re.compile(r"^(\d{1,6})\s*\(\d{1,3}\)")
 _WIDTH = re.compile(r"^(\d{1,2})X\b")
 _SPEED = re.compile(r"^(\d{1,4}(?:\.\d{1,4})?)\s*Gbps\b")
-_NO_DEVICES = re.compile(r"^No IB devices found", re.IGNORECASE)
+#: no device to list: none registered, or the verbs core not loaded ('Failed to get IB devices list: Function not
+#: implemented')
+_NO_DEVICES = re.compile(r"^(?:No IB devices found|Failed to get IB devices list\b)", re.IGNORECASE)
 _INT = re.compile(r"^(0x[0-9a-fA-F]{1,16}|\d{1,12})\b")
 #: keys that belong to a port section (a grep'd excerpt may show them without the 'port:' line)
 _PORT_KEYS = frozenset({"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer",
