@@ -336,3 +336,12 @@ def test_port_tools_that_list_no_device_say_so() -> None:
         assert f.check == "ib_hca_count" and "needs rdma_devices_per_node" in f.message
         (f,) = judge_text(kind, line + "\n", {"rdma_devices_per_node": 8})
         assert (f.check, f.severity) == ("ib_hca_count", "critical")
+
+
+# round2/ibstat/azhpc213-nd96amsr-a100-v4-dollar-ibstat-ibpanic-mlx5_an0-accelnet.txt (Azure/azhpc-images#213)
+def test_ibstat_that_aborts_at_its_first_device_is_read_and_cannot_judge() -> None:
+    text = "ibpanic: [769778] main: stat of IB device 'mlx5_an0' failed: No such file or directory\n"
+    data = _parse("ibstat", text)
+    assert data["devices"] == [] and data["aborted"] is True
+    (f,) = judge_text("ibstat", text)
+    assert f.check == "coverage" and "mlx5_an0" in f.message

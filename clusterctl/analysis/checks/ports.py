@@ -97,6 +97,14 @@ def judge_ports(host: str, data: Mapping[str, Any], expectations: Mapping[str, A
     def add(check_name: str, severity: Severity, subject: str, message: str) -> None:
         res.findings.append(Finding(host, check_name, severity, subject, message))
 
+    if data.get("aborted") and not data.get("devices"):
+        # ibstat stopped at its first device (ibpanic) and listed none: no port was read (a device it cannot open,
+        # such as a VM's Ethernet VF, ends the whole run)
+        errs = data.get("errors") or [{}]
+        add("coverage", rule_sev("coverage.nothing_judgeable"), host,
+            f"{NOTHING}the port tool stopped at its first error and listed no device: "
+            f"{str(errs[0].get('message'))[:160]} (run it per device: ibstat <ca>, or ibstatus)")
+        return res
     for err in data.get("errors") or ():
         dev = err.get("device")
         if dev in exclude:

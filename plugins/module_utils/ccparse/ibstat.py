@@ -10,7 +10,8 @@ Output shape (the shared port shape, see ``ccparse.ibport``)::
      "errors": [{"line": 140, "device": "mlx5_8", "message": "ibpanic: ..."}]}
 
 ``errors`` holds the ``ibpanic:``/``ibwarn:`` lines ibstat prints when it cannot read a device
-(it then exits non-zero after printing the devices it could read); the checks report them.
+(it then exits non-zero after printing the devices it could read); the checks report them. An ibpanic before any
+device (ibstat aborts at the first device it cannot open) gives no device and ``aborted: True``.
 A port missing Physical state, Rate or Link layer, or a CA with fewer ports than its "Number of
 ports", sets ``truncated``; the ports shown are still judged.
 """
@@ -205,6 +206,7 @@ def parse_ibstat(text: str) -> dict[str, Any]:
     devices = [d for d in devices if d["ports"] or d["name"] is not None]
     if not devices:
         if errors:
-            raise ParseError(TOOL, f"no CA listed, only: {errors[0]['message'][:200]}", errors[0]["line"])
+            # ibstat aborts at a device it cannot open (ibpanic): read, nothing listed (the check says so)
+            return {"devices": [], "errors": errors, "truncated": truncated[0], "aborted": True}
         raise ParseError(TOOL, "no \"CA '<name>'\" or 'Port <n>:' section found", lineno or None)
     return {"devices": devices, "errors": errors, "truncated": truncated[0]}
