@@ -345,3 +345,20 @@ def test_ibstat_that_aborts_at_its_first_device_is_read_and_cannot_judge() -> No
     assert data["devices"] == [] and data["aborted"] is True
     (f,) = judge_text("ibstat", text)
     assert f.check == "coverage" and "mlx5_an0" in f.message
+
+
+# round2/nvidia-smi/ocijp-gpu-with-ubuntu-bm-gpu4.8-openacc-bg-job-nvidia-smi-tail-3-process-row-only.txt
+PROCESSES = _text(
+    "|=========================================================================================|",
+    "|    0   N/A  N/A           18096      C   ./gpu.exe                              4234MiB |",
+    "+-----------------------------------------------------------------------------------------+")
+
+
+def test_the_processes_box_alone_is_read_and_cannot_judge() -> None:
+    data = _parse("nvidia-smi", PROCESSES)
+    assert data["gpus"] == [] and data["processes_only"] == 1 and data["excerpt"] is True
+    (f,) = judge_text("nvidia-smi", PROCESSES, {"gpus_per_node": 8})
+    assert f.check == "coverage" and "processes box" in f.message
+    # a driver before 450 prints no GI/CI columns
+    old = "|    0      4321      C   python                                        1234MiB |\n"
+    assert _parse("nvidia-smi", old)["processes_only"] == 1

@@ -564,6 +564,10 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
                                         f"{n} uncorrectable ECC error(s) since the last reset in MIG instance "
                                         f"GI {m.get('gi')} CI {m.get('ci')} (MIG dev {m.get('mig_dev')})"))
     res.findings += _unreachable(host, data)
+    if data.get("processes_only"):
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}nvidia-smi: {data['processes_only']} row(s) of the processes box only, "
+                                    "no GPU row: no reading or health field"))
     if data.get("cut_before_rows"):
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                     f"{NOTHING}nvidia-smi: the capture holds the banner but no GPU row"))

@@ -31,7 +31,9 @@ before the first GPU row gives no GPUs, ``excerpt`` and ``cut_before_rows: True`
 GPU's first row (cut inside its rows) lists that GPU with ``cut_after_first_row: True`` and no reading, as does a
 table trimmed to each GPU's first row (a first row followed by another GPU's first row); a first row followed by
 anything else but its second row is still an error. Bus ids are
-written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match.
+written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match. Rows of the processes
+box with no banner or GPU row above them (``nvidia-smi | tail -3``) give no GPUs, ``excerpt`` and ``processes_only`` (the
+count of such rows).
 """
 
 from __future__ import annotations
@@ -140,6 +142,12 @@ def listed_gpu(line: str) -> bool:
     return bool(m and (m.group(3) or "").startswith("GPU-"))
 
 
+#: a row of the processes box: '|    0   N/A  N/A           18096      C   ./gpu.exe                 4234MiB |' (GPU, GI,
+#: CI, PID, type, name, memory; drivers before 450 print no GI/CI)
+_PROCESS_ROW = re.compile(r"^\|\s+\d{1,3}\s+(?:(?:N/A|\d{1,3})\s+(?:N/A|\d{1,3})\s+)?(?:N/A|\d{1,10})\s+[CGM+]{1,3}\s+"
+                          r".{1,200}?\s(?:\d{1,9}MiB|N/A)\s*\|$")
+
+
 @parser("nvidia-smi", commands=gpu_selection)
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -149,6 +157,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     in_processes = False
     seen_table = False
     trimmed = False  # GPUs listed by their first row only (:data:`_ROW1` after :data:`_ROW1`)
+    process_rows = 0  # rows of the processes box read before any banner or GPU row
     last = 0
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         line = raw.rstrip()
@@ -184,6 +193,9 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         if not seen_table and (listed := _LISTED.match(s)) and "(UUID" in s:
             out.setdefault("listed", []).append({"index": int(listed.group(1)), "name": listed.group(2),
                                                  "uuid": listed.group(3) or None, "line": lineno})
+            continue
+        if not seen_table and not out["gpus"] and _PROCESS_ROW.match(s):
+            process_rows += 1  # a row of the processes box with no table above it ('nvidia-smi | tail -3')
             continue
         if in_processes or not s.startswith("|"):
             continue
@@ -226,6 +238,11 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
         return out
     if not seen_table and not out["gpus"] and out.get("listed"):
         # nvidia-smi -L alone: the GPUs the driver lists, by name and UUID; no reading and no health field
+        return out
+    if not seen_table and not out["gpus"] and process_rows:
+        # the processes box alone: which GPU runs what, no GPU row, no reading (the check says so)
+        out["excerpt"] = True
+        out["processes_only"] = process_rows
         return out
     if not seen_table and not out["gpus"]:
         raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' banner (not nvidia-smi output)", last or None)
