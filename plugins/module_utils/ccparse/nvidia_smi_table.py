@@ -32,8 +32,8 @@ GPU's first row (cut inside its rows) lists that GPU with ``cut_after_first_row:
 table trimmed to each GPU's first row (a first row followed by another GPU's first row); a first row followed by
 anything else but its second row is still an error. Bus ids are
 written with the 8-digit domain the table uses, so warnings printed with a 4-digit domain match. Rows of the processes
-box with no banner or GPU row above them (``nvidia-smi | tail -3``) give no GPUs, ``excerpt`` and ``processes_only`` (the
-count of such rows).
+box with no banner or GPU row above them (``nvidia-smi | tail -3``) give no GPUs, ``excerpt`` and ``processes_only``
+(the count of such rows).
 """
 
 from __future__ import annotations
@@ -142,8 +142,8 @@ def listed_gpu(line: str) -> bool:
     return bool(m and (m.group(3) or "").startswith("GPU-"))
 
 
-#: a row of the processes box: '|    0   N/A  N/A           18096      C   ./gpu.exe                 4234MiB |' (GPU, GI,
-#: CI, PID, type, name, memory; drivers before 450 print no GI/CI)
+#: a row of the processes box: '|    0   N/A  N/A      18096      C   ./gpu.exe          4234MiB |' (GPU, GI, CI, PID,
+#: type, name, memory; drivers before 450 print no GI/CI)
 _PROCESS_ROW = re.compile(r"^\|\s+\d{1,3}\s+(?:(?:N/A|\d{1,3})\s+(?:N/A|\d{1,3})\s+)?(?:N/A|\d{1,10})\s+[CGM+]{1,3}\s+"
                           r".{1,200}?\s(?:\d{1,9}MiB|N/A)\s*\|$")
 
