@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from clusterctl.analysis.model import NOTHING, CheckResult, Finding, Metric, check
@@ -129,8 +130,28 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
         # boards', whose GPUs talk over NVLink through NVSwitch; PCIe cards reach a tenth of that or less
         return None, f"no default floor for {model} (intra-node): a PCIe card, the defaults are for SXM boards"
     if fam and (fam, scope) in BUSBW_FLOORS:
-        return BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
+        floor, why = BUSBW_FLOORS[(fam, scope)], f"default for {fam} {scope}-node"
+        per_node = _ranks_per_node(data)
+        if scope == "inter" and per_node and per_node < FLOOR_RANKS_PER_NODE:
+            # the inter-node defaults were measured with eight GPUs (and eight NICs) a node: a node's network
+            # bandwidth, and so the busbw across nodes, scales with the rails it has, one per GPU
+            floor = floor * per_node / FLOOR_RANKS_PER_NODE
+            why = f"{why}, x {per_node}/{FLOOR_RANKS_PER_NODE} ranks a node"
+        return floor, why
     return None, f"no default floor for {model or 'an unknown GPU'} ({scope}-node)"
+
+
+#: ranks (GPUs) a node of the runs the inter-node defaults of BUSBW_FLOORS were measured on
+FLOOR_RANKS_PER_NODE = 8
+
+
+def _ranks_per_node(data: Mapping[str, Any]) -> int | None:
+    """The most ranks nccl-tests' device list puts on one host (None: no device list)."""
+    hosts: dict[str, int] = {}
+    for d in data.get("devices") or ():
+        if d.get("host"):
+            hosts[str(d["host"])] = hosts.get(str(d["host"]), 0) + 1
+    return max(hosts.values()) if hosts else None
 
 
 #: NCCL WARN lines that end the job (NCCL's ncclSystemError/ncclRemoteError paths): an IB async
@@ -232,7 +253,23 @@ def _nics_line_rate_GBps(exp: Mapping[str, Any]) -> float | None:
         return None
 
 
+#: findings of a run that concern the path between its hosts: named with them (a pair test names both ends)
+_RUN_CHECKS = frozenset({"nccl_failed", "nccl_busbw", "nccl_wrong"})
+#: runs over at most this many hosts name them in those findings
+_NAMED_HOSTS = 8
+
+
 def judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
+    res = _judge_results(host, data, exp)
+    hosts = sorted({str(d["host"]) for d in data.get("devices") or () if d.get("host")})
+    if 2 <= len(hosts) <= _NAMED_HOSTS:
+        said = f" [ranks on {', '.join(hosts)}]"
+        res.findings = [replace(f, message=f.message + said) if f.check in _RUN_CHECKS and f.subject == host else f
+                        for f in res.findings]
+    return res
+
+
+def _judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     coll = _collective(data)
     failure = data.get("failure")
