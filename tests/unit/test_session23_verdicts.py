@@ -362,3 +362,89 @@ def test_the_processes_box_alone_is_read_and_cannot_judge() -> None:
     # a driver before 450 prints no GI/CI columns
     old = "|    0      4321      C   python                                        1234MiB |\n"
     assert _parse("nvidia-smi", old)["processes_only"] == 1
+
+
+# --- second round (batches 88-92) ---
+
+# round2/kernel-log/ahelpme-x520-2-pcie2-x4-slot-ixgbe-16gts-available-not-sufficient-20gts-required-two-ports.txt
+IXGBE = _text(
+    "[ 2.695531] ixgbe 0000:82:00.1: PCI Express bandwidth of 16GT/s available",
+    "[ 2.696087] ixgbe 0000:82:00.1: (Speed:5.0GT/s, Width: x4, Encoding Loss:20%)",
+    "[ 2.696631] ixgbe 0000:82:00.1: This is not sufficient for optimal performance of this card.",
+    "[ 2.697181] ixgbe 0000:82:00.1: For optimal performance, at least 20GT/s of bandwidth is required.")
+
+
+def test_ixgbe_saying_its_slot_is_not_sufficient_is_a_link_below_capability() -> None:
+    (f,) = [f for f in judge_text("kernel-log", IXGBE) if f.check == "kernel_pcie"]
+    assert (f.severity, f.subject) == ("warning", "n1/0000:82:00.1") and "5.0GT/s x4" in f.message
+    # i40e/ice print 'may be insufficient' for any link below Gen3 x8, whatever the ports need: not read
+    # (round2/kernel-log/clu6-supermicro-...-i40e-x4-bandwidth-warning.txt, labelled healthy)
+    i40e = ("[ 5.099663] i40e 0000:02:00.0: PCI-Express: Speed 8.0GT/s Width x4\n"
+            "[ 5.099666] i40e 0000:02:00.0: PCI-Express bandwidth available for this device may be insufficient for "
+            "optimal performance.\n")
+    assert not [f for f in judge_text("kernel-log", i40e) if f.check == "kernel_pcie"]
+
+
+# round2/kernel-log/powerformer-liberate-z790-rtx-550-144-dmesg-seven-xid31-mmu-fault-pde-virt-read-ch8-pid-unknown.txt
+BOOT_LINK = _text(
+    "[    7.832783] r8169 0000:07:00.0 enp7s0: Link is Down",
+    "[   10.177875] r8169 0000:07:00.0 enp7s0: Link is Up - 1Gbps/Full - flow control rx/tx")
+
+
+def test_a_ports_one_down_then_up_at_boot_is_its_bring_up() -> None:
+    (f,) = [f for f in judge_text("kernel-log", BOOT_LINK) if f.check == "link_flap"]
+    assert f.severity == "info" and "brought up" in f.message
+    # the same an hour into the run is a flap
+    late = BOOT_LINK.replace("    7.832783", " 3607.832783").replace("   10.177875", " 3610.177875")
+    (f,) = [f for f in judge_text("kernel-log", late) if f.check == "link_flap"]
+    assert f.severity == "warning"
+
+
+# round2/lspci/manouchehri-aws-g2-2xlarge-xen-grid-k520-vv-nonroot-capabilities-access-denied.txt and
+# round2/lspci/marcredhat-cmlgpu-oc-debug-worker-014-lspci-vvv-grep-downgraded-13-lnksta-no-device-names-vpd-read-failed.txt  # noqa: E501
+def test_lspci_without_a_link_to_judge_cannot_judge() -> None:
+    denied = _text("00:03.0 VGA compatible controller: NVIDIA Corporation GK104GL [GRID K520] (rev a1)",
+                   "\tSubsystem: NVIDIA Corporation Device 1014",
+                   "\tCapabilities: <access denied>")
+    (f,) = judge_text("lspci", denied)
+    assert f.check == "coverage" and "access denied" in f.message
+    grepped = _text("\t\tLnkSta:\tSpeed 5GT/s (downgraded), Width x1 (downgraded)",
+                    "\t\tLnkSta:\tSpeed 8GT/s, Width x4 (downgraded)")
+    (f,) = judge_text("lspci", grepped)
+    assert f.check == "coverage" and "downgraded" in f.message
+    # round2/lspci/lact334-rx7800xt-lnksta-16gts-x16-lnkcap2-no-lnkcap.txt: a full link with no downgrade is no doubt
+    assert not judge_text("lspci", "LnkSta: Speed 16GT/s, Width x16\n")
+
+
+# round2/sinfo/dasandata-openhpc-ko-guide-blockquote-sinfo-and-R-equals-separator-bold-drain-node1-low-socket-core-thread.txt  # noqa: E501
+BOLD_DRAIN = _text(
+    ">PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST  ",
+    "normal*      up 1-00:00:00      1  **drain** node1  ",
+    "==========   ",
+    "REASON               USER      TIMESTAMP           NODELIST  ",
+    "Low socket*core*thre slurm     2018-02-25T11:45:44 node1  ")
+
+
+def test_sinfo_in_bold_behind_a_quote_then_its_reasons() -> None:
+    data = _parse("sinfo", BOLD_DRAIN)
+    assert "drain" in data["nodes"]["node1"]["base_states"]  # and the -R table's row (no state of its own)
+    (f,) = judge_text("sinfo", BOLD_DRAIN)
+    assert (f.check, f.severity, f.subject) == ("slurm_node_state", "critical", "node1")
+
+
+# round2/nvidia-smi-query/sirzzang-k8s-gpu-workers-ssh-loop-index-driver-name-noheader-worker1-3-nvml-mismatch-580.159-worker2-rtx5090-excerpt-crlf.txt  # noqa: E501
+SSH_LOOP = _text(
+    "~$ for h in $GPU_WORKERS; do",
+    '    echo "=== $h ==="',
+    '    ssh $h "nvidia-smi --query-gpu=index,driver_version,name --format=csv,noheader 2>&1 | head -3"',
+    "  done",
+    "=== gpu-worker-1 ===",
+    "Failed to initialize NVML: Driver/library version mismatch",
+    "NVML library version: 580.159")
+
+
+def test_a_lone_word_is_no_query_header_and_the_drivers_refusal_is_read() -> None:
+    data = _parse("nvidia-smi-query", SSH_LOOP)
+    assert data["gpus"] == [] and "version mismatch" in data["driver_unreachable"]
+    (f,) = judge_text("nvidia-smi-query", SSH_LOOP)
+    assert (f.check, f.severity) == ("gpu_driver", "critical")

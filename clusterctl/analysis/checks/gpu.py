@@ -800,11 +800,13 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
         res.findings.append(Finding(host, "pcie_device", rule_sev("pcie_device.not_responding"), f"{host}/{dev}",
                                     f"PCI device {dev} (function(s) {', '.join(slots)}) reads 'rev ff': its config "
                                     "space returns all ones, the device has fallen off the bus; drain, reboot, reseat"))
+    judged = 0
     for d in data.get("devices") or []:
         cap, sta = d.get("lnkcap"), d.get("lnksta")
         if not (d.get("is_gpu") or d.get("excerpt") or (d.get("is_nic") and d.get("vendor") == "mellanox")) \
                 or not cap or not sta:
             continue
+        judged += 1
         subj = f"{host}/{d['slot']}"
         what = "NIC" if d.get("is_nic") else "GPU" if d.get("is_gpu") else "device"
         desc = f" ({d.get('description', '')[:60]})" if d.get("description") else ""
@@ -822,7 +824,23 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
             res.findings.append(Finding(host, "pcie_link", rule_sev("pcie_link.nic_speed_reduced"), subj,
                                         f"NIC PCIe link {sta['speed_gts']:g} GT/s (Gen{sta.get('gen')}), capable of "
                                         f"{cap['speed_gts']:g} GT/s (Gen{cap.get('gen')})"))
+    if not judged and not res.findings:
+        unread = _no_link_read(devices)
+        if unread:
+            res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                        f"{NOTHING}lspci: {unread}"))
     return res
+
+
+def _no_link_read(devices: list[Mapping[str, Any]]) -> str | None:
+    """Why an lspci -vv capture holds no link to judge where one was asked for, or None (a plain listing)."""
+    if any(d.get("access_denied") for d in devices) and not any(d.get("lnksta") for d in devices):
+        return "capabilities '<access denied>' (lspci run without root): no LnkCap/LnkSta read"
+    if all(d.get("excerpt") and not d.get("class") for d in devices) and not any(d.get("lnkcap") for d in devices) \
+            and any((d.get("lnksta") or {}).get(k) for d in devices for k in ("speed_downgraded", "width_downgraded")):
+        return ("LnkSta lines marked downgraded without their device's header or LnkCap: no device or capability to "
+                "judge them by")
+    return None
 
 
 @check("dcgmi-diag")

@@ -12,7 +12,8 @@ Expectations:
 ``exclude_interfaces``
     interface names not judged (e.g. a management NIC); default none.
 
-Subject ``host/<interface>`` (``host/<mlx5_N>/<port>`` for RDMA port state changes).
+Subject ``host/<interface>`` (``host/<mlx5_N>/<port>`` for RDMA port state changes). A port's one down, then up,
+within :data:`BOOT_SECONDS` of boot (dmesg's seconds) is its bring-up, a note (``link_flap.at_boot``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,19 @@ DEFAULT_FLAP_CRITICAL = 3
 #: link-ups beyond the downs (and the excerpt's first up) from which a port counts as re-opened repeatedly
 REOPEN_WARNING = 2
 _PCI = re.compile(r"\b[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\b")
+
+
+#: seconds since boot within which a port's one down-then-up is its bring-up (link negotiation as it is opened)
+BOOT_SECONDS = 120.0
+_SECONDS = re.compile(r"^\d{1,6}\.\d{1,9}$")
+
+
+def _at_boot(rec: Mapping[str, Any]) -> bool:
+    """The interface's events are one down, then up, all stamped in dmesg's seconds since boot below BOOT_SECONDS."""
+    events = list(rec.get("events") or ())
+    times = [str(e.get("time") or "") for e in events]
+    return (bool(events) and all(_SECONDS.match(t) and float(t) < BOOT_SECONDS for t in times)
+            and events[0].get("event") == "down" and events[-1].get("event") == "up")
 
 
 @check("syslog-linkflap")
@@ -48,6 +62,14 @@ def judge_link_flaps(host: str, data: Mapping[str, Any], expectations: Mapping[s
         # 'link becomes ready' (a container's veth/eth0 created, IPv6 ADDRCONF) is no re-open of a port
         ups = sum(1 for e in rec.get("events") or () if e.get("event") == "up" and _PCI.search(str(e.get("text"))))
         reopened = ups - int(rec.get("downs") or 0) - 1
+        if flaps == 1 and _at_boot(rec):
+            # the one down of a port opened at boot, before its link negotiated (r8169/igb: 'Link is Down', then
+            # 'Link is Up' seconds later): bring-up, not a flap (severity.yml link_flap.at_boot)
+            res.findings.append(Finding(
+                host, "link_flap", rule_sev("link_flap.at_boot"), f"{host}/{name}",
+                f"{name}: link down at {rec.get('first')} s after boot, up at {rec.get('last')} s: the link "
+                "negotiating as the interface was brought up, not a flap"))
+            continue
         if flaps >= crit:
             sev = rule_sev("link_flap.many")
         elif flaps >= warn:

@@ -27,7 +27,8 @@ operators paste ``grep Xid`` output too):
     UE uncorrected), ``count``, ``where``.
 ``pcie_limited``
     the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
-    a device trained below its capability (``pci``, ``link``, ``capable``).
+    a device trained below its capability (``pci``, ``link``, ``capable``); also ixgbe's own ``This is not sufficient
+    for optimal performance of this card``.
 ``init_failed``
     a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``; kernel 6.x:
     ``nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1``):
@@ -174,6 +175,12 @@ _AER_FATAL = re.compile(r"Uncorrect(?:ed|able) \(Fatal\)")
 #: '63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of
 #: 126.016 Gb/s with 8.0 GT/s PCIe x16 link)'
 _LIMITED = re.compile(r"PCIe bandwidth, limited by (?P<at>.{0,80}?link at \S+) \(capable of (?P<cap>[^)]{0,80})\)")
+#: ixgbe's own report of a slot that cannot carry the card ('This is not sufficient for optimal performance of this
+#: card.', after the link it found, '(Speed:5.0GT/s, Width: x4, Encoding Loss:20%)', and before the bandwidth the card's
+#: ports need, 'at least 20GT/s of bandwidth is required'); i40e/ice's 'may be insufficient' is printed for any link
+#: below Gen3 x8 whatever the ports need, and is not read
+_NOT_SUFFICIENT = re.compile(r"not sufficient for optimal performance")
+_NIC_LINK = re.compile(r"Speed:?\s*(?P<speed>[\d.]{1,5}\s?GT/s),?\s+Width:?\s*(?P<width>x\d{1,2})")
 _DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
 _AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
 #: PCIe AER corrected errors: a device's own 'PCIe Bus Error: severity=Corrected' line, or the root
@@ -631,6 +638,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             edac.append(_event(lineno, time, msg, mc=ed.group("mc"), kind=ed.group("kind"),
                                count=to_int(ed.group("count") or (old_count.group(1) if old_count else "1")) or 1,
                                where=ed.group("rest").strip()[:120]))
+        elif "optimal performance" in msg and _NOT_SUFFICIENT.search(msg):
+            dev = _DEV_PREFIX.match(own)
+            nl = next((m for prev in reversed(recent[:-1]) if (m := _NIC_LINK.search(prev))), None)
+            limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,
+                                  link=f"{nl.group('speed')} {nl.group('width')} link" if nl else "its slot's link",
+                                  capable="more, in the driver's words: not sufficient for optimal performance"))
         elif "limited by" in msg and (lim := _LIMITED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,

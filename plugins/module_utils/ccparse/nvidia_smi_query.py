@@ -67,6 +67,11 @@ CHECKED_FIELDS = (
 _TEXT_FIELDS = {"name", "pci.bus_id", "driver_version", "uuid", "serial", "vbios_version", "inforom.img",
                 "pstate", "compute_mode", "persistence_mode", "ecc.mode.current", "ecc.mode.pending"}
 _REASON_PREFIXES = ("clocks_event_reasons.", "clocks_throttle_reasons.")
+#: the --query-gpu fields whose names hold no '.' (nvidia-smi --help-query-gpu); every other field is dotted
+_UNDOTTED_FIELDS = frozenset({
+    "timestamp", "driver_version", "count", "name", "gpu_name", "serial", "gpu_serial", "uuid", "gpu_uuid",
+    "gpu_bus_id", "index", "display_mode", "display_active", "display_attached", "persistence_mode", "addressing_mode",
+    "vbios_version", "board_id", "module_id", "pstate", "compute_mode", "compute_cap", "gpu_recovery_action"})
 _ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "gpu_uuid": "uuid", "gpu_serial": "serial",
             "temperature.gpu.tlimit": "temperature.gpu_tlimit"}
 
@@ -224,7 +229,13 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     elif not all(_FIELD_NAME.fullmatch(n) for n in names) and (guess := _infer_header(header)) is not None:
         names, inferred = guess, True  # --format=csv,noheader: every row is a GPU
         rows.insert(0, (head_line, names))
-    if not all(_FIELD_NAME.fullmatch(n) for n in names):
+    if not all(_FIELD_NAME.fullmatch(n) for n in names) or (len(names) == 1 and "." not in names[0]
+                                                            and names[0] not in _UNDOTTED_FIELDS):
+        # (a lone word is a field only if nvidia-smi has one so named: a shell loop's 'done' is no header)
+        if (fatal := unreachable_driver(text)) is not None:
+            # no CSV to read, but nvidia-smi's own words that it cannot reach the driver (a loop over hosts, a
+            # wrapper's lines around them): no GPU where it printed them is usable
+            return {"fields": [], "gpus": [], "lost_gpus": lost, "driver_unreachable": fatal, "excerpt": True}
         raise ParseError(TOOL, f"first line is not a --query-gpu CSV header (use --format=csv, not noheader): "
                          f"{','.join(header)[:100]!r}", head_line)
     if len(rows) == 1 and lost:

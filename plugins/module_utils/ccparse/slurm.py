@@ -53,6 +53,8 @@ _BASE_STATES = {"allocated", "alloc", "completing", "comp", "down", "drained", "
 def _state_and_hosts(state: str, nodelist: str, tool: str, lineno: int) -> tuple[str, list[str], list[str]]:
     """(base state, state flags, host names) of one sinfo row; ParseError for an unknown state or a
     NODELIST that is not a hostlist."""
+    if len(state) > 4 and state[:2] == state[-2:] in ("**", "__"):
+        state = state[2:-2]  # a state a Markdown page set in bold ('**drain**'); 'drain*' keeps its one '*'
     base, flags = _split_state(state)
     if base.lower() not in _BASE_STATES:
         raise ParseError(tool, f"unknown node state {state!r}", lineno)
@@ -109,7 +111,9 @@ def _generic_row(generic: tuple[str | None, list[str]], line: str, tool: str, li
     row: dict[str, str] = {}
     for c, v in zip(cols, vals):
         row.setdefault(c, v)  # '%all' repeats some names (STATE, PARTITION): the first is the node's
-    nodelist = next(row[h] for h in _HOST_COLS if h in row)
+    nodelist = next((row[h] for h in _HOST_COLS if h in row), None)
+    if nodelist is None:
+        raise ParseError(tool, f"no NODELIST column in {' '.join(cols)[:60]!r}", lineno)
     state = row.get("STATE", "")
     if state:
         base, flags, hosts = _state_and_hosts(state, nodelist, tool, lineno)
@@ -321,6 +325,13 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     for (lineno, raw), tok in zip(numbered[:_tables_end(toks)], toks):
         line = raw.strip()
         if not line:
+            continue
+        if line[0] == ">" and "NODELIST" in line:
+            line = line.lstrip("> ")  # a header behind a Markdown quote mark its rows lack
+            tok = line.split()
+        if (rows or generic is not None) and line.startswith("REASON") and "NODELIST" in line \
+                and (g := _generic_header(line)):
+            header, generic = True, g  # a second table, 'sinfo -R' after 'sinfo': read by its own header
             continue
         if generic is None and ("STATE" in line or "REASON" in line) and not (header and cols is not None) and (
                 g := _generic_header(line)) is not None:
