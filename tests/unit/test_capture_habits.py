@@ -223,6 +223,33 @@ EXCLUDED = {
     **{(habit, "network/show_gids/idx41646267603-c-comment-star-prefix.txt"):
        "the capture is quoted inside a C comment (' * ' on every line): a prompt or indentation comes inside "
        "the comment, after its ' * '" for habit in ("indent4", "prompt", "tab-indent")},
+    # blind batches 80-92 (session 23)
+    **{("mail-wrap", cid):
+       "most of the wrapped log's lines are neither NCCL's (the application's, a launcher's) nor read as a wrap's "
+       "rest: unwrap_log joins only where at most a quarter of the lines are neither, so its wrapped channel and "
+       "WARN lines stay cut" for cid in (
+           "round2/nccl-log/bigscience-jeanzay-4node-a100-opa-hfi1-net-ib-no-gdrdma-allreduce-bench-42gbps.txt",
+           "round2/nccl-log/fastsafetensors36-dgx-spark-2node-ray-nested-prefixes-torn-receive-line-net-ib-0.txt",
+           "round2/nccl-log/pwhmass-hygon-dcu-rccl-2.13.4-bluerdma-mock-verbs-force-ib-rust-panic-addrinuse-recv-reset-"
+           "by-peer-abort.txt")},
+    **{(habit, "round2/kernel-log/emaste-oci-a1-metal-freebsd14-arm64-dmesg-mlx5-two-ports-plugged-link-down-before-"
+               "ifconfig.txt"):
+       "a FreeBSD dmesg: no line of it is a Linux log line as pasted (cannot judge); a Linux head before each makes "
+       "its mce link lines readable" for habit in ("runner-time", "kubectl-timestamps", "journal")},
+    **{(habit, "round2/kernel-log/pvefor179366-b300-vfio-guest-dmesg-grep-no-ts-pci-io-region-invalid-probe-failed-"
+               "minus1-none-initialized.txt"):
+       "a grep of dmesg without times: the probe-failed line is read as the wrapped rest of the NVRM line before it; "
+       "with a head on each line it is its own (the verdict holds: failed)" for habit in (
+           "runner-time", "kubectl-timestamps", "journal")},
+    **{(habit, "round2/kernel-log/skyao-cx6-200g-ocp3-adapter-z690-pcie4-x16-slot-dmesg-grep-mlx5-limited-8gts-x16-"
+               "capable-16gts-link-up.txt"):
+       "the paste opens with its shell command: with a head on every line the flap counter reads the port's link "
+       "lines it does not read as pasted (the verdict holds: degraded)" for habit in (
+           "runner-time", "kubectl-timestamps", "journal")},
+    ("page-copy", "round2/lspci/wutz-k8s-in-action-elbencho-runbook-nvme-5a-00-0-16gts-x1-downgraded-of-x4-physical-"
+                  "slot-114.txt"):
+        "a runbook's prose and grep'd LnkCap/LnkSta lines: without their indentation the link lines read as the "
+        "prose's, not as the selected device's section",
 }
 
 

@@ -204,6 +204,27 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "reg-gres-0-lt-1.txt": "two 'Key=value' lines of a record without its NodeName line (a round2 known miss too)",
     "round2/sinfo/unigehpc3640-baobab-new-gpu048-sinfo-N-format-gres-ampere-8-two-partitions-no-state-column.txt":
         "an 'sinfo -N --format' without a state column: no header sinfo's readings know (labelled cannot-judge)",
+    # blind batches 80-92 (session 23)
+    "round2/kernel-log/emaste-oci-a1-metal-freebsd14-arm64-dmesg-mlx5-two-ports-plugged-link-down-before-ifconfig.txt":
+        "a FreeBSD dmesg: no Linux kernel log form (a round2 known miss too)",
+    "round2/kernel-log/linuxppc-haleem-power-lpar-5.15-rc1-ipr-0134-80-eeh-failed-6-times-permanently-disabled-"
+    "eehd-hung-no-ts.txt":
+        "a console log without times whose lines are EEH's and a call trace's: too few driver lines to find",
+    "round2/kernel-log/linuxppc-haleem-power10-lpar-next-20230317-mlx5-4001-probe-rtnl-assertion-warning-wrapped-no-"
+    "ts.txt":
+        "console lines without times, a WARNING's register dump and trace: too few driver lines to find",
+    "round2/nvidia-smi-nvlink/aau-aicloud-multi-gpu-keras-dgx2-v100-sxm3-nvlink-gt-d-start-elided-gpu3-link0-data-"
+    "tx-rx-kib.txt":
+        "one GPU line and two traffic counters between elisions: too little of nvlink -gt d to find",
+    "round2/nvidia-smi-query/sirzzang-k8s-gpu-workers-ssh-loop-index-driver-name-noheader-worker1-3-nvml-mismatch-"
+    "580.159-worker2-rtx5090-excerpt-crlf.txt":
+        "a shell loop over hosts with noheader rows and nvidia-smi's refusals: no CSV header to find",
+    "round2/sinfo/ticg-chromatin-midway-sinfo-custom-format-partition-nodes-cpu-features-truncated-nodelist-no-"
+    "state.txt":
+        "an sinfo custom format without a state column: no header sinfo's readings know (labelled cannot-judge)",
+    "round2/sinfo/unigehpc3664-yggdrasil-new-cpu151-158-sinfo-N-format-root-prompt-gres-null-two-partitions-no-state-"
+    "column.txt":
+        "an 'sinfo -N --format' without a state column: no header sinfo's readings know (labelled cannot-judge)",
 }
 
 
@@ -224,6 +245,10 @@ READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
     "illegal-number.txt": (
         "ibv_devinfo", "ibv_devinfo's error, then ibstatus's, in one paste: the first tool's output is what is read "
                        "(both say no RDMA device)"),
+    "round2/nvidia-smi-nvlink/checkbox2727-generic-gpu-output-flattened-into-one-prose-line-device-does-not-support-"
+    "nvlink.txt": (
+        "nvidia-smi", "a PR's prose line holding a GPU listing and nvidia-smi nvlink's answer run together: the "
+        "listing is what is found first"),
 }
 
 

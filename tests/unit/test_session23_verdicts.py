@@ -448,3 +448,17 @@ def test_a_lone_word_is_no_query_header_and_the_drivers_refusal_is_read() -> Non
     assert data["gpus"] == [] and "version mismatch" in data["driver_unreachable"]
     (f,) = judge_text("nvidia-smi-query", SSH_LOOP)
     assert (f.check, f.severity) == ("gpu_driver", "critical")
+
+
+# round2/nvidia-smi-q-xml/telegraftd-513.46-grid-p4-1q-vgpu-guest-wddm-licensed-temp-0c.txt (its licence element)
+def test_the_xml_reports_vgpu_licence_is_read_as_the_texts() -> None:
+    import xml.etree.ElementTree as ET
+
+    from ccparse.nvidia_smi_xml import _vgpu_license
+
+    gpu = ET.fromstring(
+        "<gpu><vgpu_software_licensed_product><licensed_product_name>NVIDIA RTX Virtual Workstation"
+        "</licensed_product_name><license_status>Licensed (Expiry: 2022-9-22 6:57:30 GMT)</license_status>"
+        "</vgpu_software_licensed_product></gpu>")
+    assert _vgpu_license(gpu) == {"product": "NVIDIA RTX Virtual Workstation",
+                                  "status": "Licensed (Expiry: 2022-9-22 6:57:30 GMT)"}

@@ -37,11 +37,24 @@ BOOT_SECONDS = 120.0
 _SECONDS = re.compile(r"^\d{1,6}\.\d{1,9}$")
 
 
+#: dmesg's seconds since boot inside a line another head was put before (a journal's, a CI runner's)
+_INNER_SECONDS = re.compile(r"(?:^|\[)\s{0,12}(\d{1,6}\.\d{1,9})\] ")
+
+
+def _uptime(event: Mapping[str, Any]) -> float | None:
+    """Seconds since boot of a link event: its dmesg time, or the dmesg time inside its text."""
+    t = str(event.get("time") or "")
+    if _SECONDS.match(t):
+        return float(t)
+    inner = _INNER_SECONDS.search(str(event.get("text") or "")[:80])
+    return float(inner.group(1)) if inner else None
+
+
 def _at_boot(rec: Mapping[str, Any]) -> bool:
     """The interface's events are one down, then up, all stamped in dmesg's seconds since boot below BOOT_SECONDS."""
     events = list(rec.get("events") or ())
-    times = [str(e.get("time") or "") for e in events]
-    return (bool(events) and all(_SECONDS.match(t) and float(t) < BOOT_SECONDS for t in times)
+    ups = [_uptime(e) for e in events]
+    return (bool(events) and all(u is not None and u < BOOT_SECONDS for u in ups)
             and events[0].get("event") == "down" and events[-1].get("event") == "up")
 
 
@@ -67,8 +80,8 @@ def judge_link_flaps(host: str, data: Mapping[str, Any], expectations: Mapping[s
             # 'Link is Up' seconds later): bring-up, not a flap (severity.yml link_flap.at_boot)
             res.findings.append(Finding(
                 host, "link_flap", rule_sev("link_flap.at_boot"), f"{host}/{name}",
-                f"{name}: link down at {rec.get('first')} s after boot, up at {rec.get('last')} s: the link "
-                "negotiating as the interface was brought up, not a flap"))
+                f"{name}: link down {_uptime(rec['events'][0]):g} s after boot, up at "
+                f"{_uptime(rec['events'][-1]):g} s: the link negotiating as the interface was brought up, not a flap"))
             continue
         if flaps >= crit:
             sev = rule_sev("link_flap.many")

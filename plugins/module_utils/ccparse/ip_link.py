@@ -69,7 +69,7 @@ def _pairs(tokens: list[str]) -> dict[str, Any]:
 
 
 #: an interface's continuation line at column 0, where a web page's copy dropped its indentation
-_CONTINUED = re.compile(r"(?:link/\S|altname |inet6? \S|valid_lft |alias |vlan protocol |RX: |TX: )")
+_CONTINUED = re.compile(r"(?:link/\S|altname |inet6? \S|valid_lft |alias |vlan protocol |RX: |TX: |vf \d)")
 
 
 #: the keys of a header line after its flags (iproute2's print_linkinfo): a mail or terminal wrapping the header puts

@@ -201,7 +201,7 @@ _CORRECTABLE_BITS = frozenset({"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeou
 #: the kernel's own words follow it
 _INNER_HEAD = re.compile(r"(?:> ?){0,3}(?:[\w.@-]{1,64}\[\d{1,10}\]: (?:> ?){0,3})?"
                          r"(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S{1,64} kernel: "
-                         r"|\[\s{0,12}\d{1,10}\.\d{1,9}\] )?")
+                         r"|\[\s{0,12}\d{1,10}\.\d{1,9}\] |\[" + DMESG_CLOCK + r"\] )?")
 #: the kernel's own report of a crash in kernel code (an oops): the page fault or NULL dereference it hit, the
 #: 'Oops: 0000 [#1]' line, a general protection fault, a BUG() assertion. (Not 'BUG: soft lockup', not WARNING.)
 _OOPS = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer dereference|Oops: [0-9a-fx]{1,8} \[#\d{1,4}\]|"

@@ -609,7 +609,8 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
 
     power = _sec(t, "GPU Power Readings") or _sec(t, "Power Readings")
     # a vGPU guest's licence (older GRID drivers name the section 'GRID Licensed Product')
-    lic = _sec(t, "vGPU Software Licensed Product") or _sec(t, "GRID Licensed Product")
+    lic = _sec(t, "vGPU Software Licensed Product") or _sec(t, "GRID Licensed Product") or (
+        t if "License Status" in t else {})  # the section's keys at the GPU's level: a copy that lost the indentation
     return {
         "index": index,
         "bus_id": bus_id or _get(t, "PCI", "Bus Id"),

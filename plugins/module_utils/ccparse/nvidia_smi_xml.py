@@ -157,6 +157,16 @@ def _at(el: Node | None, path: str) -> str | None:
     return _text(el.find(path)) if el is not None else None
 
 
+def _vgpu_license(g: Node) -> dict[str, str | None] | None:
+    """A vGPU guest's licence (``<vgpu_software_licensed_product>``, older ``<grid_licensed_product>``), as ``-q``'s."""
+    lic = g.find("vgpu_software_licensed_product")
+    if lic is None:
+        lic = g.find("grid_licensed_product")
+    if lic is None:
+        return None
+    return {"product": _at(lic, "licensed_product_name"), "status": _at(lic, "license_status")}
+
+
 def _fabric_health(el: Node | None) -> dict[str, str] | None:
     """The fabric's ``<health>`` under the names ``-q`` gives them (one judgement for both)."""
     if el is None:
@@ -340,6 +350,7 @@ def _gpu_fields(index: int, g: Node, line: int) -> dict[str, Any]:
         "serial": _at(g, "serial"),
         "minor_number": _int(_at(g, "minor_number")),
         "persistence_mode": _at(g, "persistence_mode"),
+        "vgpu_license": _vgpu_license(g),
         "performance_state": _at(g, "performance_state"),
         "inforom_image": _at(g, "inforom_version/img_version"),
         "utilization_pct": {"gpu": _num(_at(util, "gpu_util")), "memory": _num(_at(util, "memory_util"))},
