@@ -462,3 +462,27 @@ def test_the_xml_reports_vgpu_licence_is_read_as_the_texts() -> None:
         "</vgpu_software_licensed_product></gpu>")
     assert _vgpu_license(gpu) == {"product": "NVIDIA RTX Virtual Workstation",
                                   "status": "Licensed (Expiry: 2022-9-22 6:57:30 GMT)"}
+
+
+# round2/nccl-tests/odissei-snellius-gcn151-gcn154-2x4-h100-hdr-gdrdma-all-reduce-info-lines-spliced-into-rows-8g-busbw-156.txt  # noqa: E501
+def _two_by_four(busbw: float, ranks: tuple[int, ...] = tuple(range(8))) -> str:
+    devices = "".join(f"#  Rank {r:2d} Group  0 Pid {1000 + r} on {'gcn151' if r < 4 else 'gcn154'} device  {r % 4} "
+                      "[0x18] NVIDIA H100\n" for r in ranks)
+    return ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 "
+            "agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n" + devices +
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+            "busbw #wrong\n"
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+            f"(GB/s)\n  8589934592    2147483648     float     sum      -1    96000   89.20  {busbw:6.2f}      0    "
+            f"96000   89.20  {busbw:6.2f}      0\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 50.0\n")
+
+
+def test_the_inter_node_floor_scales_with_the_ranks_a_node_holds() -> None:
+    # four H100s a node: the default of eight a node (288 GB/s) times 4/8
+    (f,) = [f for f in judge_text("nccl-tests", _two_by_four(156.1)) if f.check == "nccl_busbw"]
+    assert f.severity == "info" and "144 GB/s floor" in f.message and "[ranks on gcn151, gcn154]" in f.message
+    (f,) = [f for f in judge_text("nccl-tests", _two_by_four(120.0)) if f.check == "nccl_busbw"]
+    assert f.severity == "warning"
+    # a device list the paster cut (ranks 0-2 and 7 only) says nothing of a node's GPUs: the default floor
+    (f,) = [f for f in judge_text("nccl-tests", _two_by_four(156.1, (0, 1, 2, 7))) if f.check == "nccl_busbw"]
+    assert f.severity == "warning" and "288 GB/s floor" in f.message

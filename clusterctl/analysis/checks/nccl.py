@@ -146,12 +146,16 @@ FLOOR_RANKS_PER_NODE = 8
 
 
 def _ranks_per_node(data: Mapping[str, Any]) -> int | None:
-    """The most ranks nccl-tests' device list puts on one host (None: no device list)."""
+    """The ranks a host holds by nccl-tests' device list, where that list is whole (ranks 0..n-1, every host the same
+    count, two hosts or more); None otherwise (a list cut or elided by the paster says nothing of a node's GPUs)."""
+    devices = list(data.get("devices") or ())
     hosts: dict[str, int] = {}
-    for d in data.get("devices") or ():
+    for d in devices:
         if d.get("host"):
             hosts[str(d["host"])] = hosts.get(str(d["host"]), 0) + 1
-    return max(hosts.values()) if hosts else None
+    whole = sorted(d.get("rank") for d in devices if isinstance(d.get("rank"), int)) == list(range(len(devices)))
+    counts = set(hosts.values())
+    return counts.pop() if whole and len(hosts) >= 2 and len(counts) == 1 else None
 
 
 #: NCCL WARN lines that end the job (NCCL's ncclSystemError/ncclRemoteError paths): an IB async
