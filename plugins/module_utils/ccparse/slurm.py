@@ -53,7 +53,7 @@ _BASE_STATES = {"allocated", "alloc", "completing", "comp", "down", "drained", "
 def _state_and_hosts(state: str, nodelist: str, tool: str, lineno: int) -> tuple[str, list[str], list[str]]:
     """(base state, state flags, host names) of one sinfo row; ParseError for an unknown state or a
     NODELIST that is not a hostlist."""
-    if len(state) > 4 and state[:2] == state[-2:] in ("**", "__"):
+    if len(state) > 4 and state[:2] in ("**", "__") and state[-2:] == state[:2]:
         state = state[2:-2]  # a state a Markdown page set in bold ('**drain**'); 'drain*' keeps its one '*'
     base, flags = _split_state(state)
     if base.lower() not in _BASE_STATES:
