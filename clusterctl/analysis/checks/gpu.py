@@ -420,10 +420,11 @@ def _persistence(host: str, g: Mapping[str, Any], exp: Mapping[str, Any]) -> lis
 def _vgpu_license(host: str, g: Mapping[str, Any]) -> list[Finding]:
     """A vGPU guest without its licence ('License Status : Unlicensed (Restricted)', or '(Unrestricted)' in the grace
     period): the vGPU driver restricts an unlicensed vGPU's performance (severity.yml gpu_vgpu.unlicensed)."""
-    status = str((g.get("vgpu_license") or {}).get("status") or "")
+    lic = g.get("vgpu_license") or {}
+    status = str(lic.get("status") or "")
     if not status.lower().startswith("unlicensed"):
         return []
-    product = (g.get("vgpu_license") or {}).get("product")
+    product = lic.get("product")
     return [Finding(host, "gpu_vgpu", rule_sev("gpu_vgpu.unlicensed"), _subject(host, g),
                     f"vGPU licence status {status!r}{f' for {product}' if product else ''}: the driver restricts an "
                     f"unlicensed vGPU (check the licence server / client token){_bus(g)}")]

@@ -109,6 +109,11 @@ def _zero_gid(data: Mapping[str, Any]) -> bool:
 _QP_FAILED = ("to RTR", "to RTS", "Unable to Connect the HCA")
 
 
+def _device_subject(host: str, data: Mapping[str, Any]) -> str:
+    """A finding's subject about the run's device: ``host/<device>``, or the host when perftest named none."""
+    return f"{host}/{data['device']}" if data.get("device") else host
+
+
 def _qp_not_connected(data: Mapping[str, Any]) -> str | None:
     """The first of perftest's messages saying its queue pair could not be connected, or None."""
     return next((str(e) for e in data.get("errors") or () if any(w in str(e) for w in _QP_FAILED)), None)
@@ -122,14 +127,14 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
         # a work completion in error: the RDMA transfer itself failed (severity.yml ib_write_bw.completion_error)
         dev = data.get("device")
         res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.completion_error"),
-                                    f"{host}/{dev}" if dev else host,
+                                    _device_subject(host, data),
                                     f"perftest's RDMA transfer failed: {str(data['completion_error'])[:120]} (a work "
                                     "completion in error: the link, the HCA or GPUDirect RDMA on this path is broken)"))
     if data.get("device_error") and not data.get("results") and not data.get("completion_error"):
         # perftest could not create its RDMA resources on the HCA (severity.yml ib_write_bw.device_error)
         dev = data.get("device")
         res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.device_error"),
-                                    f"{host}/{dev}" if dev else host,
+                                    _device_subject(host, data),
                                     f"perftest could not set up RDMA on {dev or 'its device'}: "
                                     f"{str(data['device_error'])[:120]} (the HCA's attributes, queue pair or "
                                     "completion queue could not be created: driver/firmware/user-space mismatch or a "
@@ -143,7 +148,7 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
             # (severity.yml ib_write_bw.gpu_memory_registration)
             dev = data.get("device")
             res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.gpu_memory_registration"),
-                                        f"{host}/{dev}" if dev else host,
+                                        _device_subject(host, data),
                                         f"perftest could not register its GPU buffer with the HCA: "
                                         f"{str(data['gpu_mr_failed'])[:120]} (GPUDirect RDMA unavailable: is "
                                         "nvidia-peermem loaded? GPU jobs stage RDMA through host memory)"))
@@ -153,24 +158,24 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         f"{NOTHING}the test did not run: {str(data['not_run'])[:160]} (perftest's "
                                         "out-of-band TCP connection to the server failed: no server listening, "
                                         "a firewall or a wrong address; no RDMA traffic ran)"))
-        elif not data.get("results") and not _zero_gid(data) and (qp := _qp_not_connected(data)):
-            # the out-of-band exchange worked but the queue pair could not be moved to ready-to-receive/send: the
-            # two ports cannot reach each other over RDMA (severity.yml ib_write_bw.qp_connect_failed)
-            dev = data.get("device")
-            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.qp_connect_failed"),
-                                        f"{host}/{dev}" if dev else host,
-                                        f"perftest on {dev or 'its device'} could not connect its queue pair over "
-                                        f"RDMA: {qp[:120]} (the TCP exchange worked; the RDMA path does not: a port "
-                                        "down, a GID index without a routable address, an MTU or subnet mismatch)"))
         elif not data.get("results") and _zero_gid(data):
             # a RoCE test whose address exchange carries an empty GID: the GID index holds no address,
             # so the QPs cannot connect (severity.yml ib_write_bw.zero_gid)
             dev = data.get("device") or "the device"
             res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.zero_gid"),
-                                        f"{host}/{data.get('device')}" if data.get("device") else host,
+                                        _device_subject(host, data),
                                         f"perftest on {dev} (Link type {data.get('link_type')}) exchanged an all-zero "
                                         "GID and measured nothing: the GID index it used holds no address, RoCE "
                                         "cannot connect (show_gids; a routable RoCE v2 GID and its -x index)"))
+        elif not data.get("results") and (qp := _qp_not_connected(data)):
+            # the out-of-band exchange worked but the queue pair could not be moved to ready-to-receive/send: the
+            # two ports cannot reach each other over RDMA (severity.yml ib_write_bw.qp_connect_failed)
+            dev = data.get("device")
+            res.findings.append(Finding(host, "ib_write_bw", rule_sev("ib_write_bw.qp_connect_failed"),
+                                        _device_subject(host, data),
+                                        f"perftest on {dev or 'its device'} could not connect its queue pair over "
+                                        f"RDMA: {qp[:120]} (the TCP exchange worked; the RDMA path does not: a port "
+                                        "down, a GID index without a routable address, an MTU or subnet mismatch)"))
         elif data.get("results"):
             # rows pasted without their '#bytes' header: their unit is not known, nothing to judge
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
