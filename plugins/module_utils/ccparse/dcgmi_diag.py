@@ -83,7 +83,10 @@ def _from_json(doc: Any) -> dict[str, Any]:
     if cats is None and isinstance(root, dict) and "tests" in root:  # one category hoisted to the top
         cats = [root]
     if not isinstance(cats, list):
-        raise ParseError(TOOL, "JSON without 'test_categories' (not dcgmi diag -j output)", None)
+        if isinstance(root, dict) and root.get("runtime_error"):
+            cats = []  # the run stopped before any category: its runtime error is read below
+        else:
+            raise ParseError(TOOL, "JSON without 'test_categories' (not dcgmi diag -j output)", None)
     results: list[dict[str, Any]] = []
     tests: list[dict[str, Any]] = []
     for cat in cats:
@@ -116,15 +119,18 @@ def _from_json(doc: Any) -> dict[str, Any]:
         root.get("version") if isinstance(root, dict) else None)
     runtime_error = (root.get("runtime_error") if isinstance(root, dict) else None) or (
         doc.get("runtime_error") if isinstance(doc, dict) else None)
+    out: dict[str, Any] = {"format": "json", "dcgm_version": version,
+                           "driver_version": meta.get("Driver Version Detected"), "results": results, "tests": tests}
     if not results and runtime_error:
-        raise ParseError(TOOL, f"dcgmi diag runtime error: {str(runtime_error)[:160]!r}", None)
-    return {"format": "json", "dcgm_version": version, "driver_version": meta.get("Driver Version Detected"),
-            "results": results, "tests": tests}
+        out["not_run"] = f"runtime error: {str(runtime_error)[:180]}"  # the run stopped before any result
+    return out
 
 
 #: dcgmi's answer when the diagnostic cannot run at all ("GPU 2's MIG configuration is incompatible with the
-#: diagnostic because it prevents access to the entire GPU.")
-_REFUSED = re.compile(r"MIG configuration is incompatible with the diagnostic")
+#: diagnostic because it prevents access to the entire GPU."), and the client's own ``Error: ...`` lines (no host
+#: engine to connect to, GPUs in use, plugins that cannot load, ``Unable to complete diagnostic ... Return: (-30)``):
+#: no test ran, nothing was judged (the tool's words kept as the reason)
+_REFUSED = re.compile(r"MIG configuration is incompatible with the diagnostic|^\s*Error:\s+\S")
 _TEXT_ROW = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|$")
 _CAT = re.compile(r"^[|+]-+\s+(\w[\w ]*?)\s+-+\+")
 _RESULT = re.compile(r"^(Pass|Fail|Warn|Skip|Passed|Failed|Skipped)(?:\s*-\s*(All|GPUs?:?\s*([\d,\s]+)))?\s*$", re.I)
@@ -263,7 +269,7 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             continue
         raise ParseError(TOOL, f"unrecognised result cell {value[:60]!r} for {name[:40]!r}", lineno)
     if not seen_header:
-        refused = next((ln.strip() for _n, ln in lines if _REFUSED.search(ln)), None)
+        refused = " ".join(ln.strip() for _n, ln in lines if _REFUSED.search(ln)) or None
         if refused is not None:
             # the diagnostic refused to start (a GPU partitioned with MIG): no test ran, nothing was judged
             return {"format": "text", "dcgm_version": None, "driver_version": None, "results": [], "tests": [],

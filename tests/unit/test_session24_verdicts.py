@@ -1,0 +1,69 @@
+"""Session 24 (issue 29): rules and readings of this session; expected values are read off the text of each
+capture (quoted here, with the source it comes from)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import finding_keys as _checks
+from conftest import judge_text
+from conftest import parse_text as _parse
+from conftest import text_of as _text
+
+# --- nvidia-smi without its user-space library: no GPU usable, in every mode ---
+
+# a Kubernetes node's GTX 1080s after a broken driver upgrade (public notes, 'Diagnosis' block: `$ nvidia-smi`)
+NO_NVML = _text(
+    "$ nvidia-smi",
+    "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display "
+    "Driver is properly installed and present in your system.",
+    "Please also try adding directory that contains libnvidia-ml.so to your system PATH.",
+    "$")
+
+
+@pytest.mark.parametrize("kind", ["nvidia-smi", "nvidia-smi-q", "nvidia-smi-query"])
+def test_nvidia_smi_without_its_library_is_a_failed_node(kind: str) -> None:
+    (f,) = judge_text(kind, NO_NVML)
+    assert (f.check, f.severity, f.subject) == ("gpu_driver", "critical", "n1")
+    assert "libnvidia-ml.so" in f.message
+
+
+# docker's `--gpus all ubuntu nvidia-smi` refused by the container runtime's cgroups (public setup notes): both lines
+BLOCKED = _text(
+    "Failed to initialize NVML: GPU access blocked by the operating system",
+    "Failed to properly shut down NVML: GPU access blocked by the operating system")
+
+
+def test_nvml_shut_down_line_alone_is_read_too() -> None:
+    assert _checks(judge_text("nvidia-smi", BLOCKED)) == [("gpu_driver", "critical", "n1")]
+    # the second line alone (the first lost in a paste) still says the driver cannot be reached
+    shut = "Failed to properly shut down NVML: Driver Not Loaded\n"
+    assert _checks(judge_text("nvidia-smi", shut)) == [("gpu_driver", "critical", "n1")]
+
+
+# --- dcgmi diag: the client's own error lines say the diagnostic did not run (cannot judge, not a parse failure) ---
+
+# round2/dcgmi-diag/dcgm254-4.4.1-v100x4-r3-cuda12-plugin-dir-removed-cannot-load-plugins-return-minus-30.txt
+# (NVIDIA/DCGM#254)
+NOT_RUN = _text(
+    "$ dcgmi diag -i 0,1,2,3 -v -r 3",
+    "Error: Unable to complete diagnostic for entities 0,1,2,3. Return: (-30) : DCGM GPU Diagnostic returned an "
+    "error",
+    "Error: Cannot load plugins. Unable to change to the plugin dir "
+    "'/usr/libexec/datacenter-gpu-manager-4/plugins/cuda12/': 'No such file or directory'")
+
+
+def test_dcgmi_error_lines_are_a_diagnostic_that_did_not_run() -> None:
+    data = _parse("dcgmi-diag", NOT_RUN)
+    assert data["results"] == [] and "Return: (-30)" in data["not_run"] and "Cannot load plugins" in data["not_run"]
+    (f,) = judge_text("dcgmi-diag", NOT_RUN)
+    assert (f.check, f.severity) == ("coverage", "info") and "did not run" in f.message
+
+
+def test_dcgmi_json_runtime_error_is_a_diagnostic_that_did_not_run() -> None:
+    # `dcgmi diag -j` when it cannot start: the document carries only its runtime error
+    doc = ('{"DCGM GPU Diagnostic": {"runtime_error": '
+           '"Diagnostic could not be run while other processes are using GPUs"}}\n')
+    data = _parse("dcgmi-diag", doc)
+    assert data["results"] == [] and "other processes are using GPUs" in data["not_run"]
+    (f,) = judge_text("dcgmi-diag", doc)
+    assert f.check == "coverage" and "did not run" in f.message
