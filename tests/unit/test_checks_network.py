@@ -188,10 +188,12 @@ def test_qos_wrong_trust_and_pfc_priority() -> None:
     prio = search(r"priority((?:\s+\d)+)\n\s*enabled((?:\s+\d)+)", text)
     enabled = [int(p) for p, e in zip(prio.group(1).split(), prio.group(2).split(), strict=True) if e == "1"]
     assert trust != "dscp" and 3 not in enabled
-    res = judge("mlnx_qos", text)
+    res = judge("mlnx_qos", text, {"pfc_priority": 3})
     got = sorted((f.check, f.severity) for f in res.findings)
     # severity.yml: qos_pfc.off failed, qos_pfc.extra_priorities and qos_trust.pcp degraded
     assert got == [("qos_pfc", "critical"), ("qos_pfc", "warning"), ("qos_trust", "warning")]
+    # without an inventory the one PFC-enabled priority is the site's lossless priority: the trust state is judged
+    assert [(f.check, f.severity) for f in judge("mlnx_qos", text).findings] == [("qos_trust", "warning")]
     assert all(f.subject == H for f in res.findings)  # no interface named in this capture
     res = judge("mlnx_qos", text, {"qos_trust": trust, "pfc_priority": enabled[0]})
     assert res.findings == []

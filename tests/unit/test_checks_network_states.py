@@ -99,8 +99,10 @@ def test_qos_trust_and_pfc_from_mlnx_qos_and_dcb() -> None:
     talos = corpus("dcb/idx70693688536-talos-log-oneline-dscp-app.txt")
     assert bad(judge("dcb", talos)) == set()
     off = talos.replace("3:on", "3:off").replace("6:off", "6:on")
-    assert bad(judge("dcb", off)) == {("qos_pfc", "critical", f"{H}/enp1s0f0np0"),
-                                      ("qos_pfc", "warning", f"{H}/enp1s0f0np0")}
+    assert bad(judge("dcb", off, {"pfc_priority": 3})) == {("qos_pfc", "critical", f"{H}/enp1s0f0np0"),
+                                                           ("qos_pfc", "warning", f"{H}/enp1s0f0np0")}
+    # without the inventory's pfc_priority, PFC on one priority (6) is the site's lossless priority
+    assert bad(judge("dcb", off)) == set()
 
 
 def test_pcie_width_of_a_nic_from_lspci() -> None:

@@ -67,3 +67,25 @@ def test_dcgmi_json_runtime_error_is_a_diagnostic_that_did_not_run() -> None:
     assert data["results"] == [] and "other processes are using GPUs" in data["not_run"]
     (f,) = judge_text("dcgmi-diag", doc)
     assert f.check == "coverage" and "did not run" in f.message
+
+
+# --- mlnx_qos without an inventory: the one PFC-enabled priority is the site's lossless priority ---
+
+# round2/mlnx_qos/spiderpool-roce-qos-doc-set-rdma-qos-q-eth0-dscp-pfc5-ecn-lines.txt (spidernet-io/spiderpool
+# docs/usage/roce-qos.md): trust dscp, PFC on priority 5 alone, as the guide's GPU_RDMA_PRIORITY=5 sets it
+PFC5 = _text(
+    "    Priority trust state: dscp",
+    "    PFC configuration:",
+    "            priority    0   1   2   3   4   5   6   7",
+    "            enabled     0   0   0   0   0   1   0   0   ",
+    "            buffer      0   0   0   0   0   1   0   0   ")
+
+
+def test_one_pfc_priority_without_inventory_is_the_sites_lossless_priority() -> None:
+    assert judge_text("mlnx_qos", PFC5) == []
+    # the inventory's priority still decides where it is given
+    assert _checks(judge_text("mlnx_qos", PFC5, {"pfc_priority": 3})) == [("qos_pfc", "critical", "n1"),
+                                                                         ("qos_pfc", "warning", "n1")]
+    # PFC on two priorities states no single lossless priority: the default (3) judges them
+    two = PFC5.replace("enabled     0   0   0   0   0   1", "enabled     0   0   0   0   1   1")
+    assert ("qos_pfc", "critical", "n1") in _checks(judge_text("mlnx_qos", two))

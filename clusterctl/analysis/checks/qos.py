@@ -11,7 +11,9 @@ Expectations:
 ``pfc_priority``
     the one priority PFC must be enabled on, default :data:`DEFAULT_PFC_PRIORITY` 3: RoCE traffic
     marked DSCP 26 maps to priority 3 in the default dscp2prio table, and NVIDIA's RoCE
-    configuration guides and the fixture enable PFC on priority 3 only.
+    configuration guides and the fixture enable PFC on priority 3 only. Without the key, a reading
+    whose PFC is on for exactly one priority states the site's lossless priority itself (a site that
+    marks RoCE for priority 5 is set up as it means to be); the default judges the rest.
 
 Findings (subject ``host/<interface>``, or ``host`` when the interface is not known):
 trust state not as expected (critical: RoCE lands in a lossy queue), PFC off on the expected
@@ -35,10 +37,18 @@ DEFAULT_PFC_PRIORITY = 3
 def judge_mlnx_qos(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
     want_trust = str(expectations.get("qos_trust", DEFAULT_TRUST)).lower()
-    want_prio = int(expectations.get("pfc_priority", DEFAULT_PFC_PRIORITY))
     for reading in data.get("interfaces") or ():
-        _judge_reading(host, reading, want_trust, want_prio, res)
+        _judge_reading(host, reading, want_trust, _want_priority(expectations, reading), res)
     return res
+
+
+def _want_priority(expectations: Mapping[str, Any], reading: Mapping[str, Any]) -> int:
+    """The inventory's ``pfc_priority``; without it the reading's one PFC-enabled priority (the lossless
+    priority the capture states), else :data:`DEFAULT_PFC_PRIORITY`."""
+    if expectations.get("pfc_priority") is not None:
+        return int(expectations["pfc_priority"])
+    enabled = list(reading.get("pfc_enabled_priorities") or ())
+    return int(enabled[0]) if len(enabled) == 1 else DEFAULT_PFC_PRIORITY
 
 
 def _judge_reading(host: str, reading: Mapping[str, Any], want_trust: str, want_prio: int,
@@ -68,5 +78,5 @@ def judge_dcb(host: str, data: Mapping[str, Any], expectations: Mapping[str, Any
     """The same lossless-profile judgement for the upstream ``dcb`` tool's readback."""
     res = CheckResult()
     _judge_reading(host, data, str(expectations.get("qos_trust", DEFAULT_TRUST)).lower(),
-                   int(expectations.get("pfc_priority", DEFAULT_PFC_PRIORITY)), res)
+                   _want_priority(expectations, data), res)
     return res
