@@ -189,6 +189,11 @@ EXCLUDED = {
            "malftlp-disabling-device-after-reset-failure.txt",
            "round2/lspci/linuxpci-pilcher-quadro-p1000-vfio-pci-gt-quoted-vvvxx-gpu-and-audio-hexdump-2-5gts-idle-"
            "x16.txt")},
+    ("mail-wrap", "round2/kernel-log/gpud-sxid-readme-blockquote-xid79-9100-then-sxid-20034-ltssm-fault-up-three-"
+                  "nvswitches.txt"):
+        "a Markdown blockquote ('> ' before every line): the wrap's rests come without the quote mark a mail client "
+        "would put before them, so no line is read as the log's own and none is joined; the wrap cuts each SXid line "
+        "before its 'Fatal' (the Xid 79 line keeps its number: the verdict, failed, holds)",
     ("mail-wrap", "round2/nccl-log/pytorchoperator202-eks-master-pod-mnist-download-lines-then-net-socket-lo-127.0.0.1-"
                   "and-eth0-cut.txt"):
         "the job's own download and progress lines outnumber NCCL's: a wrapped NCCL line's rest cannot be told from "

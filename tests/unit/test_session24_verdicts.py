@@ -89,3 +89,51 @@ def test_one_pfc_priority_without_inventory_is_the_sites_lossless_priority() -> 
     # PFC on two priorities states no single lossless priority: the default (3) judges them
     two = PFC5.replace("enabled     0   0   0   0   0   1", "enabled     0   0   0   0   1   1")
     assert ("qos_pfc", "critical", "n1") in _checks(judge_text("mlnx_qos", two))
+
+
+# --- kernel log: NVSwitch SXids, mlx5 port modules in error, mlx5's unload after a firmware fatal ---
+
+# round2/kernel-log/gpud-sxid-readme-blockquote-xid79-9100-then-sxid-20034-ltssm-fault-up-three-nvswitches.txt
+# (leptonai/gpud components/accelerator/nvidia/error/sxid/README.md): two of its lines, and a non-fatal SXid as
+# NVIDIA's Fabric Manager user guide prints one
+SXIDS = _text(
+    "> [6781753.400584] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
+    "> [6781753.404848] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Severity 1 Engine instance 60 Sub-engine "
+    "instance 00",
+    "[ 5000.000000] nvidia-nvswitch2: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error "
+    "(First)")
+
+
+def test_a_fatal_sxid_fails_the_node_a_non_fatal_one_is_a_note() -> None:
+    data = _parse("kernel-log", SXIDS)
+    assert [(e["pci"], e["sxid"], e["fatal"]) for e in data["sxids"]] == [("0000:06:00.0", 20034, True),
+                                                                          ("0000:86:00.0", 12028, False)]
+    got = [k for k in _checks(judge_text("kernel-log", SXIDS)) if k[0] == "kernel_nvswitch"]
+    assert got == [("kernel_nvswitch", "critical", "n1/0000:06:00.0"), ("kernel_nvswitch", "info", "n1/0000:86:00.0")]
+
+
+# gpud's own test lines of the mlx5 message (leptonai/gpud, the accelerator's mlx5 kernel-message table), a blog's
+# two bare lines of it (no timestamps), and the plain module event of a healthy probe (jishuzhan's mlx5 dmesg in
+# round2/kernel-log/jishuzhan-mlx5-cx-module-cable-plugged-two-ports-link-up.txt)
+MODULE = _text("[123.456794] mlx5_core 0000:5c:00.0: Port module event[error]: module 0, Cable error, High Temperature")
+MODULE_BARE = _text("mlx5_core: Port module event[error]: module 0, Cable error, High Temperature",
+                    "mlx5_core enp1s0f0np0: Link down")
+PLUGGED = _text("[    1.734873] mlx5_core 0000:04:00.0: Port module event: module 0, Cable plugged")
+
+
+def test_a_port_module_in_error_fails_its_adapter() -> None:
+    (ev,) = _parse("kernel-log", MODULE)["nic_module"]
+    assert (ev["pci"], ev["module"], ev["what"]) == ("0000:5c:00.0", 0, "Cable error, High Temperature")
+    assert ("kernel_net", "critical", "n1/0000:5c:00.0") in _checks(judge_text("kernel-log", MODULE))
+    assert ("kernel_net", "critical", "n1") in _checks(judge_text("kernel-log", MODULE_BARE))
+    assert not [f for f in judge_text("kernel-log", PLUGGED) if f.severity != "info"]
+
+
+# mlx5's devlink fw_fatal reporter giving up (drivers/net/ethernet/mellanox/mlx5/core/health.c prints it; a CI
+# script of a public repository waits for exactly this line): the adapter's driver unloads
+UNLOADED = _text("[ 8123.000001] mlx5_core 0000:c1:00.0: mlx5_fw_fatal_reporter_err_work:756:(pid 1234): Driver is "
+                 "in error state. Unloading")
+
+
+def test_mlx5_driver_unloaded_in_error_state_fails_the_adapter() -> None:
+    assert ("kernel_net", "critical", "n1/0000:c1:00.0") in _checks(judge_text("kernel-log", UNLOADED))

@@ -121,6 +121,10 @@ def _whats(evs: Events) -> str:
     return ", ".join(dict.fromkeys(str(e.get("what")) for e in evs))
 
 
+def _sxid_codes(evs: Events) -> str:
+    return "SXid " + ", ".join(dict.fromkeys(str(e.get("sxid")) for e in evs))
+
+
 def _function0(pci: str) -> str:
     """The GPU an Xid line names by bus and device only ('PCI:0000:03:00'): its function 0, as nvidia-smi and
     lspci write it (0000:03:00.0); any other address as written."""
@@ -326,6 +330,20 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{len(hung)} task(s) blocked in uninterruptible sleep for more than {secs} s "
             f"({tasks}) {_when(hung)}: I/O (a file system, storage or its network) stalls the jobs on this node; "
             f"the call trace says which. Last: {str(hung[-1]['text'])[:160]!r}"))
+    _per_device(res, host, data.get("nic_module"), "pci", "kernel_net", "kernel_net.module_error",
+                lambda pci, evs: (f"network adapter {pci or '(not named)'}: its port's cable or transceiver is in "
+                                  f"error ({_whats(evs)}) {_when(evs)}; that port cannot bring its link up until the "
+                                  "module is replaced or reseated"))
+    sxids = list(data.get("sxids") or ())
+    _per_device(res, host, [e for e in sxids if e.get("fatal")], "pci", "kernel_nvswitch",
+                "kernel_nvswitch.sxid_fatal", lambda pci, evs: (
+                    f"NVSwitch {pci}: {len(evs)} fatal SXid line(s) ({_sxid_codes(evs)}) {_when(evs)}; the NVLink "
+                    "fabric through it is down for the GPUs it serves: drain, reset the GPUs and switches (or reboot), "
+                    "then check nvidia-smi nvlink -s and fabric manager"))
+    _per_device(res, host, [e for e in sxids if not e.get("fatal")], "pci", "kernel_nvswitch",
+                "kernel_nvswitch.sxid_nonfatal", lambda pci, evs: (
+                    f"NVSwitch {pci}: {len(evs)} non-fatal SXid line(s) ({_sxid_codes(evs)}) {_when(evs)}; the "
+                    "switch corrected it, no action unless it repeats"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

@@ -91,6 +91,14 @@ operators paste ``grep Xid`` output too):
 ``nic_removed``
     a NIC driver that read all ones from its device and gave it up (``ixgbe 0000:05:00.0: Adapter removed``):
     ``pci``, ``driver``.
+``nic_module``
+    mlx5's ``Port module event[error]: module 0, Cable error, Power budget exceeded``: the port's cable or
+    transceiver is in error and its link cannot come up: ``pci``, ``module``, ``what`` (the driver's words after the
+    module number). The plain ``Port module event: module 0, Cable plugged`` / ``unplugged`` is not an error.
+``sxids``
+    an NVSwitch's ``nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up``: ``pci`` (the
+    switch), ``sxid``, ``fatal`` (True for ``Fatal``, False for ``Non-fatal``); the ``Severity N Engine instance`` and
+    ``Data {...}`` lines that follow one are part of it and not events of their own.
 
 AMD's decoded northbridge machine check of a DRAM ECC error (``[Hardware Error]: MC4 Error (node 3): DRAM ECC
 error detected on the NB.`` and its ``MC4_STATUS[...|CE|...]``) is an ``edac`` event of ``MC4 node 3``.
@@ -245,8 +253,14 @@ _AMD_STATUS = re.compile(r"MC4_STATUS\[(?P<flags>[^\]]{0,80})\]")
 #: a NIC driver that read all ones from its device and gave it up ('ixgbe 0000:05:00.0: Adapter removed')
 _ADAPTER_REMOVED = re.compile(r"(?<![\w.-])(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"):? (?:\S{1,32}: )?"
                               r"Adapter removed")
+#: mlx5's port module (cable/transceiver) in error ('Port module event[error]: module 0, Cable error, High Temperature')
+_MODULE_ERROR = re.compile(r"Port module event\[error\]: module (?P<mod>\d{1,3}), (?P<what>.{1,120}?)\s*$")
+#: an NVSwitch error ('nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up')
+_SXID = re.compile(r"SXid \(PCI:(?P<pci>" + _PCI + r")\): (?P<sxid>\d{1,6}), (?P<sev>Fatal|Non-fatal),"
+                   r"\s*(?P<what>.{0,160})")
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
+                     r"|Driver is in error state"
                      r"|failed to allocate command entry|health recovery flow aborted"
                      r"|\(0x[0-9a-fA-F]{1,4}\) timeout\. Will cause a leak|\(0x[0-9a-fA-F]{1,4}\) No done completion"
                      # a command the firmware did not complete in time (the driver recovered its completion late)
@@ -270,6 +284,7 @@ _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...',
 #: powerpc's 'EEH: ...'
 _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: |\[Hardware Error\]: |EEH: |"
+                          r"mlx5_core (?:[\w.-]{1,20}: )?|"
                           r"INFO: task \S{1,64}:\d{1,10} blocked for more than )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
 #: (the driver core of kernel 6.x words it 'nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1')
@@ -423,6 +438,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     last_mlx5: str | None = None  # the mlx5 PCI function the driver's last line named
     hung_tasks: list[dict[str, Any]] = []
     removed: list[dict[str, Any]] = []
+    modules: list[dict[str, Any]] = []
+    sxids: list[dict[str, Any]] = []
     amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
     hypervisor: str | None = None
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
@@ -521,7 +538,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "not supported by" in msg and (ns := _NOT_SUPPORTED.search(" ".join(recent[-3:]))):
             # the driver refuses the GPU ('NVRM: The NVIDIA GPU 000a:00:00.0 (PCI ID: 10de:2330) installed in this
             # system / is not supported by the NVIDIA 580.126.09 driver release.'): it does not bind it
-            init_failed.append(_event(lineno, time, msg, pci=ns.group("pci").lower(), error=None))
+            init_failed.append(_event(lineno, time, msg, pci=ns.group("pci").lower(), error=None,
+                                      what="the driver release does not support the GPU"))
             continue
         if _EEH_GAVE_UP in msg:
             eeh_lost.append(_event(lineno, time, msg, pci=None))
@@ -582,6 +600,15 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 continue
         if "Adapter removed" in msg and (ar := _ADAPTER_REMOVED.search(msg)):
             removed.append(_event(lineno, time, msg, pci=ar.group("pci").lower(), driver=ar.group("drv")))
+            continue
+        if "module event[error]" in msg and (me := _MODULE_ERROR.search(msg)):
+            dev = _DEV_PREFIX.match(msg) or _MLX5_DEV.search(msg)
+            modules.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None,
+                                  module=to_int(me.group("mod")), what=me.group("what")))
+            continue
+        if "SXid" in msg and (sx := _SXID.search(msg)):
+            sxids.append(_event(lineno, time, msg, pci=sx.group("pci").lower(), sxid=to_int(sx.group("sxid")),
+                                fatal=sx.group("sev") == "Fatal", what=sx.group("what").strip()))
             continue
         if "mlx5_core " in msg and (m5 := _MLX5_DEV.search(msg)):
             last_mlx5 = m5.group("pci").lower()
@@ -669,5 +696,6 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
             "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "hung_tasks": hung_tasks, "nic_removed": removed,
+            "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}
