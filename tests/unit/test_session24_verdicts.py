@@ -137,3 +137,58 @@ UNLOADED = _text("[ 8123.000001] mlx5_core 0000:c1:00.0: mlx5_fw_fatal_reporter_
 
 def test_mlx5_driver_unloaded_in_error_state_fails_the_adapter() -> None:
     assert ("kernel_net", "critical", "n1/0000:c1:00.0") in _checks(judge_text("kernel-log", UNLOADED))
+
+
+# --- nvidia-smi -q (535+): the T.Limit scale; the fabric's recovery flags ---
+
+# round2/nvidia-smi-q/thamada-rtx4090-x8-550.127.05-q-full-76k.txt (thamada/nvidia-smi gls/RTX4090_smi.py): one GPU's
+# Temperature section as 550 prints it (no absolute 'GPU Max Operating Temp': the T.Limit scale only)
+TLIMIT = _text(
+    "GPU 00000000:01:00.0",
+    "    Temperature",
+    "        GPU Current Temp                  : 28 C",
+    "        GPU T.Limit Temp                  : 56 C",
+    "        GPU Shutdown T.Limit Temp         : -7 C",
+    "        GPU Slowdown T.Limit Temp         : -2 C",
+    "        GPU Max Operating T.Limit Temp    : 0 C",
+    "        GPU Target Temperature            : 84 C")
+
+
+def test_a_gpu_at_its_t_limit_is_held_at_its_operating_limit() -> None:
+    assert not [f for f in judge_text("nvidia-smi-q", TLIMIT) if f.check == "gpu_throttle"]
+    hot = TLIMIT.replace("GPU T.Limit Temp                  : 56 C", "GPU T.Limit Temp                  : 1 C")
+    assert ("gpu_throttle", "warning", "n1/gpu0") in _checks(judge_text("nvidia-smi-q", hot))
+    # N/A headroom (a GPU that does not report it) is not judged
+    na = TLIMIT.replace("GPU T.Limit Temp                  : 56 C", "GPU T.Limit Temp                  : N/A")
+    assert not [f for f in judge_text("nvidia-smi-q", na) if f.check == "gpu_throttle"]
+
+
+# the Fabric section as 570 prints it (round2 nvidia-smi-q captures of H100 hosts carry it with N/A values); a route
+# recovery in progress is NVML's fabric health mask saying the NVLink routes are being rebuilt
+FABRIC = _text(
+    "GPU 00000000:18:00.0",
+    "    Fabric",
+    "        State                                  : Completed",
+    "        Status                                 : Success",
+    "        Health",
+    "            Bandwidth                          : Full",
+    "            Route Recovery in progress         : True",
+    "            Route Unhealthy                    : False",
+    "            Access Timeout Recovery            : False")
+
+
+def test_a_fabric_route_recovery_in_progress_is_degraded() -> None:
+    assert ("gpu_fabric", "warning", "n1/gpu0") in _checks(judge_text("nvidia-smi-q", FABRIC))
+    done = FABRIC.replace("in progress         : True", "in progress         : False")
+    assert not [f for f in judge_text("nvidia-smi-q", done) if f.check == "gpu_fabric"]
+
+
+# --- nvidia-smi --query-gpu: SRAM threshold exceeded, the field 595 drivers print ---
+
+# tests/corpus/gpu/nvidia-smi-query/ne-rtx-2080-595.71.05.txt prints the field as [N/A] (a GeForce without ECC)
+def test_query_sram_threshold_exceeded_is_judged_like_the_q_report() -> None:
+    head = "index, pci.bus_id, ecc.errors.uncorrected.aggregate.sram.thresholdExceeded"
+    ok = _text(head, "0, 00000000:01:00.0, [N/A]")
+    assert not [f for f in judge_text("nvidia-smi-query", ok) if f.check == "gpu_ecc"]
+    bad = _text(head, "0, 00000000:01:00.0, Yes")
+    assert ("gpu_ecc", "critical", "n1/gpu0") in _checks(judge_text("nvidia-smi-query", bad))

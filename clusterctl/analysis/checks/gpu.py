@@ -245,12 +245,20 @@ AT_OPERATING_LIMIT_C = 2.0
 def _at_operating_limit(host: str, g: Mapping[str, Any]) -> list[Finding]:
     temps = g.get("temperature_c") or {}
     temp, limit = temps.get("gpu"), temps.get("max_operating")
-    if not isinstance(temp, int | float) or not isinstance(limit, int | float) or limit <= 0 \
-            or temp < limit - AT_OPERATING_LIMIT_C:
-        return []
+    if isinstance(temp, int | float) and isinstance(limit, int | float) and limit > 0:
+        if temp < limit - AT_OPERATING_LIMIT_C:
+            return []
+        what = f"GPU at {temp:g} C, at its maximum operating temperature ({limit:g} C)"
+    else:
+        # 535+ drivers: 'GPU T.Limit Temp' is the headroom below the GPU's T.Limit, 'GPU Max Operating T.Limit Temp'
+        # the operating limit on the same scale (0: at T.Limit; negative: above it)
+        room, op = temps.get("tlimit_headroom"), temps.get("max_operating_tlimit")
+        op = op if isinstance(op, int | float) else 0.0
+        if not isinstance(room, int | float) or room > op + AT_OPERATING_LIMIT_C:
+            return []
+        what = f"GPU {room:g} C from its T.Limit, at its maximum operating temperature (T.Limit {op:+g} C)"
     return [Finding(host, "gpu_throttle", rule_sev("gpu_throttle.at_operating_limit"), _subject(host, g),
-                    f"GPU at {temp:g} C, at its maximum operating temperature ({limit:g} C): clocks are held down to "
-                    f"stay inside it; check cooling and airflow{_bus(g)}")]
+                    f"{what}: clocks are held down to stay inside it; check cooling and airflow{_bus(g)}")]
 
 
 def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
@@ -393,7 +401,8 @@ def _fabric(host: str, g: Mapping[str, Any]) -> list[Finding]:
 
 #: the fabric health readings (NVML's nvmlGpuFabricHealthMask / summary) that say the fabric is not as built
 _FABRIC_UNHEALTHY = frozenset({("Summary", "Unhealthy"), ("Summary", "Limited Capacity"), ("Bandwidth", "Degraded"),
-                               ("Route Unhealthy", "True"), ("Incorrect Configuration", "True")})
+                               ("Route Unhealthy", "True"), ("Incorrect Configuration", "True"),
+                               ("Route Recovery in progress", "True"), ("Access Timeout Recovery", "True")})
 
 
 #: product names of desktop/workstation boards, where persistence mode off is the normal setting
