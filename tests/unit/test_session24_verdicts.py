@@ -104,12 +104,13 @@ SXIDS = _text(
     "(First)")
 
 
-def test_a_fatal_sxid_fails_the_node_a_non_fatal_one_is_a_note() -> None:
+def test_a_fatal_sxid_fails_the_node_a_non_fatal_one_degrades_it() -> None:
     data = _parse("kernel-log", SXIDS)
     assert [(e["pci"], e["sxid"], e["fatal"]) for e in data["sxids"]] == [("0000:06:00.0", 20034, True),
                                                                           ("0000:86:00.0", 12028, False)]
     got = [k for k in _checks(judge_text("kernel-log", SXIDS)) if k[0] == "kernel_nvswitch"]
-    assert got == [("kernel_nvswitch", "critical", "n1/0000:06:00.0"), ("kernel_nvswitch", "info", "n1/0000:86:00.0")]
+    assert got == [("kernel_nvswitch", "critical", "n1/0000:06:00.0"), ("kernel_nvswitch", "warning",
+                                                                            "n1/0000:86:00.0")]
 
 
 # gpud's own test lines of the mlx5 message (leptonai/gpud, the accelerator's mlx5 kernel-message table), a blog's
@@ -192,3 +193,123 @@ def test_query_sram_threshold_exceeded_is_judged_like_the_q_report() -> None:
     assert not [f for f in judge_text("nvidia-smi-query", ok) if f.check == "gpu_ecc"]
     bad = _text(head, "0, 00000000:01:00.0, Yes")
     assert ("gpu_ecc", "critical", "n1/gpu0") in _checks(judge_text("nvidia-smi-query", bad))
+
+
+# --- the fabric manager's journal line of an NVSwitch error ---
+
+# round2/kernel-log/devopsrustem-slurmv4-aihub0007-systemctl-status-fabricmanager-nvswitch-non-fatal-22013-physical-id-
+# 3-port-60.txt (devopsrustem/slurmv4 3/13.sh): its last journal line
+FM_SXID = _text("Mar 03 18:39:57 tpgds-aihub0007 nv-fabricmanager[5183]: detected NVSwitch non-fatal error 22013 on "
+                "NodeId 0 on NVSwitch pci bus id 00000000:08:00.0 physical id 3 port 60")
+
+
+def test_the_fabric_managers_nvswitch_error_line_is_an_sxid() -> None:
+    (ev,) = _parse("kernel-log", FM_SXID)["sxids"]
+    assert (ev["pci"], ev["sxid"], ev["fatal"]) == ("00000000:08:00.0", 22013, False)
+    assert ("kernel_nvswitch", "warning", "n1/00000000:08:00.0") in _checks(judge_text("kernel-log", FM_SXID))
+
+
+# --- perftest on QDR InfiniBand: 'Rate: 40' is a signalling rate, 32 Gb/s of data ---
+
+# round2/ib_write_bw/stmatengss-tmpsh-container-mlx4_0-qdr-write-bw-a-iter-20000-host-wrapped-3665mbs.txt
+# (stmatengss/useful_shell_instructions tmp.sh): the banner's link type and the largest row (MB/sec)
+QDR = _text(
+    "                    RDMA_Write BW Test",
+    " Dual-port       : OFF          Device         : mlx4_0",
+    " Link type       : IB",
+    " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
+    " 8388608    20000            3666.83            3665.42            0.000458")
+
+
+def test_a_qdr_link_is_judged_against_its_data_rate() -> None:
+    # 3665.42 MB/s = 30.7 Gb/s: 96 % of QDR's 32 Gb/s of data (77 % of the 40 Gb/s signalling rate)
+    assert not [f for f in judge_text("ib_write_bw", QDR, {"ib_rate_gbps": 40}) if f.severity != "info"]
+    # a RoCE port's 40 Gb/s is a data rate: the same result is below 90 % of it
+    eth = QDR.replace("Link type       : IB", "Link type       : Ethernet")
+    assert ("ib_write_bw", "warning", "n1/mlx4_0/1") in _checks(judge_text("ib_write_bw", eth, {"ib_rate_gbps": 40}))
+
+
+# --- ip -br addr: the brief listing's states ---
+
+# round2/ip-link/devopsrustem-slurmv4-aihub0012-conda-prompt-ip-br-c-a-eight-ens-rails-up-f1-ports-eno-down.txt
+BRIEF = _text(
+    "((sglang-0.5.9) ) [dcbsr_dev@tpgds-aihub0012 ~]$ ip -br -c a",
+    "lo               UNKNOWN        127.0.0.1/8 ",
+    "eno1             DOWN           ",
+    "ens3np0          UP             10.99.91.43/31 ",
+    "ens12f0np0       UP             ",
+    "ens12f1np1       DOWN           ",
+    "bond0            UP             10.73.175.161/29 ")
+
+
+def test_the_brief_listing_is_read_and_its_down_rdma_port_judged() -> None:
+    data = _parse("ip-link", BRIEF)
+    assert data["brief"] is True
+    assert [(x["ifname"], x["state"], x["carrier"]) for x in data["links"]] == [
+        ("lo", "UNKNOWN", None), ("eno1", "DOWN", None), ("ens3np0", "UP", True), ("ens12f0np0", "UP", True),
+        ("ens12f1np1", "DOWN", None), ("bond0", "UP", True)]
+    got = [k for k in _checks(judge_text("ip-link", BRIEF, {"fabric": "roce"})) if k[2] != "n1"]
+    assert got == [("rdma_netdev_link", "warning", "n1/ens12f1np1")]  # eno1 is no RDMA uplink
+
+
+# --- show_gids cut after a v1 row: the v2 row of that address is the part cut off ---
+
+# round2/show_gids/ucx10420-client-root-prompt-ucx118-dir-mlx5_bond_0-1-on-bond0-bond1-v2-ipv4-cut-before-bond_1-
+# index3.txt (openucx/ucx#10420)
+GIDS_CUT = _text(
+    "DEV     PORT    INDEX   GID                                     IPv4            VER     DEV",
+    "---     ----    -----   ---                                     ------------    ---     ---",
+    "mlx5_bond_0     1       2       0000:0000:0000:0000:0000:ffff:0a10:1d0d 10.16.29.13     v1      bond0",
+    "mlx5_bond_0     1       3       0000:0000:0000:0000:0000:ffff:0a10:1d0d 10.16.29.13     v2      bond0",
+    "mlx5_bond_1     1       0       fe80:0000:0000:0000:a288:c2ff:feb4:b04a                 v1      bond1",
+    "mlx5_bond_1     1       2       0000:0000:0000:0000:0000:ffff:0a10:270d 10.16.39.13     v1      bond1")
+
+
+def test_a_gid_table_cut_after_a_v1_row_does_not_judge_that_device() -> None:
+    assert not [f for f in judge_text("show_gids", GIDS_CUT) if f.check == "roce_v2_gid"]
+    # the same device ending on its link-local rows lacks a routable v2 GID
+    linklocal = GIDS_CUT.rsplit("\n", 2)[0] + "\n"
+    assert ("roce_v2_gid", "warning", "n1/mlx5_bond_1/1") in _checks(judge_text("show_gids", linklocal))
+
+
+# --- a background job's output after the shell's next prompt ---
+
+# round2/ib_write_bw/amd-alibaba-readme-aliyun1-ionic_7-server-background-job-bidir-4qp-host-mem-779gbps.txt
+# (prasad-nair-amd/alibaba README.md): the server started with '&', its output going on after the next prompt
+BACKGROUND = _text(
+    "[vultr@Aliyun1 ~]$ sudo ib_write_bw -d ionic_7 -x 1 -b -q 4 -F -a -n 5000 --report_gbits -p 10000 &",
+    "[1] 650300",
+    "[vultr@Aliyun1 ~]$ Using sampled CPU speed 3295 MHz over reported speed 5037 MHz",
+    "                    RDMA_Write Bidirectional BW Test",
+    " Dual-port       : OFF          Device         : ionic_7",
+    " Link type       : Ethernet",
+    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+    " 8388608    5000             779.31             779.20              0.011611")
+
+
+def test_a_background_jobs_output_after_the_next_prompt_is_read() -> None:
+    data = _parse("ib_write_bw", BACKGROUND)
+    assert (data["device"], data["bw_avg_gbps"]) == ("ionic_7", 779.2)
+
+
+# --- nvidia-smi -q: the head of a whole report; the recovery action as a health field ---
+
+# round2/nvidia-smi-q/nvdocker1439-zsh-arrow-prompt-a-450.80.02-quadro-p2200-head-cut-at-inforom.txt
+# (NVIDIA/nvidia-docker#1439): the report's head, identity fields only
+HEAD_ONLY = _text(
+    "Attached GPUs                             : 1",
+    "GPU 00000000:83:00.0",
+    "    Product Name                          : Quadro P2200",
+    "    Product Brand                         : Quadro",
+    "    Persistence Mode                      : Enabled",
+    "    VBIOS Version                         : 86.06.77.00.03")
+
+
+def test_the_head_of_a_report_is_nothing_judgeable_not_healthy() -> None:
+    (f,) = judge_text("nvidia-smi-q", HEAD_ONLY)
+    assert (f.check, f.severity) == ("coverage", "info") and "identity only" in f.message
+    # the count the inventory states is judged: one of one is what the node should have
+    assert judge_text("nvidia-smi-q", HEAD_ONLY, {"gpus_per_node": 1}) == []
+    # the driver's own recovery answer (570+) is a health field: None says no reset, reboot or drain is asked
+    recovery = HEAD_ONLY + "    GPU Recovery Action                   : None\n"
+    assert judge_text("nvidia-smi-q", recovery) == []

@@ -343,7 +343,8 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     _per_device(res, host, [e for e in sxids if not e.get("fatal")], "pci", "kernel_nvswitch",
                 "kernel_nvswitch.sxid_nonfatal", lambda pci, evs: (
                     f"NVSwitch {pci}: {len(evs)} non-fatal SXid line(s) ({_sxid_codes(evs)}) {_when(evs)}; the "
-                    "switch corrected it, no action unless it repeats"))
+                    "fabric keeps running, but that switch port is the first suspect if NVLink collectives slow or "
+                    "hang (nvidia-smi nvlink -e, dcgmi diag)"))
     nvl = list(data.get("nvlink_errors") or ())
     if nvl:
         res.findings.append(Finding(

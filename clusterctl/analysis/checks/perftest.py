@@ -21,6 +21,10 @@ over all sizes. Below the fraction is a warning; below :data:`CRITICAL_FRACTION`
 rate it is critical. Metric ``ib_write_bw_Gbps`` (subject ``<device>/<port>``, or ``loopback``
 when perftest did not name the device) feeds the cross-node straggler analysis.
 
+InfiniBand's SDR, DDR and QDR rates (2.5/5/10 Gb/s a lane: ``Rate: 10``, ``20``, ``40`` in ibstat) are signalling
+rates of an 8b/10b code: their data rate, what a transfer can reach, is 80 % of them (QDR 4x: 32 Gb/s); the fraction
+is taken of that data rate on an InfiniBand link (FDR and later use 64b/66b: the rate is the data rate).
+
 Without a line rate, the smallest standard rate at or above the result (allowing :data:`RATE_SLACK`) is a lower
 bound of it. A RoCE run that printed no result row after exchanging an all-zero GID is
 ``ib_write_bw.zero_gid`` (critical): the GID index holds no address, RoCE cannot connect. A run whose queue pair could
@@ -83,6 +87,20 @@ DEFAULT_IB_PORT = 1
 CRITICAL_FRACTION = 0.5
 
 _LINK_TYPE = {"IB": "infiniband", "Ethernet": "ethernet", "ETH": "ethernet"}
+
+
+#: InfiniBand signalling rates of the 8b/10b generations (SDR/DDR/QDR at 1x, 4x, 8x and 12x) and their share of data
+_8B10B_RATES_GBPS = frozenset({2.5, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0})
+_8B10B_DATA_SHARE = 0.8
+
+
+def _data_rate(rate: float, link_type: str | None, expectations: Mapping[str, Any]) -> tuple[float, str]:
+    """The data rate of a line rate (and how it was derived, for the message): 80 % of an SDR/DDR/QDR InfiniBand
+    signalling rate, the rate itself otherwise (Ethernet's 10/40 Gb/s are data rates; FDR onward code 64b/66b)."""
+    ib = (link_type == "IB" if link_type else str(expectations.get("fabric") or "").lower() == "infiniband")
+    if ib and rate in _8B10B_RATES_GBPS:
+        return rate * _8B10B_DATA_SHARE, f" (8b/10b: {rate * _8B10B_DATA_SHARE:g} Gb/s of data)"
+    return rate, ""
 
 
 def _line_rate(exp: Any, link_type: str | None) -> float | None:
@@ -202,13 +220,14 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
     min_fraction = float(expectations.get("ib_write_bw_min_fraction", DEFAULT_MIN_FRACTION))
     # the report draws the floor this check applied
     source = str(expectations.get("ib_rate_source") or "ib_rate_gbps")
-    res.metrics[-1] = replace(res.metrics[-1], floor=rate * min_fraction,
-                              floor_source=f"{min_fraction:.0%} of the {rate:g} Gb/s line rate ({source})")
-    frac = float(bw) / rate
+    data_rate, coded = _data_rate(rate, data.get("link_type"), expectations)
+    res.metrics[-1] = replace(res.metrics[-1], floor=data_rate * min_fraction,
+                              floor_source=f"{min_fraction:.0%} of the {rate:g} Gb/s line rate{coded} ({source})")
+    frac = float(bw) / data_rate
     if frac < min_fraction:
         sev = rule_sev("ib_write_bw.far_below_line_rate" if frac < CRITICAL_FRACTION else "ib_write_bw.below_line_rate")
         res.findings.append(Finding(
             host, "ib_write_bw", sev, f"{host}/{subject}",
             f"ib_write_bw {float(bw):.1f} Gb/s at {data.get('max_size_bytes')} B is {frac:.0%} of the "
-            f"{rate:g} Gb/s line rate ({source}; minimum {min_fraction:.0%})"))
+            f"{rate:g} Gb/s line rate{coded} ({source}; minimum {min_fraction:.0%})"))
     return res

@@ -154,6 +154,11 @@ def _inferred_roce(host: str, data: Any, exp: Mapping[str, Any]) -> list[Finding
         p["netdev"] = p["netdev"] or g.get("netdev")
         p["v2"] = p["v2"] or _routable_v2(g)
     cut = set(data.get("cut_devices") or [])
+    rows = list(data.get("gids") or [])
+    if rows and data.get("truncated") and _routable(rows[-1]) and rows[-1].get("roce_version") == 1:
+        # the paste ends on a routable v1 row without its trailer: show_gids prints the same address's v2 row
+        # right after it, so the last device's v2 GID is the part cut off, not missing
+        cut.add(rows[-1]["device"])
     good = sorted(d for (d, _p), v in ports.items() if v["v2"])
     return [Finding(host, "roce_v2_gid", rule_sev("roce_v2_gid.missing"), f"{host}/{dev}/{port}",
                     f"show_gids lists no routable RoCE v2 GID on {p['netdev']} while {', '.join(good)} have one: "
@@ -238,5 +243,6 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
                                "IP over InfiniBand is not configured; RDMA does not use this netdev"))
         elif link.get("carrier") is False or link.get("state") == "DOWN":
             out.append(Finding(host, "rdma_netdev_link", rule_sev("rdma_netdev_link.down"), subject,
-                               f"{link['ifname']} has no carrier (state {link.get('state')}): the fabric port is down"))
+                               f"{link['ifname']} {'has no carrier' if link.get('carrier') is False else 'is down'} "
+                               f"(state {link.get('state')}): the fabric port is down"))
     return out

@@ -1144,6 +1144,13 @@ def _without_time_report(numbered: list[tuple[int, str]]) -> list[tuple[int, str
     return [x for i, x in enumerate(numbered) if i not in drop] if drop else numbered
 
 
+def _job_output(text: str) -> bool:
+    """Text after a prompt that no command starts with (a capital letter, a banner's ``*``/``-``/``=``, a digit):
+    a background job's output printed after the shell's next prompt."""
+    c = text[:1]
+    return c.isupper() or c.isdigit() or c in "*-=[<"
+
+
 def _general(text: str, kind: str) -> Cleaned:
     """clean_capture() of any text, line by line."""
     text = _unescaped(text)
@@ -1210,10 +1217,14 @@ def _general(text: str, kind: str) -> Cleaned:
 
     # segments: (command or None, [(lineno, line)]); a segment starts at a prompt/command line
     segments: list[tuple[str | None, bool, list[tuple[int, str]]]] = [(None, False, [])]
-    for n, ln in numbered:
+    background = False  # the last command ran in the background ('... &'): the shell's next prompt comes before
+    for n, ln in numbered:  # its output, which then goes on after that prompt ('[u@h ~]$ Using sampled CPU ...')
         is_cmd, cmd = _command(ln, kind)
-        if is_cmd:
+        if is_cmd and background and cmd and _job_output(cmd):
+            segments[-1][2].append((n, cmd))
+        elif is_cmd:
             segments.append((cmd, True, [(n, ln)]))
+            background = bool(cmd) and cmd.rstrip().endswith("&") and not cmd.rstrip().endswith("&&")
         else:
             segments[-1][2].append((n, ln))
     own = KIND_COMMANDS.get(kind, frozenset())

@@ -17,6 +17,11 @@ of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g.
 ``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. ``vfs`` counts the SR-IOV virtual functions (``vf 0 link/ether
 ...``) listed under a physical function, ``vfs_assigned`` those with a MAC address (a new VF's reads all zeros).
 Each entry must have its ``link/`` line.
+
+``ip -br link`` / ``ip -br addr`` (brief: one line a netdev, ``ens3np0   UP   10.99.91.43/31`` or ``eth0   DOWN
+52:54:00:12:34:56 <NO-CARRIER,BROADCAST,MULTICAST,UP>``) are read where no full header is: ``state`` as the column
+says, ``flags`` and ``carrier`` where ``-br link`` prints the flags (``carrier`` None where the brief address form
+does not show them), ``mtu``/``link_type`` None; the parse then says ``"brief": True``.
 """
 
 from __future__ import annotations
@@ -90,6 +95,32 @@ def _head_rest(head_attrs: list[str], raw: str) -> list[str] | None:
     if rest[0::2] and all(k in _HEAD_KEYS for k in rest[0::2]) and len(rest) % 2 == 0:
         return head_attrs + tokens
     return None
+
+
+#: a line of ``ip -br link`` / ``ip -br addr``: the netdev (``veth1@if12``), its operational state, then the MAC and
+#: flags (``-br link``) or the addresses (``-br addr``)
+_BRIEF = re.compile(r"^[ \t]{0,4}([^\s@:<>]{1,64})(?:@(\S{1,64}))?\s+(UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|"
+                    r"TESTING)(?:\s+(.*?))?\s*$")
+_BRIEF_FLAGS = re.compile(r"<([A-Z0-9_,-]{0,400})>")
+
+
+def _brief(lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """The netdevs of a brief listing (at least two lines of it: one such line may be prose)."""
+    links: list[dict[str, Any]] = []
+    for _n, raw in lines:
+        m = _BRIEF.match(raw)
+        if m is None:
+            continue
+        fl = _BRIEF_FLAGS.search(m.group(4) or "")
+        flags = [f for f in fl.group(1).split(",") if f] if fl else None
+        links.append({"index": None, "ifname": m.group(1), "parent": m.group(2), "flags": flags or [],
+                      "mtu": None, "qdisc": None, "master": None, "state": m.group(3), "mode": None, "group": None,
+                      "qlen": None, "carrier": ("NO-CARRIER" not in flags) if flags is not None else
+                      (True if m.group(3) == "UP" else None),
+                      "link_type": "loopback" if m.group(1) == "lo" else None, "address": None, "minmtu": None,
+                      "maxmtu": None, "kind": None, "kind_info": {}, "altnames": [], "parentdev": None, "vfs": 0,
+                      "vfs_assigned": 0})
+    return links if len(links) >= 2 else []
 
 
 def _finish(link: dict[str, Any] | None, truncated: list[bool]) -> None:
@@ -175,5 +206,8 @@ def parse_ip_link(text: str) -> dict[str, Any]:
                 link["parentdev"] = tokens[i + 1]
     _finish(link, truncated)
     if not links:
+        brief = _brief(list(enumerate(strip_source_line(text).splitlines(), start=1 + offset)))
+        if brief:
+            return {"links": brief, "truncated": False, "brief": True}
         raise ParseError(TOOL, "no '<index>: <ifname>: <FLAGS> mtu N' line found", lineno or None)
     return {"links": links, "truncated": truncated[0]}

@@ -98,7 +98,9 @@ operators paste ``grep Xid`` output too):
 ``sxids``
     an NVSwitch's ``nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up``: ``pci`` (the
     switch), ``sxid``, ``fatal`` (True for ``Fatal``, False for ``Non-fatal``); the ``Severity N Engine instance`` and
-    ``Data {...}`` lines that follow one are part of it and not events of their own.
+    ``Data {...}`` lines that follow one are part of it and not events of their own. The fabric manager's journal
+    line of the same error (``nv-fabricmanager[5183]: detected NVSwitch non-fatal error 22013 on NodeId 0 on NVSwitch
+    pci bus id 00000000:08:00.0 physical id 3 port 60``) is one too.
 
 AMD's decoded northbridge machine check of a DRAM ECC error (``[Hardware Error]: MC4 Error (node 3): DRAM ECC
 error detected on the NB.`` and its ``MC4_STATUS[...|CE|...]``) is an ``edac`` event of ``MC4 node 3``.
@@ -258,6 +260,9 @@ _MODULE_ERROR = re.compile(r"Port module event\[error\]: module (?P<mod>\d{1,3})
 #: an NVSwitch error ('nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up')
 _SXID = re.compile(r"SXid \(PCI:(?P<pci>" + _PCI + r")\): (?P<sxid>\d{1,6}), (?P<sev>Fatal|Non-fatal),"
                    r"\s*(?P<what>.{0,160})")
+#: the fabric manager's journal line of an NVSwitch error
+_FM_SXID = re.compile(r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<sxid>\d{1,6}) on .{0,60}?pci bus id "
+                      r"(?P<pci>" + _PCI + r")(?P<what>.{0,80})")
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
                      r"|Driver is in error state"
@@ -606,9 +611,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             modules.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None,
                                   module=to_int(me.group("mod")), what=me.group("what")))
             continue
-        if "SXid" in msg and (sx := _SXID.search(msg)):
+        if ("SXid" in msg or "NVSwitch" in msg) and (sx := _SXID.search(msg) or _FM_SXID.search(msg)):
             sxids.append(_event(lineno, time, msg, pci=sx.group("pci").lower(), sxid=to_int(sx.group("sxid")),
-                                fatal=sx.group("sev") == "Fatal", what=sx.group("what").strip()))
+                                fatal=sx.group("sev").lower() == "fatal", what=sx.group("what").strip()))
             continue
         if "mlx5_core " in msg and (m5 := _MLX5_DEV.search(msg)):
             last_mlx5 = m5.group("pci").lower()

@@ -524,7 +524,7 @@ def _counters_part(counters: Tree) -> dict[str, Any] | None:
 
 def _temperature_part(temp: Tree) -> dict[str, Any]:
     return {
-        "gpu": _num(temp.get("GPU Current Temp")),
+        "gpu": _num(temp.get("GPU Current Temp") or temp.get("Gpu")),  # 'Gpu : 49 C': drivers before 319
         "memory": _num(temp.get("Memory Current Temp")),
         "shutdown": _num(temp.get("GPU Shutdown Temp")),
         "slowdown": _num(temp.get("GPU Slowdown Temp")),
