@@ -194,6 +194,10 @@ EXCLUDED = {
         "a Markdown blockquote ('> ' before every line): the wrap's rests come without the quote mark a mail client "
         "would put before them, so no line is read as the log's own and none is joined; the wrap cuts each SXid line "
         "before its 'Fatal' (the Xid 79 line keeps its number: the verdict, failed, holds)",
+    ("mail-wrap", "round2/kernel-log/devopsrustem-slurmv4-aihub0007-systemctl-status-fabricmanager-nvswitch-non-fatal-"
+                  "22013-physical-id-3-port-60.txt"):
+        "systemctl status's unit header (eleven lines) outnumbers the journal's own lines by more than a quarter, so "
+        "unwrap_log leaves the wrap: the fabric manager's line loses its switch's bus id to the next line",
     ("mail-wrap", "round2/nccl-log/pytorchoperator202-eks-master-pod-mnist-download-lines-then-net-socket-lo-127.0.0.1-"
                   "and-eth0-cut.txt"):
         "the job's own download and progress lines outnumber NCCL's: a wrapped NCCL line's rest cannot be told from "

@@ -171,6 +171,11 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          # a syslog time then the kernel's own, no host ('Sep  3 10:05:39  [193378.949952][   C10] ...')
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+\[\s*\d+\.\d+\]|"
          r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: ).*$", 0.2),
+        ("ibstat", "ibstat's own failure line", r"^.*\bibpanic: \[\d+\] .*$", 0.2),
+        ("ip-link", "ip -br link/addr rows (a netdev and its state)",
+         r"^[ \t]{0,4}[^\s@:<>]{1,64}(?:@\S{1,64})?[ \t]+(?:UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT)"
+         r"(?:[ \t]+\S.*)?[ \t]*$",
+         0.6),
         ("sinfo", "sinfo -h rows (a node or count and a Slurm state)",
          r"^[ \t]*[\w.\-\[\],]+(?:[ \t|,]+[^ \t|,\n]+){0,12}?[ \t|,]+" + _STATES + r"(?=[ \t|,]|$).*$", 0.6),
     ))

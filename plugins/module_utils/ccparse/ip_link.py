@@ -99,8 +99,8 @@ def _head_rest(head_attrs: list[str], raw: str) -> list[str] | None:
 
 #: a line of ``ip -br link`` / ``ip -br addr``: the netdev (``veth1@if12``), its operational state, then the MAC and
 #: flags (``-br link``) or the addresses (``-br addr``)
-_BRIEF = re.compile(r"^[ \t]{0,4}([^\s@:<>]{1,64})(?:@(\S{1,64}))?\s+(UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|"
-                    r"TESTING)(?:\s+(.*?))?\s*$")
+_BRIEF = re.compile(r"^[ \t]{0,4}([^\s@:<>]{1,64})(?:@(\S{1,64}))?\s+"
+                    r"(UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|TESTING)(?:\s+(.*?))?\s*$")
 _BRIEF_FLAGS = re.compile(r"<([A-Z0-9_,-]{0,400})>")
 
 
