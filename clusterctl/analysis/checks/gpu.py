@@ -495,7 +495,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
         elif gpus and not any(map(_has_health, gpus)) and not data.get("lost_gpus") and not res.findings and (
-                _report_cut(data) or exp.get("gpus_per_node") is None and all(g.get("name") for g in gpus)):
+                _report_cut(data) or (exp.get("gpus_per_node") is None and all(g.get("name") for g in gpus))):
             # a report cut inside the GPUs' identity fields (or before the blocks its 'Attached GPUs' count
             # announces), or the head of a whole report the paster kept (its blocks open with their Product Name; a
             # '-d SECTION' report has none): no GPU shown carries a reading or health field, and a count that matches
