@@ -1224,7 +1224,7 @@ def _general(text: str, kind: str) -> Cleaned:
             segments[-1][2].append((n, cmd))
         elif is_cmd:
             segments.append((cmd, True, [(n, ln)]))
-            background = bool(cmd) and cmd.rstrip().endswith("&") and not cmd.rstrip().endswith("&&")
+            background = cmd is not None and cmd.rstrip().endswith("&") and not cmd.rstrip().endswith("&&")
         else:
             segments[-1][2].append((n, ln))
     own = KIND_COMMANDS.get(kind, frozenset())
