@@ -3,6 +3,8 @@ capture (quoted here, with the source it comes from)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import finding_keys as _checks
 from conftest import judge_text
@@ -313,3 +315,86 @@ def test_the_head_of_a_report_is_nothing_judgeable_not_healthy() -> None:
     # the driver's own recovery answer (570+) is a health field: None says no reset, reboot or drain is asked
     recovery = HEAD_ONLY + "    GPU Recovery Action                   : None\n"
     assert judge_text("nvidia-smi-q", recovery) == []
+
+
+# --- srun -l: an empty output line is the label alone ---
+
+# round2/nccl-tests/nccltests290-srun-label-0-prefix-node005-node007-2x8-h100-ndr-validation-0-na-8m-8g-busbw-155-of-
+# 8x400g.txt (NVIDIA/nccl-tests#290): the run under 'srun -l', its last line ' 0:' (the empty line all_reduce_perf
+# prints at the end, labelled); the ranks' device lines cut to two of each node here
+SRUN = _text(
+    " 0: # nThread 1 nGpus 1 minBytes 8388608 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 200 "
+    "agg iters: 1 validation: 0 graph: 0",
+    " 0: # Using devices",
+    " 0: #  Rank  0 Group  0 Pid 291005 on    node005 device  0 [0x18] NVIDIA H100 80GB HBM3",
+    " 0: #  Rank  1 Group  0 Pid 541703 on    node007 device  0 [0x18] NVIDIA H100 80GB HBM3",
+    " 0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+    "#wrong",
+    " 0:   8589934592    2147483648     float     sum      -1   103530   82.97  155.57    N/A   103538   82.96  "
+    "155.56    N/A",
+    " 0: # Avg bus bandwidth    : 142.735",
+    " 0:")
+
+
+def test_an_srun_label_alone_on_the_last_line_keeps_the_prefix_read() -> None:
+    data = _parse("nccl-tests", SRUN)
+    assert [r["size_bytes"] for r in data["rows"]] == [8589934592] and data["hosts"] == ["node005", "node007"]
+
+
+# --- nccl-tests over the SHARP plugin's IBext network: InfiniBand, judged by the default floor ---
+
+# round2/nccl-tests/nccltests293-test1-test2-r7525-a100-pcie-hdr-gpu-nic-sys-gdr-level-sys-ibext-sharp-info-interleaved-
+# busbw-6.44-of-25.txt (NVIDIA/nccl-tests#293): two A100 hosts, one rank each, 'Using network IBext_v8'
+IBEXT = _text(
+    "#  Rank  0 Group  0 Pid   5425 on      test1 device  0 [0x81] NVIDIA A100-PCIE-40GB",
+    "#  Rank  1 Group  0 Pid   4962 on      test2 device  0 [0x81] NVIDIA A100-PCIE-40GB",
+    "test1:5425:5439 [0] NCCL INFO Using network IBext_v8",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+    "#wrong",
+    "  1073741824     268435456     float     sum      -1   166733    6.44    6.44      0   167090    6.43    6.43  "
+    "    0",
+    "# Avg bus bandwidth    : 2.36313")
+
+
+def test_the_sharp_plugins_ibext_network_is_infiniband() -> None:
+    (f,) = [f for f in judge_text("nccl-tests", IBEXT) if f.check == "nccl_busbw"]
+    assert f.severity == "critical" and "default for A100 inter-node" in f.message  # 6.44 of 19.4 GB/s (1 rank/node)
+    efa = IBEXT.replace("IBext_v8", "AWS Libfabric")
+    assert not [f for f in judge_text("nccl-tests", efa) if f.check == "nccl_busbw" and f.severity != "info"]
+
+
+# --- an application's report of NCCL's error string ---
+
+# round2/nccl-log/llamacpp22476-ph3a-sm-tensor-two-gpus-ggml-cuda-error-unhandled-cuda-error-ncclgroupend-interleaved-
+# with-nccl-info-init-cut.txt (llama.cpp#22476): ggml's report of a failed ncclGroupEnd between NCCL's INFO lines
+GGML = _text(
+    "ph3a:1:103 [0] NCCL INFO Channel 03/04 : 0 1",
+    "CUDA error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    "  current device: 0, in function ggml_backend_cuda_comm_allreduce_tensor at "
+    "/app/ggml/src/ggml-cuda/ggml-cuda.cu:1237",
+    "  ncclGroupEnd()",
+    "/app/ggml/src/ggml-cuda/ggml-cuda.cu:97: CUDA error",
+    "ph3a:1:103 [0] NCCL INFO P2P Chunksize set to 131072")
+
+
+def test_ncclgeterrorstrings_words_in_an_application_line_fail_the_call() -> None:
+    assert ("nccl_error", "critical", "n1") in _checks(judge_text("nccl-log", GGML))
+
+
+# --- a capture named for one KIND whose content is another's ---
+
+def test_a_q_report_saved_as_nvidia_smi_txt_is_read_as_nvidia_smi_q(tmp_path: Path) -> None:
+    from clusterctl.analysis import engine
+
+    # tests/fixtures/nvidia-smi-q/a100-xid63-dram-correctable-177-remap-pending-excerpt.txt (stas00/ml-engineering
+    # debug.md): 'Remapped Rows ... Pending : Yes', saved as 'nvidia-smi -q > nvidia-smi.txt' would save it
+    q = (Path(__file__).parents[1] / "fixtures/nvidia-smi-q/a100-xid63-dram-correctable-177-remap-pending-excerpt.txt")
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "nvidia-smi.txt").write_bytes(q.read_bytes())
+    rep = engine.analyze_dir(tmp_path, None, jobs=1).hosts["n1"]
+    assert rep.status == "failed" and rep.read_as["nvidia-smi.txt"]["kind"] == "nvidia-smi-q"
+    assert [(f.check, f.severity) for f in rep.findings if f.severity != "info"] == [("gpu_row_remap", "critical")]
+    # a table cut before its banner is still the table's: not read, not taken for another KIND
+    (tmp_path / "n1" / "nvidia-smi.txt").write_text("|   0  Tesla V100-SXM2...  On   | 00000000:81:00.0 Off |\n")
+    rep = engine.analyze_dir(tmp_path, None, jobs=1).hosts["n1"]
+    assert rep.status == "cannot judge" and not rep.read_as

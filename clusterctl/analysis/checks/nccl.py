@@ -120,7 +120,8 @@ def _floor(data: Mapping[str, Any], exp: Mapping[str, Any], scope: str) -> tuple
     model = exp.get("gpu_model") or next((d.get("model") for d in data.get("devices") or [] if d.get("model")), None)
     fam = model_family(model)
     network = str((data.get("nccl") or {}).get("network") or "")
-    if scope == "inter" and network and network not in ("IB", "Socket"):
+    if scope == "inter" and network and network not in ("IB", "Socket") and not network.startswith("IBext"):
+        # (the SHARP plugin's 'IBext' / 'IBext_v8' is InfiniBand through the plugin: the rails the defaults assume)
         # a net plugin's network ('Using network AWS Libfabric': EFA; GCP's GPUDirect-TCPX, ...): its per-node
         # bandwidth is the instance type's, not an InfiniBand/RoCE rail set's the defaults were measured on
         return None, (f"no default floor for NCCL's {network} network (the defaults are for InfiniBand/RoCE "

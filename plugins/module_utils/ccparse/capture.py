@@ -153,7 +153,8 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        r"|\[(?P<bracket>[A-Za-z][\w.-]{0,63}|[\w.-]{0,63}[A-Za-z][\w.-]{0,63})\] "
                        r"|(?P<host>[A-Za-z][\w.-]{0,63}|\d{1,3}(?:\.\d{1,3}){3}): "
                        # srun -l pads the task number to the width of the largest: '  3: ' of 100+ tasks
-                       r"|(?P<rank>\d{1,5}): "
+                       # (an empty output line is the label alone: ' 0:' at the line's end)
+                       r"|(?P<rank>\d{1,5}):(?: |$)"
                        # Intel MPI -l / -prepend-rank: '[0] ' (digits only: never a dmesg '[  12.345]' stamp)
                        r"|\[(?P<brank>\d{1,5})\](?=\s)"
                        # a test harness' log of the tool's output: '2019-07-16 03:43:24,132 process L0458 DEBUG|

@@ -65,7 +65,11 @@ _RESULT = re.compile(r"\bnccl(?:System|Remote|Internal|InvalidUsage|InvalidArgum
                      r"(?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))|"
                      # XLA's: 'NCCL operation ncclAllReduce(...) failed: invalid argument (run with NCCL_DEBUG=...'
                      r"\bNCCL operation nccl\w{1,40}\(.{0,400}?\) failed: (?:internal error|unhandled (?:system|cuda) "
-                     r"error|invalid (?:usage|argument)|Unable to load NCCL library)")
+                     r"error|invalid (?:usage|argument)|Unable to load NCCL library)|"
+                     # ncclGetErrorString's own words as an application prints them ('CUDA error: unhandled cuda
+                     # error (run with NCCL_DEBUG=INFO for details)', llama.cpp's report of a failed ncclGroupEnd)
+                     r"\b(?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument)) "
+                     r"\(run with NCCL_DEBUG=")
 #: the result an application's NCCL error line names, as ncclResult_t (nccl.h); ncclRemoteError (6: a peer's
 #: process exited or the network failed) names no fault of this rank's and is not one of them
 _APP_RESULTS = (("UnhandledCuda", 1), ("unhandled cuda", 1), ("System", 2), ("unhandled system", 2),
@@ -132,7 +136,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if not m:
             if "NCCL " in text and (m := _LINE_INSIDE.search(capture.unlinked(text))):
                 pass
-            elif ("Error" in text or "NCCL error" in text or "NCCL operation" in text) and \
+            elif ("Error" in text or "NCCL error" in text or "NCCL operation" in text or "NCCL_DEBUG=" in text) and \
                     (res := _RESULT.search(text)):
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
