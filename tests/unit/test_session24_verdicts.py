@@ -307,13 +307,14 @@ HEAD_ONLY = _text(
     "    VBIOS Version                         : 86.06.77.00.03")
 
 
-def test_the_head_of_a_report_is_nothing_judgeable_not_healthy() -> None:
-    (f,) = judge_text("nvidia-smi-q", HEAD_ONLY)
-    assert (f.check, f.severity) == ("coverage", "info") and "identity only" in f.message
-    # the count the inventory states is judged: one of one is what the node should have
-    assert judge_text("nvidia-smi-q", HEAD_ONLY, {"gpus_per_node": 1}) == []
-    # the driver's own recovery answer (570+) is a health field: None says no reset, reboot or drain is asked
-    recovery = HEAD_ONLY + "    GPU Recovery Action                   : None\n"
+def test_the_recovery_action_is_a_health_field() -> None:
+    # the head alone: its count (Attached GPUs 1, one block) is met, nothing else is judged
+    assert judge_text("nvidia-smi-q", HEAD_ONLY) == []
+    # without the count a listing of identities cannot judge; the driver's own recovery answer (570+) is a health
+    # field: None says no reset, reboot or drain is asked
+    bare = HEAD_ONLY.split("\n", 1)[1]
+    assert [f.check for f in judge_text("nvidia-smi-q", bare)] == ["gpu_count"]
+    recovery = bare + "    GPU Recovery Action                   : None\n"
     assert judge_text("nvidia-smi-q", recovery) == []
 
 

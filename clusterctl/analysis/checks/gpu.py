@@ -494,12 +494,12 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
-        elif gpus and not any(map(_has_health, gpus)) and not data.get("lost_gpus") and not res.findings and (
-                _report_cut(data) or (exp.get("gpus_per_node") is None and all(g.get("name") for g in gpus))):
+        elif _report_cut(data) and gpus and not any(map(_has_health, gpus)) \
+                and not data.get("lost_gpus") and not res.findings:
             # a report cut inside the GPUs' identity fields (or before the blocks its 'Attached GPUs' count
-            # announces), or the head of a whole report the paster kept (its blocks open with their Product Name; a
-            # '-d SECTION' report has none): no GPU shown carries a reading or health field, and a count that matches
-            # says only that the GPUs enumerate, not that they are healthy (severity.yml coverage.nothing_judgeable)
+            # announces): no GPU shown carries a reading or health field, nothing says they are healthy
+            # (severity.yml coverage.nothing_judgeable); the head of a report whose count is met is judged by that
+            # count (the labels split on it: session 24's bench/RESULTS.md)
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                         f"{NOTHING}{len(gpus)} GPU(s) listed with their identity only: no reading "
                                         "(temperature, power, ECC, PCIe link, ...) and no health field"))
