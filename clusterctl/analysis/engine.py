@@ -349,18 +349,6 @@ def read_evidence(path: Path, root: Path, parent_real: Path | None = None) -> st
     return _read_real(inside(path, root, parent_real)).decode("utf-8", errors="replace")
 
 
-def _misnamed(text: str, kind: str, known: Any) -> tuple[Any, Any] | None:
-    """(detection, parse) of a capture its KIND's parser refused whose content shows another KIND's output, else
-    None (a capture of the named KIND that is cut or mangled stays not read)."""
-    found = detect(text)
-    if found is None or found.kind == kind or found.kind not in known:
-        return None
-    try:
-        return found, registry.parse(found.kind, text, salvage=True)
-    except ParseError:
-        return None
-
-
 def _read_real(real: Path | str) -> bytes:
     """The bytes of ``real`` (resolved and checked to lie inside the evidence folder, or an entry of
     a checked host folder that the listing says is no symlink); :class:`Refused` for anything but a
@@ -504,24 +492,13 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
                 if data is preparsed.MISSING:
                     data = registry.parse(kind, text, salvage=True)
             except ParseError as exc:
-                other = _misnamed(text, kind, known) if doc is None and name not in rep.read_as else None
-                if other is not None:
-                    # named for one KIND, the output of another ('nvidia-smi -q > nvidia-smi.txt'): read as what
-                    # its content shows, and said so
-                    found, data = other
-                    rep.add(Finding(host, "evidence", "info", host,
-                                    f"{rel}: read as KIND {found.kind}: not {kind} output ({exc.reason}), its content "
-                                    f"is {found.kind}'s ({found})"))
-                    rep.read_as[name] = {"kind": found.kind, "why": str(found)}
-                    kind, peer = found.kind, ""
-                else:
-                    # a parse failure never decides a verdict alone: it is coverage (issue 29)
-                    where = f" line {exc.line}" if exc.line is not None else ""
-                    total = text.count("\n") + (not text.endswith("\n"))
-                    rep.unreadable += 1
-                    rep.add(Finding(host, COVERAGE, "info", host,
-                                    f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
-                    continue
+                # a parse failure never decides a verdict alone: it is coverage (issue 29)
+                where = f" line {exc.line}" if exc.line is not None else ""
+                total = text.count("\n") + (not text.endswith("\n"))
+                rep.unreadable += 1
+                rep.add(Finding(host, COVERAGE, "info", host,
+                                f"{rel}: not read ({total} lines): {exc.tool}{where}: {exc.reason}"))
+                continue
             except Exception as exc:  # parser bug: report it, keep going
                 rep.unreadable += 1
                 rep.add(Finding(host, "parse", "warning", host,

@@ -3,8 +3,6 @@ capture (quoted here, with the source it comes from)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from conftest import finding_keys as _checks
 from conftest import judge_text
@@ -380,22 +378,3 @@ GGML = _text(
 
 def test_ncclgeterrorstrings_words_in_an_application_line_fail_the_call() -> None:
     assert ("nccl_error", "critical", "n1") in _checks(judge_text("nccl-log", GGML))
-
-
-# --- a capture named for one KIND whose content is another's ---
-
-def test_a_q_report_saved_as_nvidia_smi_txt_is_read_as_nvidia_smi_q(tmp_path: Path) -> None:
-    from clusterctl.analysis import engine
-
-    # tests/fixtures/nvidia-smi-q/a100-xid63-dram-correctable-177-remap-pending-excerpt.txt (stas00/ml-engineering
-    # debug.md): 'Remapped Rows ... Pending : Yes', saved as 'nvidia-smi -q > nvidia-smi.txt' would save it
-    q = (Path(__file__).parents[1] / "fixtures/nvidia-smi-q/a100-xid63-dram-correctable-177-remap-pending-excerpt.txt")
-    (tmp_path / "n1").mkdir()
-    (tmp_path / "n1" / "nvidia-smi.txt").write_bytes(q.read_bytes())
-    rep = engine.analyze_dir(tmp_path, None, jobs=1).hosts["n1"]
-    assert rep.status == "failed" and rep.read_as["nvidia-smi.txt"]["kind"] == "nvidia-smi-q"
-    assert [(f.check, f.severity) for f in rep.findings if f.severity != "info"] == [("gpu_row_remap", "critical")]
-    # a table cut before its banner is still the table's: not read, not taken for another KIND
-    (tmp_path / "n1" / "nvidia-smi.txt").write_text("|   0  Tesla V100-SXM2...  On   | 00000000:81:00.0 Off |\n")
-    rep = engine.analyze_dir(tmp_path, None, jobs=1).hosts["n1"]
-    assert rep.status == "cannot judge" and not rep.read_as
