@@ -1225,7 +1225,8 @@ def _general(text: str, kind: str) -> Cleaned:
             segments[-1][2].append((n, cmd))
         elif is_cmd:
             segments.append((cmd, True, [(n, ln)]))
-            background = cmd is not None and cmd.rstrip().endswith("&") and not cmd.rstrip().endswith("&&")
+            ends = (cmd or "").rstrip()
+            background = ends.endswith("&") and not ends.endswith("&&")
         else:
             segments[-1][2].append((n, ln))
     own = KIND_COMMANDS.get(kind, frozenset())

@@ -271,7 +271,8 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
     if not seen_header:
         refused = " ".join(ln.strip() for _n, ln in lines if _REFUSED.search(ln)) or None
         if refused is not None:
-            # the diagnostic refused to start (a GPU partitioned with MIG): no test ran, nothing was judged
+            # the diagnostic refused to start (a GPU partitioned with MIG, dcgmi's own 'Error: ...' lines): no test
+            # ran, nothing was judged
             return {"format": "text", "dcgm_version": None, "driver_version": None, "results": [], "tests": [],
                     "not_run": refused[:200]}
         raise ParseError(TOOL, "no 'Diagnostic | Result' table and not JSON (not dcgmi diag output)",

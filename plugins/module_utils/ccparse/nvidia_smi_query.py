@@ -159,8 +159,9 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
                              "correctable": _int(f.get("ecc.errors.corrected.volatile.total"))},
                 "aggregate": {"uncorrectable": _int(f.get("ecc.errors.uncorrected.aggregate.total")),
                               "correctable": _int(f.get("ecc.errors.corrected.aggregate.total"))},
-                # the -q report's 'SRAM Threshold Exceeded' (595's field; Yes/No as -q prints it, [N/A] elsewhere)
-                "sram_threshold_exceeded": _yes(f.get("ecc.errors.uncorrected.aggregate.sram.thresholdExceeded"))},
+                # the -q report's 'SRAM Threshold Exceeded' (595's field: Yes/No, read as a bool by _value; [N/A])
+                "sram_threshold_exceeded": sram if isinstance(
+                    sram := f.get("ecc.errors.uncorrected.aggregate.sram.thresholdExceeded"), bool) else None},
         "retired_pages": section("retired_pages.", {"single_bit": "single_bit_ecc.count",
                                                     "double_bit": "double_bit.count", "pending": "pending"}),
         "remapped_rows": section("remapped_rows.", {"correctable": "correctable", "uncorrectable": "uncorrectable",
@@ -169,12 +170,6 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
         "fields": f,
         "line": line,
     }
-
-
-def _yes(v: Any) -> bool | None:
-    """A Yes/No (True/False, Enabled/Disabled) field as a bool; None for N/A or anything else."""
-    w = str(v).strip().lower() if v is not None else ""
-    return True if w in ("yes", "true", "enabled", "1") else False if w in ("no", "false", "disabled", "0") else None
 
 
 #: a paster's label line above a command or its output: a few words and a colon, no CSV cell
