@@ -4,8 +4,10 @@ Operators paste what their terminal showed: a parallel shell's or launcher's pre
 or its header above the output (``ansible -m shell``, ``pssh -i``, ``dshbak`` / ``clush -b``), the
 paste quoted in a reply (``> ``), a web page's no-break spaces or its copy with indentation and runs of
 blanks collapsed, a copy of a page's HTML source (``&lt;`` ``&gt;`` ``&amp;``), a log's time on every line
-(a CI runner's, ``kubectl logs --timestamps``, moreutils ``ts``), journalctl's head of a service's
-line, ``docker compose logs``' service column, a blog's typesetting (curly quotes, dashes), the lines a
+(a CI runner's, ``kubectl logs --timestamps``, moreutils ``ts`` in brackets and in its default syslog form),
+journalctl's head of a service's line, ``docker compose logs``' service column, ``kubectl logs --prefix``'s pod and
+container, Ansible's task result around the command's output (a ``debug`` of the registered lines, ``-v``'s JSON on
+the host's line), a blog's typesetting (curly quotes, dashes), the lines a
 terminal shows before the output (ssh's known-hosts note, sudo's password prompt, kubectl's container
 choice, srun's allocation notes, pyxis' and apptainer's notes, docker's pull progress, a locale warning,
 watch's header, script(1)'s first line, an NGC container's banner; also behind a launcher's prefix) and
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import html
+import json
 import re
 import sys
 import tempfile
@@ -53,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -60,7 +64,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 import bench_corpus  # noqa: E402
 from ccparse import capture, registry  # noqa: E402
-from ccparse.capture import clean_capture  # noqa: E402
+from ccparse.capture import STAMPED_KINDS, clean_capture  # noqa: E402
 from ccparse.common import ParseError  # noqa: E402
 
 from clusterctl.analysis import checks, engine  # noqa: E402
@@ -90,7 +94,8 @@ _OUTSIDE_HABITS = ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "indent4", "pr
                    "dshbak", "runner-time", "kubectl-timestamps", "ts", "journal", "compose", "watch",
                    "ssh-known-hosts", "sudo-password", "kubectl-container", "srun-allocation", "setlocale",
                    "container-banner", "container-banner-srun-l", "ssh-known-hosts-pdsh", "docker-pull", "pyxis",
-                   "apptainer", "ssh-closed", "kubectl-run-rm", "script", "page-copy", "mail-wrap")
+                   "apptainer", "ssh-closed", "kubectl-run-rm", "script", "page-copy", "mail-wrap", "kubectl-prefix",
+                   "ts-syslog")
 
 #: habits not applied to a capture, with the reason: (habit, capture id) -> why
 EXCLUDED = {
@@ -111,8 +116,8 @@ EXCLUDED = {
        "every line of the paste is in its own Markdown backticks: a terminal's prefix, time, banner or fence comes "
        "inside each code span (or is backticked too), never outside it" for habit in (
            "pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "fence", "details", "quoted", "ansible", "pssh-i", "dshbak",
-           "runner-time", "kubectl-timestamps", "ts", "journal", "compose", "watch", "ssh-known-hosts",
-           "sudo-password", "kubectl-container", "srun-allocation", "setlocale", "container-banner",
+           "runner-time", "kubectl-timestamps", "ts", "journal", "compose", "kubectl-prefix", "ts-syslog", "watch",
+           "ssh-known-hosts", "sudo-password", "kubectl-container", "srun-allocation", "setlocale", "container-banner",
            "container-banner-srun-l", "docker-pull", "pyxis", "apptainer", "ssh-closed", "kubectl-run-rm", "script",
            "ssh-known-hosts-pdsh")},
     **{(habit, cid):
@@ -160,7 +165,7 @@ EXCLUDED = {
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
     **{(habit, cid):
        "the page's author wrote the command's output as a '# ' comment under a bare command line: no log "
-       "prints that" for habit in ("ts",) for cid in (
+       "prints that" for habit in ("ts", "ts-syslog", "kubectl-prefix") for cid in (
            "round2/nvidia-smi/wanpihou-570-failed-to-initialize-nvml-version-mismatch-hash-comment.txt",
            "round2/kernel-log/wanpihou-dmesg-grep-nvrm-api-mismatch-570.133-vs-570.124-hash-comment.txt")},
     **{("mail-wrap", f"round2/{name}.txt"):
@@ -331,6 +336,45 @@ def line_ticks(text: str, kind: str) -> str | None:
     return _join([f"`{ln}`" if ln.strip() else ln for ln in _lines(text)])
 
 
+def ansible_debug(text: str, kind: str) -> str:
+    """A registered result's lines as a ``debug: var=out.stdout_lines`` task prints them (the default callback)."""
+    rows = ",\n".join("        " + json.dumps(ln) for ln in _lines(text))
+    return (f"TASK [debug] {'*' * 67}\nok: [{HOST}] => {{\n    \"out.stdout_lines\": [\n{rows}\n    ]\n}}\n\n"
+            f"PLAY RECAP {'*' * 69}\n{HOST}                 : ok=2    changed=1    unreachable=0    failed=0\n")
+
+
+def ansible_v(text: str, kind: str) -> str:
+    """A command task's whole result on its host's line, as ``ansible-playbook -v`` prints it."""
+    out = "\n".join(_lines(text))
+    result = {"changed": True, "cmd": [COMMANDS.get(kind) or kind], "rc": 0, "stderr": "", "stderr_lines": [],
+              "stdout": out, "stdout_lines": _lines(text)}
+    return f"changed: [{HOST}] => {json.dumps(result)}\n"
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper writing a string of several lines as a literal block, as Ansible's YAML callback does."""
+
+
+_LiteralDumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
+
+
+def ansible_yaml(text: str, kind: str) -> str:
+    """A command task's result in Ansible's YAML format (``callback_result_format = yaml``): ``stdout`` as a block."""
+    result = {"changed": True, "cmd": [COMMANDS.get(kind) or kind], "rc": 0, "stderr": "", "stderr_lines": "<omitted>",
+              "stdout": "\n".join(_lines(text)), "stdout_lines": "<omitted>"}
+    body = yaml.dump(result, Dumper=_LiteralDumper, default_flow_style=False, width=10_000, allow_unicode=True)
+    return f"changed: [{HOST}] => changed=true \n" + "".join("  " + ln if ln.strip() else ln
+                                                               for ln in body.splitlines(keepends=True))
+
+
+def ts_syslog(text: str, kind: str) -> str | None:
+    """moreutils ts' default time (``Mar 05 10:21:33 ``) before every line; a kernel log's own lines start with one."""
+    if kind in STAMPED_KINDS:
+        return None
+    return _join([f"Mar 05 10:21:{i % 60:02d} {ln}" for i, ln in enumerate(_lines(text))])
+
+
 def details(text: str, kind: str) -> str:
     """A GitHub issue's collapsed section around the fenced paste (the Markdown's HTML tags kept)."""
     return (f"<details>\n<summary>{COMMANDS.get(kind, 'output')}</summary>\n\n```\n" + _join(_lines(text))
@@ -427,6 +471,11 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "ts": _each_line("[2024-03-05 10:21:33] "),
     "journal": _each_line(f"Dec 05 10:21:33 {HOST} healthcheck.sh[4242]: "),
     "compose": _each_line("trainer-1  | "),
+    "kubectl-prefix": _each_line("[pod/trainer-0/main] "),
+    "ts-syslog": ts_syslog,
+    "ansible-debug": ansible_debug,
+    "ansible-v": ansible_v,
+    "ansible-yaml": ansible_yaml,
     "html-source": html_source,
     "typeset": typeset,
     "watch": _banner(f"Every 2.0s: nvidia-smi                    {HOST}: Thu Mar  5 10:21:33 2024\n\n"),

@@ -16,11 +16,11 @@ takes that back to the tool's own output, for every KIND alike:
   ``host: ``, ``[host] `` (pssh, ansible-style), srun ``-l`` ``0: `` (padded to the widest task
   number: ``  3: ``), Intel MPI ``-l`` ``[0] `` (also where it
   tagged output flushed mid-line, ``-1[0]``), a log's time on every line (a CI runner's
-  ``2024-03-05T10:21:33.1234567Z ``, ``kubectl logs --timestamps``, moreutils ``ts``'s ``[...] ``; not
-  for :data:`STAMPED_KINDS`, whose own lines start with a time), journalctl's head of a service's line
-  (``Dec 05 10:21:33 node07 healthcheck.sh[4242]: ``), ``docker compose logs``' ``trainer-1  | ``
-  (see :func:`strip_launcher_prefix`); also indented (a
-  Markdown code block), nested (pdsh running ``srun -l``), under a prompt line, and on a lone line
+  ``2024-03-05T10:21:33.1234567Z ``, ``kubectl logs --timestamps``, moreutils ``ts``'s ``[...] `` and its
+  default ``Mar 05 10:21:33 ``; not for :data:`STAMPED_KINDS`, whose own lines start with a time), journalctl's
+  head of a service's line (``Dec 05 10:21:33 node07 healthcheck.sh[4242]: ``), ``docker compose logs``'
+  ``trainer-1  | ``, ``kubectl logs --prefix``' ``[pod/trainer-0/main] `` (see :func:`strip_launcher_prefix`);
+  also indented (a Markdown code block), nested (pdsh running ``srun -l``), under a prompt line, and on a lone line
   (:func:`_strip_lone`); a ``host: `` is a host only when it holds a digit, ``-`` or ``.``
   (``LnkSta: `` of a grep'd excerpt is the tool's key);
 * a line that is only an elision (``...``, ``[...]``, ``…``) is removed and recorded
@@ -30,6 +30,9 @@ takes that back to the tool's own output, for every KIND alike:
   removed, and for :data:`DEDENT_KINDS` the common leading whitespace too (relative indentation
   stays; prompt lines at column 0 do not count), for :data:`REPORT_KINDS` (``nvidia-smi -q``) when
   a report's top-level line sits at it;
+* an Ansible task's result is replaced by the command's output it holds, first of all (:func:`_unansibled`:
+  ``ok: [node07] => {`` over a ``debug`` of ``out.stdout_lines``, ``-v``'s whole result as JSON on the host's line,
+  a failed task's ``stderr``); its host is recorded, and line numbers are then the unwrapped text's;
 * the header a parallel shell or Ansible prints above a host's output is removed and its host
   recorded (:func:`_without_banners`): ``ansible -m shell``'s ``node07 | CHANGED | rc=0 >>``, ``pssh -i``'s
   ``[1] 10:21:33 [SUCCESS] node07``, and the host (or folded host list) between two lines of dashes of
@@ -171,15 +174,22 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        r"(?:Z|[+-]\d{2}:?\d{2})?\]?(?: |$)|\[\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] )"
                        # journalctl's line of a service that ran the tool: 'Dec 05 10:21:33 gpu-node07
                        # healthcheck.sh[4242]: ' (the host recorded)
-                       r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} (?P<journal>[\w.-]{1,64}) [\w.@/:-]{1,64}"
+                       r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} (?P<journal>[\w.-]{1,64}) (?!\d)[\w.@/:-]{1,64}"
                        r"(?:\[\d{1,9}\])?: "
                        # docker compose logs' service (container) column: 'trainer-1  | '
                        r"|(?P<compose>[A-Za-z][\w.-]{0,63}) {0,32}\| "
+                       # kubectl logs --prefix: '[pod/trainer-0/main] ' (the pod and container recorded)
+                       r"|\[(?P<kube>pod/[\w.-]{1,253}/[\w.-]{1,63})\] "
+                       # moreutils ts' default time, a syslog date without host or tag: 'Mar 05 10:21:33 '
+                       # (after the journal form, which is that time followed by a host and a tag)
+                       r"|(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) "
                        r")")
+#: moreutils ts' time alone (:data:`_LAUNCHER`'s ``ts`` form)
+_TS_HEAD = re.compile(r"^[ \t]{0,8}(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) ")
 #: KINDs whose own lines start with a time (and a host): a kernel log's syslog or journal lines keep it
 STAMPED_KINDS = frozenset({"kernel-log", "syslog-linkflap"})
 #: launcher forms that are a time or a log's line head, not a launcher's host or rank
-_STAMP_FORMS = frozenset({"stamp", "journal"})
+_STAMP_FORMS = frozenset({"stamp", "journal", "ts"})
 
 
 def _any_launcher(lines: Iterable[str], kind: str = "") -> bool:
@@ -446,6 +456,10 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
             names = forms.setdefault(form, {})
             name = m.group(form)
             names[name] = names.get(name, 0) + 1
+    if "ts" in forms and "journal" in forms and sum(forms["journal"].values()) < LAUNCHER_SHARE * len(body):
+        # ts' time on every line, behind which some lines of the tool's text read as a journal's host and tag
+        # ('Mar 05 10:21:09 Physical state: LinkUp'): the time is the prefix of them all
+        forms["ts"] = {**forms["ts"], **forms.pop("journal")}
     for form, names in sorted(forms.items(), key=lambda kv: -sum(kv[1].values())):
         if form in _STAMP_FORMS and kind in STAMPED_KINDS and not _bracketed_stamps(form, names):
             continue  # a kernel log's own time and host (journalctl -o short-iso); ts' '[...] ' is not its own
@@ -466,12 +480,14 @@ def strip_launcher_prefix(lines: list[str], kind: str = "") -> tuple[list[str], 
         out = []
         for ln in lines:
             m = _LAUNCHER.match(ln)
+            if m and form == "ts" and m.lastgroup == "journal":
+                m = _TS_HEAD.match(ln)
             out.append(ln[m.end():] if m and m.lastgroup == form else ln)
         if form == "brank":
             # the launcher also tags output it flushed mid-line: '... -1[0]    1626.5 ...' (glued to the text)
             glued = re.compile(r"(?<=\S)\[(?:" + "|".join(names) + r")\](?=\s)")
             out = [glued.sub(" ", ln) if "[" in ln else ln for ln in out]
-        return out, [] if form in ("logstd", "stamp") else list(names)
+        return out, [] if form in ("logstd", "stamp", "ts") else list(names)
     return lines, []
 
 
@@ -567,7 +583,7 @@ def _strip_lone(lines: list[str], line: str, numbered: bool = False,
         return lines, []
     elif form == "compose" and not _LONE_HOST.match(name):
         return lines, []  # 'Speed  | ...' of a table: a service name alone holds a digit and a '-' or '.'
-    if form == "stamp":
+    if form in ("stamp", "ts"):
         i = lines.index(line)
         return [*lines[:i], line[m.end():], *lines[i + 1:]], []
     i = lines.index(line)
@@ -909,6 +925,126 @@ def _fenced(text: str) -> bool:
         "<" in text and ("details>" in text or "</summary>" in text))
 
 
+#: the head of a task's result in Ansible's output: ``ok: [gpu-node07] => {`` (a ``debug`` task, the JSON below it),
+#: ``changed: [gpu-node07] => {"changed": true, "cmd": ...}`` (``-v``: the whole result on the line),
+#: ``fatal: [gpu-node07]: FAILED! => {...}``, a loop's ``ok: [gpu-node07] => (item=mlx5_0) => {...}``; with the YAML
+#: result format (``callback_result_format = yaml``, community.general's ``yaml`` callback) nothing or
+#: ``changed=true`` follows the arrow and the result is the indented YAML below it
+_ANSIBLE_RESULT = re.compile(r"^(?P<indent>[ \t]{0,8})(?:ok|changed|failed|fatal|skipping): "
+                             r"\[(?P<host>[^\]\s]{1,200})\](?::? FAILED!)?(?: => \(item=.{0,400}?\))?"
+                             r" =>(?: ?(?P<obj>\{.*)| ?(?:changed=(?:true|false))?[ \t]*)$")
+#: Ansible's framing around the results: the play's and task's titles and the recap of each host
+_ANSIBLE_FRAME = re.compile(r"^[ \t]{0,8}(?:(?:PLAY|TASK|RUNNING HANDLER|PLAY RECAP)(?: \[.{0,400}\])? \*{3,}.*"
+                            r"|[\w.-]{1,200}[ \t]+: ok=\d+ .*changed=\d+ .*)$")
+#: the keys of a task's result that hold what the command printed, in the order they are taken
+_OUTPUT_KEYS = ("stdout_lines", "stdout", "stderr_lines", "stderr")
+
+
+def _strings(value: object) -> list[str] | None:
+    """A list of strings (a result's ``*_lines``, a ``debug`` message's list) as it is, a string as its lines."""
+    if isinstance(value, str):
+        return value.splitlines()
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _result_output(obj: object, depth: int = 0) -> list[str] | None:
+    """What the command of one Ansible result printed: its ``stdout_lines`` (else ``stdout``) then its
+    ``stderr_lines`` (else ``stderr``), also of a registered result shown by ``debug: var=``
+    (``{"out": {...}}``, ``{"out.stdout_lines": [...]}``); else a ``debug`` message (``msg``, a string of several
+    lines or a list of strings); None when the result holds neither. (The YAML format's ``stdout_lines: <omitted>``
+    is no list: ``stdout`` is taken.)"""
+    if not isinstance(obj, dict) or depth > 3:
+        return None
+    found: dict[str, list[str]] = {}
+    for key, value in obj.items():
+        name = next((k for k in _OUTPUT_KEYS if key == k or key.endswith("." + k)), None)
+        stream = (name or "").replace("_lines", "")
+        if name is None or stream in found or (name.endswith("_lines") and not isinstance(value, list)):
+            continue
+        lines = _strings(value)
+        if lines is not None:
+            found[stream] = lines
+    if found:
+        return found.get("stdout", []) + found.get("stderr", [])
+    for value in obj.values():
+        inner = _result_output(value, depth + 1)
+        if inner is not None:
+            return inner
+    msg = obj.get("msg")
+    return _strings(msg) if isinstance(msg, list) or (isinstance(msg, str) and "\n" in msg) else None
+
+
+def _json_result(lines: list[str], i: int, first: str, indent: str) -> tuple[object, int]:
+    """The JSON result that starts with ``first`` on line ``i`` (the rest of the head's line) and its last line: on
+    the head's line (``-v``), else ending on a ``}`` line at the head's indentation; ``(None, i)`` if none parses."""
+    block = [first]
+    for j in range(i, min(len(lines), i + 200_000)):
+        if j > i:
+            block.append(lines[j])
+        if j == i or lines[j].rstrip() == indent + "}":
+            try:
+                return json.loads("\n".join(block)), j
+            except ValueError:
+                continue
+    return None, i
+
+
+def _yaml_result(lines: list[str], i: int, indent: str) -> tuple[object, int]:
+    """The YAML result below the head on line ``i`` (its lines indented deeper than the head) and its last line;
+    ``(None, i)`` where none parses (or PyYAML, which ansible-core brings, is not there)."""
+    j = i + 1
+    while j < len(lines) and (not lines[j].strip() or
+                              (lines[j].startswith(indent) and lines[j][len(indent):len(indent) + 1] in (" ", "\t"))):
+        j += 1
+    while j > i + 1 and not lines[j - 1].strip():
+        j -= 1
+    if j == i + 1:
+        return None, i
+    # imported here: only a paste in Ansible's YAML format needs it; any YAML error (or no PyYAML on a managed node)
+    # leaves the lines as they are
+    try:
+        import yaml
+
+        return yaml.safe_load("\n".join(lines[i + 1:j])), j - 1
+    except Exception:
+        return None, i
+
+
+def _unansibled(text: str) -> tuple[str, list[str]]:
+    """A paste of Ansible's output with the command's own output in place of each task result that holds it
+    (:data:`_ANSIBLE_RESULT`, :func:`_result_output`; the play's and task's titles and the recap dropped), and
+    the hosts the results name; ``(text, [])`` when no result holds output. Line numbers after this are the
+    unwrapped text's (a ``-v`` result is one line of the paste)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    hosts: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _ANSIBLE_RESULT.match(lines[i]) if "] " in lines[i] else None
+        if m is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        if m.group("obj") is not None:
+            obj, end = _json_result(lines, i, m.group("obj"), m.group("indent"))
+        else:
+            obj, end = _yaml_result(lines, i, m.group("indent"))
+        output = _result_output(obj)
+        if output is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        hosts.append(m.group("host"))
+        out.extend(output)
+        i = end + 1
+    if not hosts:
+        return text, []
+    kept = [ln for ln in out if not _ANSIBLE_FRAME.match(ln)]
+    return "\n".join(kept), list(dict.fromkeys(hosts))
+
+
 def clean_capture(text: str, kind: str) -> Cleaned:
     """The tool's output inside a pasted capture; see the module docstring.
 
@@ -917,6 +1053,17 @@ def clean_capture(text: str, kind: str) -> Cleaned:
     the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
     two equal on every capture of the repository)."""
     text = _unescaped(text)
+    if "=>" in text and "] => " in text:
+        text, hosts = _unansibled(text)
+        if hosts:
+            cleaned = _clean(_unescaped(text), kind)
+            cleaned.hosts = hosts + [h for h in cleaned.hosts if h not in hosts]
+            return cleaned
+    return _clean(text, kind)
+
+
+def _clean(text: str, kind: str) -> Cleaned:
+    """clean_capture() of a text already unescaped."""
     if _fenced(text) or _elided(text, kind) or _has_banner(text) or _terminal_last(text) or (
             "`" in text[:400] and _tick_opened([(0, ln) for ln in text[:400].split("\n")])):
         return _general(text, kind)

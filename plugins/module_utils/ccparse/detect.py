@@ -143,6 +143,7 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
 #: the one-line errors nvidia-smi prints instead of its output
 _SMI_ERROR = (r"Unable to determine the device handle for (?i:gpu)|NVIDIA-SMI has failed because|"
               r"Failed to initialize NVML|NVIDIA-SMI couldn't find libnvidia-ml|"
+              r"nvidia-smi: error while loading shared libraries: libnvidia-ml|"
               r"No devices were found\s*$|Unable to (?:determine|detect) the device")
 _STATES = (r"(?:idle|mix(?:ed)?|alloc(?:ated)?|drain(?:ed|ing)?|drng|down|fail(?:ing)?|maint|comp(?:leting)?|resv|"
            r"reserved|plnd|planned|unk(?:nown)?|inval|futr|future|pow(?:er)?_?(?:dn|down|up)|npc|boot)[*~#!%$@^+-]?")

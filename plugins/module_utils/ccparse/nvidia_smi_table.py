@@ -70,10 +70,12 @@ _MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)MiB\s*/\
                       r"\s*(\d+|N/A)\s+(\d+|N/A)\s*\|")
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|$")
 _BUS_IN_WARNING = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
-#: (the user-space library missing, ``couldn't find libnvidia-ml.so``, and the driver gone by the time nvidia-smi shuts
-#: NVML down, ``Failed to properly shut down NVML: Driver Not Loaded``, leave no GPU usable either)
+#: (the user-space library missing, ``couldn't find libnvidia-ml.so`` or the loader's ``nvidia-smi: error while loading
+#: shared libraries: libnvidia-ml.so.1: cannot open shared object file``, and the driver gone by the time nvidia-smi
+#: shuts NVML down, ``Failed to properly shut down NVML: Driver Not Loaded``, leave no GPU usable either)
 _FATAL = ("NVIDIA-SMI has failed", "couldn't communicate with the NVIDIA driver", "Failed to initialize NVML",
-          "NVIDIA-SMI couldn't find libnvidia-ml.so", "Failed to properly shut down NVML: Driver Not Loaded")
+          "NVIDIA-SMI couldn't find libnvidia-ml.so", "Failed to properly shut down NVML: Driver Not Loaded",
+          "error while loading shared libraries: libnvidia-ml.so")
 
 
 _LOST = re.compile(r"Unable to (?:determine|detect) the device handle for (?i:gpu)\s*(?:\d{1,3}:\s*)?"

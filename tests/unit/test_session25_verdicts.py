@@ -1,0 +1,181 @@
+"""Session 25 (issue 29): captures as Ansible, kubectl and ts print them, and nvidia-smi without its library's loader.
+
+Expected values are read off the text of each capture (quoted here, with the source it comes from); the wrapping
+around it is the one the named tool prints (Ansible's default callback, ``kubectl logs --prefix``, moreutils ts)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ccparse import detect
+from ccparse.capture import clean_capture
+from conftest import finding_keys as _checks
+from conftest import judge_text
+from conftest import text_of as _text
+
+# round2/ibstat/magnate3k8ssriov-cx6-mlx5_5-initializing-linkup-rate200-lid65535-sm-lid0-no-prompt.txt
+# (magnate3/linux-riscv-dev, exercises2/soft-roce/mellanox/k8s-rdma-sriov.md): port 1 of mlx5_5 stuck in
+# Initializing (no subnet manager: SM lid 0)
+IBSTAT = [
+    "CA 'mlx5_5'",
+    "        CA type: MT4123",
+    "        Number of ports: 1",
+    "        Firmware version: 20.30.1004",
+    "        Hardware version: 0",
+    "        Node GUID: 0x08c0eb0300ea50e6",
+    "        System image GUID: 0x08c0eb0300ea50e6",
+    "        Port 1:",
+    "                State: Initializing",
+    "                Physical state: LinkUp",
+    "                Rate: 200",
+    "                Base lid: 65535",
+    "                LMC: 0",
+    "                SM lid: 0",
+    "                Capability mask: 0x2651e848",
+    "                Port GUID: 0x08c0eb0300ea50e6",
+    "                Link layer: InfiniBand",
+]
+#: what the capture says: the port is not ACTIVE, the node cannot use its only HCA
+INIT_PORT = [("ib_port_state", "critical", "n1/mlx5_5/1")]
+
+
+def test_the_plain_capture_gives_the_finding_the_wrapped_ones_must_give() -> None:
+    assert _checks(judge_text("ibstat", _text(*IBSTAT))) == INIT_PORT
+
+
+# --- Ansible: what its users paste is the task's result, not the command's output ---
+
+def _v_result(status: str, host: str, result: dict[str, object]) -> str:
+    """A task's result as ``ansible-playbook -v`` prints it: the whole result as JSON on the host's line."""
+    head = f"{status}: [{host}]: FAILED! => " if status == "fatal" else f"{status}: [{host}] => "
+    return head + json.dumps(result, sort_keys=True)
+
+
+def test_an_ansible_v_result_is_read_as_its_command_output() -> None:
+    out = "\n".join(IBSTAT)
+    paste = _text(
+        "TASK [Show the HCA] ************************************************************",
+        _v_result("changed", "gpu-node07", {"changed": True, "cmd": ["ibstat"], "delta": "0:00:00.011", "rc": 0,
+                                             "stderr": "", "stderr_lines": [], "stdout": out,
+                                             "stdout_lines": out.split("\n")}),
+        "",
+        "PLAY RECAP *********************************************************************",
+        "gpu-node07                 : ok=2    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    "
+        "ignored=0")
+    assert clean_capture(paste, "ibstat").hosts == ["gpu-node07"]
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+def test_an_ansible_debug_of_a_registered_result_is_read_as_its_command_output() -> None:
+    paste = _text(
+        "TASK [debug] *******************************************************************",
+        "ok: [gpu-node07] => {",
+        '    "ibstat_out.stdout_lines": [',
+        *[f"        {json.dumps(ln)}," for ln in IBSTAT[:-1]],
+        f"        {json.dumps(IBSTAT[-1])}",
+        "    ]",
+        "}")
+    assert clean_capture(paste, "ibstat").hosts == ["gpu-node07"]
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+def test_a_debug_of_the_whole_registered_result_takes_its_stdout() -> None:
+    result = {"changed": True, "cmd": "ibstat", "rc": 0, "stderr": "", "stdout": "\n".join(IBSTAT)}
+    shown = json.dumps(result, indent=4).replace("\n", "\n    ")
+    paste = "ok: [gpu-node07] => {\n    \"ibstat_out\": " + shown + "\n}\n"
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+# the loader's own error when nvidia-smi's library is missing (a mock-NVML project's troubleshooting notes, code
+# index id 37696162966, "Library Not Found": `nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1:
+# cannot open shared object file`); the rest of the line is the loader's (glibc ld.so)
+LOADER = ("nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: "
+          "No such file or directory")
+
+
+@pytest.mark.parametrize("kind", ["nvidia-smi", "nvidia-smi-q", "nvidia-smi-query"])
+def test_nvidia_smi_whose_library_the_loader_cannot_find_is_a_failed_node(kind: str) -> None:
+    assert _checks(judge_text(kind, LOADER + "\n")) == [("gpu_driver", "critical", "n1")]
+
+
+def test_a_failed_ansible_task_is_read_from_its_stderr() -> None:
+    paste = _v_result("fatal", "gpu-node07", {"changed": True, "cmd": ["nvidia-smi"], "msg": "non-zero return code",
+                                              "rc": 127, "stderr": LOADER, "stderr_lines": [LOADER], "stdout": "",
+                                              "stdout_lines": []}) + "\n"
+    assert _checks(judge_text("nvidia-smi", paste)) == [("gpu_driver", "critical", "n1")]
+    assert detect.detect_kind(paste) == "nvidia-smi"
+
+
+def test_a_result_without_command_output_stays_as_it_is() -> None:
+    # a debug message of one line is Ansible's own text, not a capture: nothing is taken out of it
+    paste = 'ok: [gpu-node07] => {\n    "msg": "all GPUs present"\n}\n'
+    assert clean_capture(paste, "nvidia-smi").text == paste
+
+
+# --- kubectl logs --prefix and moreutils ts: one prefix on every line ---
+
+# round2/nvidia-smi-nvlink/aznhc-a100-gpu6-nvml-all-links-inactive.txt (Azure/azurehpc-health-checks,
+# test/data/bad_nvlink_status.txt): GPU 6's NVLinks all inactive
+NVLINK = ["GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)",
+          "NVML: Unable to retrieve NVLink information as all links are inactive"]
+
+
+def test_nvlink_capture_as_is_fails_gpu_6() -> None:
+    assert [c for c, _s, _sub in _checks(judge_text("nvidia-smi-nvlink", _text(*NVLINK)))] == ["gpu_nvlink"]
+
+
+def test_ts_time_before_every_line_is_taken_off() -> None:
+    # 'Mar 05 10:21:00 GPU 6: NVIDIA ...' is no journal line of host 'GPU' (a journal's tag never starts with a digit)
+    stamped = _text(*[f"Mar 05 10:21:{i:02d} {ln}" for i, ln in enumerate(NVLINK)])
+    assert [c for c, _s, _sub in _checks(judge_text("nvidia-smi-nvlink", stamped))] == ["gpu_nvlink"]
+    # ibstat's 'Physical state: LinkUp' behind the time reads like a journal's host and tag: the time is still the
+    # prefix of every line
+    stamped = _text(*[f"Mar 05 10:21:{i:02d} {ln.strip()}" for i, ln in enumerate(IBSTAT)])
+    assert _checks(judge_text("ibstat", stamped)) == INIT_PORT
+
+
+def test_kubectl_logs_prefix_is_taken_off_and_its_pod_recorded() -> None:
+    paste = _text(*[f"[pod/ibcheck-x7k2p/ibstat] {ln}" for ln in IBSTAT])
+    assert clean_capture(paste, "ibstat").hosts == ["pod/ibcheck-x7k2p/ibstat"]
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+def test_a_journal_line_keeps_its_host() -> None:
+    cleaned = clean_capture(_text(*[f"Dec 05 10:21:33 gpu-node07 healthcheck.sh[4242]: {ln}" for ln in IBSTAT]),
+                            "ibstat")
+    assert cleaned.hosts == ["gpu-node07"] and cleaned.text.split("\n")[0] == "CA 'mlx5_5'"
+
+
+# --- Ansible's YAML result format (callback_result_format = yaml; community.general's yaml callback) ---
+
+def test_a_yaml_result_is_read_from_its_stdout_block() -> None:
+    paste = _text(
+        "TASK [Show the HCA] ************************************************************",
+        "changed: [gpu-node07] => changed=true ",
+        "  cmd:",
+        "  - ibstat",
+        "  delta: '0:00:00.011'",
+        "  rc: 0",
+        "  stderr: ''",
+        "  stderr_lines: <omitted>",
+        "  stdout: |-",
+        *[f"    {ln}" for ln in IBSTAT],
+        "  stdout_lines: <omitted>",
+        "",
+        "PLAY RECAP *********************************************************************")
+    assert clean_capture(paste, "ibstat").hosts == ["gpu-node07"]
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+def test_a_yaml_debug_message_list_is_read() -> None:
+    quoted = [f"'{ln}'" if ln.startswith(" ") else ln for ln in IBSTAT]  # YAML quotes a line that starts blank
+    paste = _text("ok: [gpu-node07] => ", "  msg:", *[f"  - {q}" for q in quoted])
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+def test_a_failed_yaml_result_is_read_from_its_stderr() -> None:
+    paste = _text("fatal: [gpu-node07]: FAILED! => changed=true ", "  cmd:", "  - nvidia-smi",
+                  "  msg: non-zero return code", "  rc: 127", f"  stderr: '{LOADER}'", "  stderr_lines: <omitted>",
+                  "  stdout: ''", "  stdout_lines: <omitted>")
+    assert _checks(judge_text("nvidia-smi", paste)) == [("gpu_driver", "critical", "n1")]
