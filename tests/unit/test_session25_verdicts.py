@@ -179,3 +179,71 @@ def test_a_failed_yaml_result_is_read_from_its_stderr() -> None:
                   "  msg: non-zero return code", "  rc: 127", f"  stderr: '{LOADER}'", "  stderr_lines: <omitted>",
                   "  stdout: ''", "  stdout_lines: <omitted>")
     assert _checks(judge_text("nvidia-smi", paste)) == [("gpu_driver", "critical", "n1")]
+
+
+# --- kernel log: errors the kernel's AER injector wrote are a test; an RDMA device the core cannot open ---
+
+# round2/kernel-log/linuxpci2020-rcec-rfc-aer-inject-fatal-malf-tlp-rciep-ed-01.0-igen6-edac-recovery-successful-
+# tab-indent.txt (lore.kernel.org/linux-pci/20200724172223.145608-1-sean.v.kelley@intel.com, test 4's log)
+INJECTED = [
+    "[  535.537281] pcieport 0000:ed:00.4: aer_inject: Injecting errors 00000000/00040000 into device 0000:ed:01.0",
+    "[  535.551911] pcieport 0000:ed:00.4: AER: Uncorrected (Fatal) error received: 0000:ed:01.0",
+    "[  535.561556] igen6_edac 0000:ed:01.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Inaccessible, "
+    "(Unregistered Agent ID)",
+    "[  535.684964] igen6_edac 0000:ed:01.0: AER: device recovery successful"]
+
+
+def test_aer_errors_the_injector_wrote_are_not_judged() -> None:
+    assert _checks(judge_text("kernel-log", _text(*INJECTED))) == [("kernel_pcie", "info", "n1/0000:ed:01.0")]
+    # the same fatal error without the injector's line is the device's own: failed
+    assert ("kernel_pcie", "critical", "n1/0000:ed:01.0") in _checks(judge_text("kernel-log", _text(*INJECTED[1:])))
+
+
+# round2/kernel-log/stable2022-hns-roce-bd-00.2-reset-reinit-cmdq-move-tail-mailbox-timeout-couldnt-open-port-1-
+# indented-elided.txt (lore.kernel.org/stable/20220607164948.066082191@linuxfoundation.org, the commit message's log)
+HNS = ["hns3 0000:bd:00.2: In reset process RoCE client reinit.",
+       "hns3 0000:bd:00.2 hns_2: failed to set gid, ret = -11!",
+       "hns3 0000:bd:00.2: [cmd]token 14e mailbox 20 timeout.",
+       "hns3 0000:bd:00.2 hns_2: failed to alloc mtpt, ret = -16.",
+       "infiniband hns_2: Couldn't create ib_mad PD",
+       "infiniband hns_2: Couldn't open port 1",
+       "hns3 0000:bd:00.2: Reset done, RoCE client reinit finished."]
+
+
+def test_an_rdma_device_the_core_cannot_open_fails_its_function() -> None:
+    # the RDMA core names the device ('infiniband hns_2:'), the driver's earlier line its function
+    assert ("kernel_net", "critical", "n1/0000:bd:00.2") in _checks(judge_text("kernel-log", _text(*HNS)))
+
+
+# --- NCCL: a trace up from the net transport's connect; no interface to listen on ---
+
+# round2/nccl-log/nccl697-dgxa100-16-channels-send-via-net-socket-then-net-h-25-system-error-chain-cut.txt
+# (NVIDIA/nccl#697): the send channels set up over sockets, then ncclSystemError climbing from the transport's connect
+NET_CONNECT = ["dgxa100:1050:1315 [0] NCCL INFO Channel 14/0 : 0[90000] -> 1[1000] [send] via NET/Socket/6",
+               "dgxa100:1050:1315 [0] NCCL INFO Channel 15/0 : 0[90000] -> 1[1000] [send] via NET/Socket/7",
+               "dgxa100:1050:1316 [0] NCCL INFO include/net.h:25 -> 2",
+               "dgxa100:1050:1316 [0] NCCL INFO transport/net.cc:515 -> 2"]
+
+
+def test_a_trace_from_the_net_transports_connect_is_a_failed_call() -> None:
+    assert ("nccl_error", "critical", "n1") in _checks(judge_text("nccl-log", _text(*NET_CONNECT)))
+
+
+# round2/nccl-log/nccl929-wsl-docker-master-masked-ip-no-interface-in-same-subnet-no-usable-listening-interface.txt
+# (NVIDIA/nccl#929)
+NO_LISTEN = ["d9beab19e6d2:1791:1791 [0] misc/socket.cc:237 NCCL WARN Net : No interface found in the same subnet as "
+             "remote address a.b.c.d0<1778>",
+             "d9beab19e6d2:1791:1791 [0] bootstrap.cc:39 NCCL WARN NET/Socket : No usable listening interface found"]
+
+
+def test_no_interface_to_listen_on_ends_the_set_up() -> None:
+    assert ("nccl_error", "critical", "n1") in _checks(judge_text("nccl-log", _text(*NO_LISTEN)))
+
+
+# --- scontrol: a grep'd Reason= alone ---
+
+# round2/scontrol-node/ecconotes-cornell-biohpc-show-nodes-cbsueccosl04-grep-reason-one-line-kill-task-failed-no-node-
+# name.txt (labordynamicsinstitute/ecco-notes, docs/commands/manage_slurm.md: 'scontrol show nodes=... | grep Reason')
+def test_a_grepd_reason_alone_is_a_node_drained_at_least() -> None:
+    found = judge_text("scontrol-node", "Reason=Kill task failed [root@2025-02-21T18:19:11]\n")
+    assert _checks(found) == [("slurm_node_state", "warning", "n1")] and "Kill task failed" in found[0].message

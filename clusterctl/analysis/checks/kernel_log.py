@@ -205,6 +205,11 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
             f"needed: the link is lost until a reset)" + (f"; recovery gave up on {lost}" if lost else "")
             + f"; drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
+    for pci in data.get("aer_injected") or ():
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev("kernel_pcie.aer_injected"), f"{host}/{pci}",
+            f"the kernel's AER error injector (aer_inject) wrote errors into {pci}: its AER lines are the test's, not "
+            "judged"))
     for key, rule, what in (("aer_nonfatal", "kernel_pcie.aer_nonfatal", "uncorrected non-fatal"),
                             ("aer_corrected", "kernel_pcie.aer_corrected", "corrected")):
         for pci, events in _grouped(data.get(key), "pci"):

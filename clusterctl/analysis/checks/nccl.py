@@ -445,9 +445,11 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     oom = [w for w in rest if _OOM.search(w[:2000])]
     returns = [r for r in nccl.get("error_returns") or []
                if r["at"] == "application" or (_CALL_SITE.search(r["at"]) and not r["at"].startswith("plugin/"))]
-    if not rest and not any(r["at"] == "application" or _TOP_CALL.search(r["at"]) for r in returns):
+    if not rest and not any(r["at"] == "application" or _TOP_CALL.search(r["at"]) or _NET_TRANSPORT.search(r["at"])
+                            for r in returns):
         # a trace that stops below the API with no WARN before it (the IB plugin finding no device while NCCL goes on
-        # over another network): NCCL recovered, nothing failed
+        # over another network): NCCL recovered, nothing failed; not so in the net transport's set-up of a channel
+        # (transport/net.cc: its connect failing fails the communicator's init), a trace cut before it climbs further
         returns = []
     setup = [w for w in rest if _SETUP_FATAL.search(w[:2000]) and not _OOM.search(w[:2000])
              and not _NO_P2P.search(w[:2000])]
@@ -510,15 +512,18 @@ def _frames(top_only: bool) -> re.Pattern[str]:
     return re.compile(rf"(?:^|/)(?:{names})\.\w+:\d+$")
 
 
+#: the net transport's set-up and connect of a channel (NCCL's src/transport/net.cc), not the network plugin's init
+_NET_TRANSPORT = re.compile(r"(?:^|/)transport/net\.cc:\d+$")
 _CALL_SITE = _frames(top_only=False)
 _TOP_CALL = _frames(top_only=True)
 #: a CUDA (HIP) call inside NCCL failed (CUDACHECK: ncclUnhandledCudaError returned to the caller); out of memory and
 #: GPUs without peer access are judged apart (_OOM, _NO_P2P)
 _CUDA_FAILURE = re.compile(r"\b(?:Cuda|HIP) failure\b", re.IGNORECASE)
 #: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
-#: rank or one GPU, no interface for the bootstrap socket, the network NCCL_NET names absent, a rank out of range;
-#: and a CUDA failure inside NCCL
+#: rank or one GPU, no interface for the bootstrap socket (nor one to listen on: 'NET/Socket : No usable listening
+#: interface found'), the network NCCL_NET names absent, a rank out of range; and a CUDA failure inside NCCL
 _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
+                          r"No usable listening interface found|"
                           r"\bnetwork \S{1,40} not found|Invalid rank requested|" + _CUDA_FAILURE.pattern,
                           re.IGNORECASE)
 #: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda

@@ -97,6 +97,15 @@ def judge_scontrol_node(host: str, data: Mapping[str, Any], exp: Mapping[str, An
     res = CheckResult()
     for n in data.get("nodes") or []:
         state = n.get("state")
+        if not state and n.get("reason"):
+            # a grep'd excerpt without State= but with the node's Reason=: Slurm keeps a reason only on a node down,
+            # drained or failing (scontrol(1); resuming it clears the reason): judged as drained at least
+            reason = str(n["reason"])
+            res.findings += _judge(host, str(n.get("name") or host), "drain",
+                                   bool(_NOT_RESPONDING.search(reason[:200])),
+                                   f" (no State= in the excerpt; a reason is kept only on a node down, drained or "
+                                   f"failing: {reason})", "scontrol")
+            continue
         if not state:
             continue  # a grep'd excerpt without State=
         base = str(n.get("base_state") or "")

@@ -47,6 +47,10 @@ operators paste ``grep Xid`` output too):
     driver's index ``GPU6``), ``what``.
 ``slot_power``
     ``Detected insufficient power on the PCIe slot`` (mlx5): ``pci``.
+``aer_injected``
+    the devices the kernel's AER error injector wrote an error into (``aer_inject: Injecting errors
+    00000000/00040000 into device 0000:ed:01.0``): a test, so the AER lines of those devices are left out of
+    ``aer_fatal``, ``aer_nonfatal`` and ``aer_corrected``.
 ``aer_unrecovered``
     the devices an AER recovery gave up on (``nvidia 0000:03:00.0: AER: can't recover (no
     error_detected callback)``): ``pci``, ``driver``: who is lost behind a port's fatal error.
@@ -193,6 +197,9 @@ _NOT_SUFFICIENT = re.compile(r"not sufficient for optimal performance")
 _NIC_LINK = re.compile(r"Speed:?\s*(?P<speed>[\d.]{1,5}\s?GT/s),?\s+Width:?\s*(?P<width>x\d{1,2})")
 _DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
 _AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
+#: the kernel's AER error injector at work (a test, not a fault): 'pcieport 0000:ed:00.4: aer_inject: Injecting errors
+#: 00000000/00040000 into device 0000:ed:01.0'
+_AER_INJECT = re.compile(r"aer_inject: Injecting errors [0-9a-fA-F]{1,8}/[0-9a-fA-F]{1,8} into device (" + _PCI + ")")
 #: PCIe AER corrected errors: a device's own 'PCIe Bus Error: severity=Corrected' line, or the root
 #: port's 'AER: [Multiple ]Corrected error received: <dev>' / 'Correctable error message received
 #: from <dev>' (kernel 6.x wording)
@@ -279,9 +286,21 @@ _AUX_PROBE_FAILED = re.compile(r"probe of (?P<aux>[a-z]\w{0,20}\.\w{1,20}\.\d{1,
 #: a Broadcom RoCE device whose firmware failed the driver's commands ('bnxt_en 0000:82:00.0 bnxt_re0: Failed to
 #: create HW CQ', 'infiniband bnxt_re0: Failed to allocate HW AH', 'infiniband bnxt_re0: Couldn't open port 1';
 #: 'QPLIB: cmdq[0x4b9]=0x15 status 0x5' is the failed command itself, named on the lines after it)
-_RDMA_DEV_FAILED = re.compile(r"(?:infiniband |\s)(?P<ibdev>bnxt_re\d{1,3}|mlx5_\d{1,3}|irdma\d{1,3}|qedr\d{1,3}): "
+#: (after 'infiniband ' the RDMA core names any device: HiSilicon's 'infiniband hns_2: Couldn't open port 1')
+_RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re|mlx5_|irdma|qedr|hns_))"
+                              r"(?P<ibdev>[a-z]\w{0,20}?\d{1,3}): "
                               r"(?P<what>(?:Failed to|Couldn't|Could not) (?:create|allocate|register|modify|"
                               r"query|open|init\w*) [\w -]{1,40})")
+def _rdma_dev_pci(before: list[str], ibdev: str) -> str:
+    """The bus id an earlier line of the driver gives RDMA device ``ibdev`` (``hns3 0000:bd:00.2 hns_2: ...``,
+    ``bnxt_en 0000:82:00.0 bnxt_re0: ...``; the last 400 lines), else ``ibdev`` itself."""
+    named = re.compile(r"(" + _PCI + r") " + re.escape(ibdev) + ":")
+    for ln in reversed(before[-400:]):
+        if ibdev in ln and (m := named.search(ln)):
+            return m.group(1).lower()
+    return ibdev
+
+
 #: the device a driver's netdev message names: '<drv> <pci> <netdev>: ...' (or '<drv> <pci>: <netdev>: ...'),
 #: e1000's older '<drv>: <netdev>: ...'
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
@@ -421,6 +440,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     fallen: list[dict[str, Any]] = []
     nvlink: list[dict[str, Any]] = []
     aer: list[dict[str, Any]] = []
+    injected: list[str] = []  # devices aer_inject wrote an error into
     aer_corrected: list[dict[str, Any]] = []
     aer_nonfatal: list[dict[str, Any]] = []
     edac: list[dict[str, Any]] = []
@@ -626,7 +646,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if ("Failed to" in msg or "Couldn't" in msg or "Could not" in msg) and (rd := _RDMA_DEV_FAILED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
-            nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else rd.group("ibdev"),
+            nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else
+                                 _rdma_dev_pci(unwrapped[:lineno - offset - 1], rd.group("ibdev")),
                                  what=f"{rd.group('ibdev')}: {rd.group('what').strip()}"))
             continue
         if ("Hang" in msg or "imeout" in msg or "timed out" in msg) and (th := _TX_HANG.search(msg)):
@@ -645,6 +666,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                         ev["up"] = True
         if "NVRM" in msg and _NVLINK.search(msg) and _FAILURE.search(msg):
             nvlink.append(_event(lineno, time, msg))
+        elif "aer_inject" in msg and (inj := _AER_INJECT.search(msg)):
+            injected.append(inj.group(1).lower())
         elif "(Fatal)" in msg and _AER_FATAL.search(msg):
             dev = _DEV_PREFIX.match(msg)
             src = _AER_SOURCE.search(msg)
@@ -691,12 +714,17 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             flaps = parse_syslog_linkflap(("# source:\n" if offset else "") + "\n".join(stamped))["interfaces"]
         except ParseError as exc:
             note = f"link flaps not counted: {exc.reason}"
+    if injected:
+        # the errors aer_inject wrote are the test's: the device's and its root port's lines of them are not judged
+        aer, aer_nonfatal, aer_corrected = ([e for e in events if str(e.get("pci") or "").lower() not in injected]
+                                            for events in (aer, aer_nonfatal, aer_corrected))
     if io_region and not any(str(e.get("what", "")).startswith("invalid PCI I/O region (") for e in gpu_fatal):
         gpu_fatal.append(io_region[0])  # the BAR line that names the GPU is not in the paste
     return {"xids": xids, "fallen_off_bus": fallen, "nvlink_errors": nvlink, "aer_fatal": aer,
             "aer_nonfatal": aer_nonfatal, "aer_corrected": aer_corrected, "edac": edac,
             "pcie_limited": limited, "init_failed": init_failed, "gpu_fatal": gpu_fatal,
             "api_mismatch": api_mismatch, "slot_power": slot_power, "aer_unrecovered": unrecovered,
+            "aer_injected": list(dict.fromkeys(injected)),
             "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,

@@ -448,7 +448,7 @@ def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool =
     reason = fields.get("Reason")
     rm = _REASON.match(reason) if reason else None
     return {
-        "name": fields["NodeName"],
+        "name": fields["NodeName"] or None,
         "state": state or None,
         "base_state": base,
         "state_flags": parts[1:],
@@ -467,7 +467,9 @@ def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool =
 @parser("scontrol-node")
 def parse_scontrol_node(text: str) -> dict[str, Any]:
     """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated), also ``-o`` (one
-    line per node, where the OS and Reason text runs on, spaces and all, until the next ``Key=``)."""
+    line per node, where the OS and Reason text runs on, spaces and all, until the next ``Key=``). A grep'd excerpt
+    without ``State=`` is an ``excerpt``; one that starts at ``Reason=`` (``| grep Reason``) is a node whose ``name``
+    is None."""
     tool = "scontrol-node"
     records: list[tuple[dict[str, str], int]] = []
     fields: dict[str, str] | None = None
@@ -484,6 +486,8 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
             fields = {}
         elif fields is None and capture.is_command(line, ("scontrol",)):
             continue  # the pasted command ('adev0: scontrol show node adev1', '$ scontrol ... | grep ...')
+        elif fields is None and line.startswith("Reason="):
+            fields = {"NodeName": ""}  # '| grep Reason': the node's reason alone, its name not in the excerpt
         elif fields is None:
             raise ParseError(tool, f"expected 'NodeName=...', got {line[:60]!r}", lineno)
         # a paster's arrow note after the fields; Markdown bold around a field ('**Gres=(null)**')
