@@ -11,7 +11,7 @@ import pytest
 from ccparse import detect
 from ccparse.capture import clean_capture
 from conftest import finding_keys as _checks
-from conftest import judge_text
+from conftest import judge_text, parse_text
 from conftest import text_of as _text
 
 # round2/ibstat/magnate3k8ssriov-cx6-mlx5_5-initializing-linkup-rate200-lid65535-sm-lid0-no-prompt.txt
@@ -247,3 +247,65 @@ def test_no_interface_to_listen_on_ends_the_set_up() -> None:
 def test_a_grepd_reason_alone_is_a_node_drained_at_least() -> None:
     found = judge_text("scontrol-node", "Reason=Kill task failed [root@2025-02-21T18:19:11]\n")
     assert _checks(found) == [("slurm_node_state", "warning", "n1")] and "Kill task failed" in found[0].message
+
+
+# --- ip -j: the JSON form is the same listing ---
+
+# a laptop's `ip -j link show` kept as a Rust Wi-Fi tool's (ruwi) parser fixture (code index id 30542712580)
+IP_J = ('[{"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP","LOWER_UP"],"mtu":65536,"qdisc":"noqueue",'
+        '"operstate":"UNKNOWN","linkmode":"DEFAULT","group":"default","txqlen":1000,"link_type":"loopback",'
+        '"address":"00:00:00:00:00:00","broadcast":"00:00:00:00:00:00"},{"ifindex":2,"ifname":"enp0s25",'
+        '"flags":["NO-CARRIER","BROADCAST","MULTICAST","UP"],"mtu":1500,"qdisc":"fq_codel","operstate":"DOWN",'
+        '"linkmode":"DEFAULT","group":"default","txqlen":1000,"link_type":"ether","address":"f0:de:f1:62:d0:54",'
+        '"broadcast":"ff:ff:ff:ff:ff:ff"},{"ifindex":3,"ifname":"wlp3s0","flags":["NO-CARRIER","BROADCAST",'
+        '"MULTICAST","UP"],"mtu":1500,"qdisc":"mq","operstate":"DOWN","linkmode":"DORMANT","group":"default",'
+        '"txqlen":1000,"link_type":"ether","address":"ae:05:f8:e3:df:67","broadcast":"ff:ff:ff:ff:ff:ff"}]')
+#: the same three links as the text form prints those fields
+IP_TEXT = _text(
+    "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group default qlen 1000",
+    "    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00",
+    "2: enp0s25: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc fq_codel state DOWN mode DEFAULT group default "
+    "qlen 1000",
+    "    link/ether f0:de:f1:62:d0:54 brd ff:ff:ff:ff:ff:ff",
+    "3: wlp3s0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DORMANT group default qlen 1000",
+    "    link/ether ae:05:f8:e3:df:67 brd ff:ff:ff:ff:ff:ff")
+
+
+def test_ip_j_is_read_as_the_text_listing() -> None:
+    as_json, as_text = parse_text("ip-link", IP_J), parse_text("ip-link", IP_TEXT)
+    assert as_json["json"] is True and [ln["ifname"] for ln in as_json["links"]] == ["lo", "enp0s25", "wlp3s0"]
+    keys = ("index", "ifname", "flags", "mtu", "qdisc", "state", "mode", "group", "qlen", "carrier", "link_type",
+            "address")
+    assert [{k: ln[k] for k in keys} for ln in as_json["links"]] == [{k: ln[k] for k in keys}
+                                                                      for ln in as_text["links"]]
+    spec = {"rdma_netdevs": ["enp0s25"]}
+    assert _checks(judge_text("ip-link", IP_J, spec)) == _checks(judge_text("ip-link", IP_TEXT, spec)) != []
+    assert detect.detect_kind(IP_J) == "ip-link"
+
+
+# --- rdma link (iproute2): the RDMA ports' own states, read under the ibdev2netdev KIND ---
+
+# a RoCE tuning note's `rdma link` (iproute2 before 5.0: numbered lines; code index id 230446621): two Intel iWARP
+# ports (no physical state) and two ConnectX-4 ports, mlx5_0's disabled
+RDMA_LINK_OLD = _text("rdma link",
+                      "0/1: i40iw0/1: state DOWN physical_state NOP",
+                      "1/1: i40iw1/1: state ACTIVE physical_state NOP",
+                      "2/1: mlx5_0/1: state DOWN physical_state DISABLED netdev ens803f0",
+                      "3/1: mlx5_1/1: state ACTIVE physical_state LINK_UP netdev ens803f1")
+# a DGX Spark's four RoCE ports after `nmcli con up` (a setup guide's 'RoCEv2 Sanity'; code index id 66437643194)
+RDMA_LINK_SPARK = _text("root@gx10-4a61:/home/andrew# rdma link",
+                        "link rocep1s0f0/1    state ACTIVE physical_state LINK_UP netdev enp1s0f0np0",
+                        "link rocep1s0f1/1    state ACTIVE physical_state LINK_UP netdev enp1s0f1np1",
+                        "link roceP2p1s0f0/1  state ACTIVE physical_state LINK_UP netdev enP2p1s0f0np0",
+                        "link roceP2p1s0f1/1  state ACTIVE physical_state LINK_UP netdev enP2p1s0f1np1")
+
+
+def test_rdma_link_ports_are_judged_as_port_states() -> None:
+    assert _checks(judge_text("ibdev2netdev", RDMA_LINK_OLD)) == [("ib_port_state", "critical", "n1/i40iw0/1"),
+                                                                  ("ib_port_state", "critical", "n1/mlx5_0/1")]
+    data = parse_text("ibdev2netdev", RDMA_LINK_SPARK)
+    assert data["rdma_link"] is True and [d["name"] for d in data["devices"]] == [
+        "rocep1s0f0", "rocep1s0f1", "roceP2p1s0f0", "roceP2p1s0f1"]
+    assert data["devices"][2]["ports"][0]["netdev"] == "enP2p1s0f0np0"
+    assert _checks(judge_text("ibdev2netdev", RDMA_LINK_SPARK)) == []
+    assert detect.detect_kind(RDMA_LINK_SPARK) == "ibdev2netdev"

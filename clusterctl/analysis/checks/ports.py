@@ -223,8 +223,11 @@ def judge_ibdev2netdev(host: str, data: Mapping[str, Any], expectations: Mapping
     state comes from ibstat/ibv_devinfo/sysfs). With no fabric given, an IPoIB netdev (``ib0``,
     ``ibs108``, ``ibp12s0``) Down is a down rail only where another IPoIB netdev of the host is Up
     (IPoIB is in use there); when none is Up, IPoIB is not configured on the host and its netdevs'
-    state says nothing of the IB ports (a note, rule ``rdma_netdev_link.ipoib_unused``).
+    state says nothing of the IB ports (a note, rule ``rdma_netdev_link.ipoib_unused``). iproute2's ``rdma link``,
+    read under this KIND, shows the RDMA ports' own states: judged as ibstat's ports are (:func:`judge_ports`).
     """
+    if data.get("rdma_link"):
+        return judge_ports(host, data, expectations)
     res = CheckResult()
     exclude = {str(x) for x in [*(expectations.get("exclude_devices") or []),
                                 *(expectations.get("frontend_nics") or [])]}

@@ -64,7 +64,7 @@ KIND_COMMANDS: dict[str, frozenset[str]] = {
     "ibstat": frozenset({"ibstat"}),
     "ibstatus": frozenset({"ibstatus"}),
     "ibv_devinfo": frozenset({"ibv_devinfo"}),
-    "ibdev2netdev": frozenset({"ibdev2netdev"}),
+    "ibdev2netdev": frozenset({"ibdev2netdev", "rdma"}),
     "show_gids": frozenset({"show_gids", "show_gid"}),
     "sysfs-ib": frozenset({"cat", "grep", "head", "tail", "find", "for", "ls"}),
     "ip-link": frozenset({"ip"}),

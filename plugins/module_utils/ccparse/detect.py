@@ -133,6 +133,7 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^(?:NVIDIA |GeForce |Tesla |Quadro )[\w -]{2,40}(?:, [^,\n]{1,30}){0,8}, "
          r"\d+(?:\.\d+)? (?:W|%|MHz|MiB)(?:,|$)"),
         ("ip-link", "ip link's interface lines", r"^\s*(?:\d+: )?[^\s:]+(?:@\S+)?: <[A-Z_,-]*> mtu \d+"),
+        ("ip-link", "ip -j link/addr JSON", r'^\s*\[?\s*\{\s*"ifindex":\s*\d+,\s*"ifname":'),
         ("lspci", "lspci's device lines",
          r"^[ \t]*(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] [A-Za-z][\w /,.-]*?(?: \[[0-9a-f]{4}\])?: \S"),
         ("kernel-log", "a kernel log's raw or decoded form",
@@ -173,6 +174,9 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+\[\s*\d+\.\d+\]|"
          r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: ).*$", 0.2),
         ("ibstat", "ibstat's own failure line", r"^.*\bibpanic: \[\d+\] .*$", 0.2),
+        ("ibdev2netdev", "rdma link's port lines",
+         r"^[ \t]*(?:link|\d{1,4}/\d{1,4}:)[ \t]+[^\s/]{1,64}/\d{1,4}:?[ \t]+(?:subnet_prefix \S+ lid \d+ .*)?"
+         r"state [A-Z_]+ physical_state .*$", 0.5),
         ("ip-link", "ip -br link/addr rows (a netdev and its state)",
          r"^[ \t]{0,4}[^\s@:<>]{1,64}(?:@\S{1,64})?[ \t]+(?:UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT)"
          r"(?:[ \t]+\S.*)?[ \t]*$",

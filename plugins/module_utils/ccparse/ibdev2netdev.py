@@ -8,6 +8,14 @@ Output::
 
 ``link`` is the netdev's operational state as the script prints it (Up/Down); ``state`` the
 RDMA port state shown by ``-v`` only.
+
+iproute2's ``rdma link [show]`` (where the OFED script is not installed: inbox drivers, containers), one
+``link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens1np0`` per port (iproute2 before 5.0:
+``2/1: mlx5_0/1: state DOWN physical_state DISABLED netdev ens803f0``; an InfiniBand port adds ``subnet_prefix``,
+``lid``, ``sm_lid`` and ``lmc``), states the RDMA port's own state, not its netdev's: it is read into the shared port
+shape of ibstat (``ccparse.ibport``: ``{"devices": [{"name", "ports": [{"port", "state", "phys_state",
+"rate_gbps": None, "link_layer", "netdev"}]}]}``, ``link_layer`` InfiniBand where a ``lid`` is shown, else None) with
+``"rdma_link": True`` and no ``mappings``; the checks judge it as they judge ibstat's ports.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import re
 from typing import Any
 
 from .common import ParseError, need_int, parser, strip_source_line
+from .ibport import new_device, new_port, norm_state, phys_state_value
 
 TOOL = "ibdev2netdev"
 
@@ -27,6 +36,32 @@ _LINE = re.compile(
     # a site's wrapper may print the netdev's address after the state ('(Up) 192.168.100.101')
     r"(?P<netdev>\S{1,64})\s+\((?P<link>[^)]{1,32})\)(?:\s+(?P<addr>[0-9A-Fa-f.:]{2,45}(?:/\d{1,3})?))?\s*(?:#.*)?$"
 )
+
+
+#: a port of ``rdma link [show]``: the device/port, then key-value pairs (the old form numbers it: '2/1: mlx5_0/1:')
+_RDMA_LINK = re.compile(r"^(?:link\s+|\d{1,4}/\d{1,4}:\s+)(?P<device>[^\s/]{1,64})/(?P<port>\d{1,4}):?\s+(?P<rest>.*)$")
+
+
+def _rdma_link(lines: list[tuple[int, str]]) -> dict[str, Any] | None:
+    """The ports of ``rdma link`` lines in the shared port shape, or None when no line is one."""
+    devices: dict[str, dict[str, Any]] = {}
+    for lineno, line in lines:
+        m = _RDMA_LINK.match(line[:600])
+        if m is None:
+            continue
+        tokens = m.group("rest").split()
+        attrs = dict(zip(tokens[0::2], tokens[1::2]))
+        if "state" not in attrs:
+            continue
+        port = new_port(need_int(m.group("port"), TOOL, lineno, "port"))
+        port["state"] = norm_state(attrs["state"]) or attrs["state"][:32]
+        # an iWARP port reports no physical state: 'physical_state NOP' (0)
+        phys = attrs.get("physical_state", "NOP")
+        port["phys_state"] = None if phys == "NOP" else phys_state_value(phys)
+        port["link_layer"] = "InfiniBand" if "lid" in attrs or "sm_lid" in attrs else None
+        port["netdev"] = attrs.get("netdev")
+        devices.setdefault(m.group("device"), new_device(m.group("device")))["ports"].append(port)
+    return {"devices": list(devices.values()), "rdma_link": True} if devices else None
 
 
 @parser("ibdev2netdev")
@@ -56,5 +91,9 @@ def parse_ibdev2netdev(text: str) -> dict[str, Any]:
             **({"address": m.group("addr")} if m.group("addr") else {}),
         })
     if not mappings:
+        ports = _rdma_link([(n, ln.strip()) for n, ln in enumerate(strip_source_line(text).splitlines(),
+                                                                    start=1 + offset)])
+        if ports is not None:
+            return ports
         raise ParseError(TOOL, "no '<dev> port <n> ==> <netdev> (<state>)' line found", lineno or None)
     return {"mappings": mappings}

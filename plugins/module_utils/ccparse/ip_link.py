@@ -18,6 +18,10 @@ of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g.
 ...``) listed under a physical function, ``vfs_assigned`` those with a MAC address (a new VF's reads all zeros).
 Each entry must have its ``link/`` line.
 
+``ip -j [-d] link`` / ``ip -j addr`` (one JSON array) is read into the same dicts (``ifindex`` -> ``index``,
+``operstate`` -> ``state``, ``txqlen`` -> ``qlen``, ``linkinfo``'s kind and its data or a member's,
+``vfinfo_list``); the parse then says ``"json": True``.
+
 ``ip -br link`` / ``ip -br addr`` (brief: one line a netdev, ``ens3np0   UP   10.99.91.43/31`` or ``eth0   DOWN
 52:54:00:12:34:56 <NO-CARRIER,BROADCAST,MULTICAST,UP>``) are read where no full header is: ``state`` as the column
 says, ``flags`` and ``carrier`` where ``-br link`` prints the flags (``carrier`` None where the brief address form
@@ -26,6 +30,7 @@ does not show them), ``mtu``/``link_type`` None; the parse then says ``"brief": 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -123,6 +128,50 @@ def _brief(lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
     return links if len(links) >= 2 else []
 
 
+#: ``ip -j`` / ``ip -j -d``'s keys of a link's own fields, as the text form names them
+_JSON_KEYS = (("mtu", "mtu"), ("qdisc", "qdisc"), ("master", "master"), ("operstate", "state"), ("linkmode", "mode"),
+              ("group", "group"), ("txqlen", "qlen"), ("link_type", "link_type"), ("address", "address"),
+              ("min_mtu", "minmtu"), ("max_mtu", "maxmtu"), ("parentdev", "parentdev"))
+
+
+def _json_link(obj: dict[str, Any]) -> dict[str, Any]:
+    """One link of ``ip -j [-d] link`` / ``ip -j addr`` as the text form's dict."""
+    flags = [str(f) for f in obj.get("flags") or [] if isinstance(f, str)]
+    link: dict[str, Any] = {"index": obj.get("ifindex") if isinstance(obj.get("ifindex"), int) else None,
+                            "ifname": str(obj.get("ifname") or ""), "parent": obj.get("link"), "flags": flags,
+                            "carrier": "NO-CARRIER" not in flags, "kind": None, "kind_info": {},
+                            "altnames": [str(a) for a in obj.get("altnames") or []], "vfs": 0, "vfs_assigned": 0}
+    for key, name in _JSON_KEYS:
+        link[name] = obj.get(key)
+    info: dict[str, Any] = obj["linkinfo"] if isinstance(obj.get("linkinfo"), dict) else {}
+    if info.get("info_slave_kind"):  # a bond's (bridge's...) member: its kind line is the slave's
+        link["kind"] = f"{info['info_slave_kind']}_slave"
+        link["kind_info"] = dict(info.get("info_slave_data") or {})
+    elif info.get("info_kind"):
+        link["kind"] = str(info["info_kind"])
+        link["kind_info"] = dict(info.get("info_data") or {})
+    for vf in obj.get("vfinfo_list") or []:
+        link["vfs"] += 1
+        mac = str((vf.get("address") or vf.get("mac") or "") if isinstance(vf, dict) else "")
+        if mac.replace(":", "").strip("0"):
+            link["vfs_assigned"] += 1
+    return link
+
+
+def _json_links(text: str) -> list[dict[str, Any]] | None:
+    """The links of ``ip -j`` output (one JSON array, also ``-p``'s pretty form); None when the text is not one."""
+    body = text.strip()
+    if not body.startswith("[") or '"ifname"' not in body:
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, list) or not all(isinstance(o, dict) and "ifname" in o for o in data) or not data:
+        return None
+    return [_json_link(o) for o in data]
+
+
 def _finish(link: dict[str, Any] | None, truncated: list[bool]) -> None:
     """A link without its ``link/<type>`` line (``ip a | grep mtu``, a cut paste) is kept as shown."""
     if link is not None and link["link_type"] is None:
@@ -131,8 +180,10 @@ def _finish(link: dict[str, Any] | None, truncated: list[bool]) -> None:
 
 @parser("ip-link")
 def parse_ip_link(text: str) -> dict[str, Any]:
-    """Parse ``ip -d link show`` (also plain ``ip link show``) into one dict per interface."""
+    """Parse ``ip -d link show`` (also plain ``ip link show``, and ``ip -j`` JSON) into one dict per interface."""
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
+    if "[" in text and (js := _json_links(strip_source_line(text))) is not None:
+        return {"links": js, "truncated": False, "json": True}
     links: list[dict[str, Any]] = []
     link: dict[str, Any] | None = None
     truncated = [False]
