@@ -309,3 +309,92 @@ def test_rdma_link_ports_are_judged_as_port_states() -> None:
     assert data["devices"][2]["ports"][0]["netdev"] == "enP2p1s0f0np0"
     assert _checks(judge_text("ibdev2netdev", RDMA_LINK_SPARK)) == []
     assert detect.detect_kind(RDMA_LINK_SPARK) == "ibdev2netdev"
+
+
+# --- quoting, comments and WSL (blind batch 100's rest) ---
+
+# round2/nvidia-smi/zyanham-mytools-vitisai-notes-gt-prefixed-535.113.01-rtx3060-08-00-fan-err-31c-p0-xorg.txt
+# (zyanham/MyTools, AMD_WS/VitisAI/v3.5/README.md): the bare command, the table quoted with '> ', the author's own
+# '#' notes after it (unquoted)
+RTX3060 = _text(
+    "nvidia-smi",
+    "> +---------------------------------------------------------------------------------------+",
+    "> | NVIDIA-SMI 535.113.01             Driver Version: 535.113.01   CUDA Version: 12.2     |",
+    "> |-----------------------------------------+----------------------+----------------------+",
+    "> | GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+    "> | Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |",
+    "> |                                         |                      |               MIG M. |",
+    "> |=========================================+======================+======================|",
+    "> |   0  NVIDIA GeForce RTX 3060        Off | 00000000:08:00.0  On |                  N/A |",
+    "> |ERR!   31C    P0              45W / 170W |    482MiB / 12288MiB |      0%      Default |",
+    "> |                                         |                      |                  N/A |",
+    "> +-----------------------------------------+----------------------+----------------------+",
+    "# Ubuntu22.04インストール時に3rd Partyのグラフィックドライバも入れたので、デフォルトでnvidia-smiが実行できた。")
+
+
+def test_a_quoted_paste_with_the_authors_notes_after_it_is_read() -> None:
+    found = judge_text("nvidia-smi", RTX3060)
+    assert _checks(found) == [("gpu_field_error", "critical", "n1/gpu0")] and "fan.speed 'ERR!'" in found[0].message
+
+
+# round2/nvidia-smi/ygo74-searchbot-wsl-docker-470.223.02-under-474.64-geforce-3gb-fan-err-0c-util-na-four-space-
+# indent.txt (ygo74/searchbot, docs/00-setup-environment/index.md): WSL 2 (NVIDIA-SMI 470.223.02 under the Windows
+# driver 474.64), whose driver reads no fan
+WSL_FAN = _text(
+    "+-----------------------------------------------------------------------------+",
+    "| NVIDIA-SMI 470.223.02   Driver Version: 474.64       CUDA Version: 11.4     |",
+    "|-------------------------------+----------------------+----------------------+",
+    "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+    "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |",
+    "|                               |                      |               MIG M. |",
+    "|===============================+======================+======================|",
+    "|   0  NVIDIA GeForce ...  Off  | 00000000:01:00.0 N/A |                  N/A |",
+    "|ERR!    0C    P8    N/A /  N/A |    351MiB /  3072MiB |     N/A      Default |",
+    "|                               |                      |                  N/A |",
+    "+-------------------------------+----------------------+----------------------+")
+
+
+def test_a_fan_wsl_does_not_report_is_a_note() -> None:
+    assert _checks(judge_text("nvidia-smi", WSL_FAN)) == [("gpu_field_error", "info", "n1/gpu0")]
+    # the same row on a Linux host (one version twice) is a GPU whose fan NVML cannot read
+    linux = WSL_FAN.replace("Driver Version: 474.64  ", "Driver Version: 470.223.02")
+    assert _checks(judge_text("nvidia-smi", linux)) == [("gpu_field_error", "critical", "n1/gpu0")]
+
+
+# round2/dcgmi-diag/jingchaozhang-ib-perf-drop-blog-dcgm3.3.9-550.90.07-r-eud-only-h100x8-eud-test-pass-all-no-
+# deployment-section.txt (jingchaozhang.github.io/IB-Perf-Drop-Investigation): '-r eud' prints its metadata rows
+# without the Metadata section's title row
+EUD = _text(
+    "$ dcgmi diag -r eud",
+    "+---------------------------+------------------------------------------------+",
+    "| Diagnostic                | Result                                         |",
+    "+===========================+================================================+",
+    "| DCGM Version              | 3.3.9                                          |",
+    "| Driver Version Detected   | 550.90.07                                      |",
+    "| GPU Device IDs Detected   | 2330,2330,2330,2330,2330,2330,2330,2330         |",
+    "| EUD Test Version          | eud.550.26                                     |",
+    "| EUD Test                  | Pass - All                                     |",
+    "+---------------------------+------------------------------------------------+")
+
+
+def test_an_eud_run_alone_is_read_with_its_metadata() -> None:
+    data = parse_text("dcgmi-diag", EUD)
+    assert data["dcgm_version"] == "3.3.9" and data["driver_version"] == "550.90.07"
+    assert [(r["test"], r["gpu"], r["status"]) for r in data["results"]] == [("EUD Test", g, "Pass") for g in range(8)]
+    assert _checks(judge_text("dcgmi-diag", EUD)) == []
+
+
+# round2/nvidia-smi-q-xml/aixcontainer-zju-xmlutils-slash-commented-440.31-quadro-p5000-fan-unknown-error-beside-k20c-
+# v10-dtd.txt (Eric-Ma-C/AIXContainer, XmlUtils.java): the XML kept as '//' comments after the class that reads it
+def test_a_paste_commented_out_with_slashes_is_read() -> None:
+    xml = _text("//    <?xml version=\"1.0\" ?>",
+                "//<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v10.dtd\">",
+                "//<nvidia_smi_log>",
+                "//        <driver_version>440.31</driver_version>",
+                "//        <attached_gpus>1</attached_gpus>",
+                "//        <gpu id=\"00000000:03:00.0\">",
+                "//    <product_name>Quadro P5000</product_name>",
+                "//                <fan_speed>Unknown Error</fan_speed>",
+                "//        </gpu>",
+                "//</nvidia_smi_log>")
+    assert ("gpu_field_error", "critical", "n1/gpu0") in _checks(judge_text("nvidia-smi-q-xml", xml))

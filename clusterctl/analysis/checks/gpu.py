@@ -328,6 +328,10 @@ _SETTING_WORDS = ("limit", "default", "application", "compute_mode", "compute mo
                   "inforom", "serial", "board_id", "persistence", "host max", "host_max")
 
 
+#: the readings WSL 2's driver does not expose, as the table's column names them
+_WSL_UNREAD = {("utilization.gpu", "ERR!"): "GPU-Util", ("fan.speed", "ERR!"): "Fan"}
+
+
 def _under_wsl(data: Mapping[str, Any]) -> str:
     """The table's banner under WSL 2: Linux's nvidia-smi reports the Windows host's driver, whose version is not
     its own ('NVIDIA-SMI 470.28  Driver Version: 470.76'); a Linux host prints one version twice. "" elsewhere."""
@@ -338,13 +342,15 @@ def _under_wsl(data: Mapping[str, Any]) -> str:
 def _error_fields(host: str, g: Mapping[str, Any], wsl: str = "") -> list[Finding]:
     out: list[Finding] = []
     errs = list(g.get("error_fields") or [])
-    # WSL 2's early drivers do not expose the utilization counter: 'ERR!' in GPU-Util on a GPU that answers
-    readable = [e for e in errs if list(e) != ["utilization.gpu", "ERR!"]] if wsl else errs
+    # WSL 2's paravirtualised drivers expose neither the utilization counter nor the fan: 'ERR!' in GPU-Util or Fan
+    # on a GPU that answers
+    readable = [e for e in errs if tuple(e) not in _WSL_UNREAD] if wsl else errs
     if len(readable) < len(errs):
+        shown = " and ".join(_WSL_UNREAD[tuple(e)] for e in errs if tuple(e) in _WSL_UNREAD)
         errs = readable
-        out.append(Finding(host, "gpu_field_error", rule_sev("gpu_field_error.wsl_utilization"), _subject(host, g),
-                           f"nvidia-smi shows GPU-Util 'ERR!' under WSL 2 ({wsl}): WSL's driver does not "
-                           f"report utilization, the GPU's other readings answer{_bus(g)}"))
+        out.append(Finding(host, "gpu_field_error", rule_sev("gpu_field_error.wsl_reading"), _subject(host, g),
+                           f"nvidia-smi shows {shown} 'ERR!' under WSL 2 ({wsl}): WSL's driver does not "
+                           f"report it, the GPU's other readings answer{_bus(g)}"))
     if not errs:
         return out
     setting = [e for e in errs if any(w in e[0].lower() for w in _SETTING_WORDS)]

@@ -603,6 +603,8 @@ def _unquoted_prompt(ln: str) -> bool:
 def _strip_prefix(lines: list[str]) -> list[str]:
     # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
     body = [ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)] or [ln for ln in lines if ln.strip()]
+    if len(body) > 2 and not body[0].startswith(_PREFIXES) and command_word(body[0].strip()) in _KNOWN:
+        body = body[1:]  # the bare command written above the quoted output ('nvidia-smi', then '> ...' lines)
     first = body[0] if body else ""
     if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
         return lines  # the first line of text carries none of them: neither can every line
@@ -619,7 +621,18 @@ def _strip_prefix(lines: list[str]) -> list[str]:
     if first.startswith("> ") and first[2:3].strip() and all(ln[:1] in (" ", "\t") for ln in body[1:]):
         # Markdown's lazy blockquote: only the record's first line carries '> ', its indented lines follow bare
         return [ln[2:] if ln is first else ln for ln in lines]
+    run = next((i for i, ln in enumerate(body) if not (ln.startswith("> ") or ln.rstrip() == ">")), len(body))
+    if run >= _QUOTED_RUN and not any(ln.startswith("> ") or ln.rstrip() == ">" for ln in body[run:]):
+        # the paste quoted with '> ' from its first line of text on, the paster's own lines after it (a note, a
+        # comment), never quoted again: the quoted lines are the capture
+        end = lines.index(body[run]) if run < len(body) else len(lines)
+        return [(ln[2:] if ln.startswith("> ") else "" if ln.rstrip() == ">" else ln) if i < end else ln
+                for i, ln in enumerate(lines)]
     return lines
+
+
+#: the quoted lines a paste must open with before the paster's own unquoted lines after them (:func:`_strip_prefix`)
+_QUOTED_RUN = 5
 
 
 #: KINDs whose parser reads the nesting from the indentation (``nvidia-smi -q``): a whole paste indented
@@ -701,7 +714,8 @@ def _unjsoned(lines: list[str]) -> list[str]:
 #: KINDs whose own output holds ``# `` lines (nccl-tests' parameter, rank and column-header lines): a paste of
 #: them is never taken for one commented out
 COMMENTED_KINDS = frozenset({"nccl-tests", "nccl-tests-json"})
-_COMMENTED = re.compile(r"^[ \t]{0,16}#(?: |$)")
+#: a line commented out: a shell's or README's '# ', a C-family source's '//' (kept in a Java file after its parser)
+_COMMENTED = re.compile(r"^[ \t]{0,16}(?:#(?: |$)|//)")
 
 
 def _uncommented(lines: list[str], kind: str) -> list[str]:
@@ -1045,21 +1059,23 @@ def _unansibled(text: str) -> tuple[str, list[str]]:
     return "\n".join(kept), list(dict.fromkeys(hosts))
 
 
-def clean_capture(text: str, kind: str) -> Cleaned:
+def clean_capture(text: str, kind: str, fast: bool = True) -> Cleaned:
     """The tool's output inside a pasted capture; see the module docstring.
 
     A tool's own output (what the collectors write: no fence, no launcher or quoting prefix,
     nothing to dedent, no prompt or command line) is returned as it is, without cutting it into segments:
-    the answer :func:`_general` gives for such a text (tests/unit/test_capture_fast.py holds the
-    two equal on every capture of the repository)."""
+    the answer :func:`_general` gives for such a text (``fast=False`` asks :func:`_general` always;
+    tests/unit/test_capture_fast.py holds the two equal on every capture of the repository)."""
     text = _unescaped(text)
+    hosts: list[str] = []
     if "=>" in text and "] => " in text:
         text, hosts = _unansibled(text)
         if hosts:
-            cleaned = _clean(_unescaped(text), kind)
-            cleaned.hosts = hosts + [h for h in cleaned.hosts if h not in hosts]
-            return cleaned
-    return _clean(text, kind)
+            text = _unescaped(text)  # the command's own output, decoded from the result's JSON or YAML
+    cleaned = _clean(text, kind) if fast else _general(text, kind)
+    if hosts:
+        cleaned.hosts = hosts + [h for h in cleaned.hosts if h not in hosts]
+    return cleaned
 
 
 def _clean(text: str, kind: str) -> Cleaned:

@@ -184,7 +184,8 @@ def _from_text(lines: list[tuple[int, str]]) -> dict[str, Any]:
             continue
         # an excerpt without the header (grep'd or cut out of a longer paste): the rows still say it all
         seen_header = True
-        if cat == "Metadata":
+        if cat == "Metadata" or _META_NAME.search(name):
+            # (a run of one test, '-r eud', prints its metadata rows without the Metadata section's title row)
             meta[name] = value
             continue
         if name == "Error" and not cur_rows:
@@ -305,6 +306,11 @@ def _load_json(js: str) -> Any:
         if isinstance(doc, dict) and "results" in doc and "name" in doc:
             return {"tests": [doc]}
         return doc
+
+
+#: the Metadata section's rows ('DCGM Version', 'Driver Version Detected', 'GPU Device IDs Detected', 'EUD Test
+#: Version', 'Number of CPUs Detected'): never a test's name
+_META_NAME = re.compile(r"(?: Version| Detected)$")
 
 
 @parser("dcgmi-diag")
