@@ -7,7 +7,7 @@ blanks collapsed, a copy of a page's HTML source (``&lt;`` ``&gt;`` ``&amp;``), 
 (a CI runner's, ``kubectl logs --timestamps``, moreutils ``ts`` in brackets and in its default syslog form),
 journalctl's head of a service's line, ``docker compose logs``' service column, ``kubectl logs --prefix``'s pod and
 container, Ansible's task result around the command's output (a ``debug`` of the registered lines, ``-v``'s JSON on
-the host's line), a blog's typesetting (curly quotes, dashes), the lines a
+the host's line, the YAML result format, ad hoc ``-o``'s one line a host), a blog's typesetting (curly quotes, dashes), the lines a
 terminal shows before the output (ssh's known-hosts note, sudo's password prompt, kubectl's container
 choice, srun's allocation notes, pyxis' and apptainer's notes, docker's pull progress, a locale warning,
 watch's header, script(1)'s first line, an NGC container's banner; also behind a launcher's prefix) and
@@ -368,6 +368,11 @@ def ansible_yaml(text: str, kind: str) -> str:
                                                                for ln in body.splitlines(keepends=True))
 
 
+def ansible_one_line(text: str, kind: str) -> str:
+    """``ansible -o``: the host's whole output on one line, its newlines written ``\\n`` (a carriage return ``\\r``)."""
+    return f"{HOST} | CHANGED | rc=0 | (stdout) " + "\\n".join(ln.replace("\r", "\\r") for ln in _lines(text)) + "\n"
+
+
 def ts_syslog(text: str, kind: str) -> str | None:
     """moreutils ts' default time (``Mar 05 10:21:33 ``) before every line; a kernel log's own lines start with one."""
     if kind in STAMPED_KINDS:
@@ -476,6 +481,7 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
     "ansible-debug": ansible_debug,
     "ansible-v": ansible_v,
     "ansible-yaml": ansible_yaml,
+    "ansible-o": ansible_one_line,
     "html-source": html_source,
     "typeset": typeset,
     "watch": _banner(f"Every 2.0s: nvidia-smi                    {HOST}: Thu Mar  5 10:21:33 2024\n\n"),

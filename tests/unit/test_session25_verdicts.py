@@ -398,3 +398,19 @@ def test_a_paste_commented_out_with_slashes_is_read() -> None:
                 "//        </gpu>",
                 "//</nvidia_smi_log>")
     assert ("gpu_field_error", "critical", "n1/gpu0") in _checks(judge_text("nvidia-smi-q-xml", xml))
+
+
+# --- ansible ad hoc: -o's one line a host, a module's JSON result ---
+
+def test_ansible_one_line_output_is_read() -> None:
+    # `ansible gpu -m command -a ibstat -o`: '<host> | CHANGED | rc=0 | (stdout) ' and the output, newlines as '\n'
+    paste = "gpu-node07 | CHANGED | rc=0 | (stdout) " + "\\n".join(IBSTAT) + "\n"
+    assert clean_capture(paste, "ibstat").hosts == ["gpu-node07"]
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+def test_an_ad_hoc_modules_json_result_is_read() -> None:
+    out = "\n".join(IBSTAT)
+    paste = "gpu-node07 | CHANGED => " + json.dumps({"changed": True, "rc": 0, "stdout": out,
+                                                     "stdout_lines": IBSTAT}) + "\n"
+    assert _checks(judge_text("ibstat", paste)) == INIT_PORT

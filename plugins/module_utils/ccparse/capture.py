@@ -32,7 +32,8 @@ takes that back to the tool's own output, for every KIND alike:
   a report's top-level line sits at it;
 * an Ansible task's result is replaced by the command's output it holds, first of all (:func:`_unansibled`:
   ``ok: [node07] => {`` over a ``debug`` of ``out.stdout_lines``, ``-v``'s whole result as JSON on the host's line,
-  a failed task's ``stderr``); its host is recorded, and line numbers are then the unwrapped text's;
+  the YAML result format, a failed task's ``stderr``, ad hoc ``-o``'s ``node07 | CHANGED | rc=0 | (stdout) ...`` and a
+  module's ``node07 | CHANGED => {...}``); its host is recorded, and line numbers are then the unwrapped text's;
 * the header a parallel shell or Ansible prints above a host's output is removed and its host
   recorded (:func:`_without_banners`): ``ansible -m shell``'s ``node07 | CHANGED | rc=0 >>``, ``pssh -i``'s
   ``[1] 10:21:33 [SUCCESS] node07``, and the host (or folded host list) between two lines of dashes of
@@ -947,6 +948,13 @@ def _fenced(text: str) -> bool:
 _ANSIBLE_RESULT = re.compile(r"^(?P<indent>[ \t]{0,8})(?:ok|changed|failed|fatal|skipping): "
                              r"\[(?P<host>[^\]\s]{1,200})\](?::? FAILED!)?(?: => \(item=.{0,400}?\))?"
                              r" =>(?: ?(?P<obj>\{.*)| ?(?:changed=(?:true|false))?[ \t]*)$")
+#: an ad-hoc module's result (``ansible all -m command -a ...`` of a module without ``>>`` output, or ``-B``):
+#: ``node07 | CHANGED => {"changed": true, "stdout": ...}``, the JSON on the line or below it
+_ANSIBLE_ADHOC = re.compile(r"^(?P<indent>[ \t]{0,8})(?P<host>[^\s|\[\]]{1,200}) \| (?:CHANGED|SUCCESS|FAILED!?) =>"
+                            r" ?(?P<obj>\{.*)$")
+#: ``ansible -o`` (one line a host): ``node07 | CHANGED | rc=0 | (stdout) line 1\nline 2``, newlines written ``\n``
+_ANSIBLE_ONE_LINE = re.compile(r"^[ \t]{0,8}(?P<host>[^\s|]{1,200}) \| (?:CHANGED|SUCCESS|FAILED!?) \| rc=-?\d{1,5} \| "
+                               r"\(stdout\) ?(?P<out>.*?)(?: \| \(stderr\) ?(?P<err>.*))?$")
 #: Ansible's framing around the results: the play's and task's titles and the recap of each host
 _ANSIBLE_FRAME = re.compile(r"^[ \t]{0,8}(?:(?:PLAY|TASK|RUNNING HANDLER|PLAY RECAP)(?: \[.{0,400}\])? \*{3,}.*"
                             r"|[\w.-]{1,200}[ \t]+: ok=\d+ .*changed=\d+ .*)$")
@@ -1026,6 +1034,11 @@ def _yaml_result(lines: list[str], i: int, indent: str) -> tuple[object, int]:
         return None, i
 
 
+def _one_line_output(text: str) -> list[str]:
+    """The lines of ``ansible -o``'s stdout or stderr, whose newlines it writes as ``\\n`` (and returns as ``\\r``)."""
+    return text.replace("\\r", "").split("\\n") if text else []
+
+
 def _unansibled(text: str) -> tuple[str, list[str]]:
     """A paste of Ansible's output with the command's own output in place of each task result that holds it
     (:data:`_ANSIBLE_RESULT`, :func:`_result_output`; the play's and task's titles and the recap dropped), and
@@ -1036,9 +1049,15 @@ def _unansibled(text: str) -> tuple[str, list[str]]:
     hosts: list[str] = []
     i = 0
     while i < len(lines):
-        m = _ANSIBLE_RESULT.match(lines[i]) if "] " in lines[i] else None
+        line = lines[i]
+        m = _ANSIBLE_RESULT.match(line) if "] " in line else _ANSIBLE_ADHOC.match(line) if " => " in line else None
+        if m is None and " | (stdout)" in line and (one := _ANSIBLE_ONE_LINE.match(line)):
+            hosts.append(one.group("host"))
+            out.extend(_one_line_output(one.group("out")) + _one_line_output(one.group("err") or ""))
+            i += 1
+            continue
         if m is None:
-            out.append(lines[i])
+            out.append(line)
             i += 1
             continue
         if m.group("obj") is not None:
@@ -1068,7 +1087,8 @@ def clean_capture(text: str, kind: str, fast: bool = True) -> Cleaned:
     tests/unit/test_capture_fast.py holds the two equal on every capture of the repository)."""
     text = _unescaped(text)
     hosts: list[str] = []
-    if "=>" in text and "] => " in text:
+    if ("=>" in text and ("] => " in text or "| CHANGED => " in text or "| SUCCESS => " in text
+                          or "| FAILED! => " in text)) or ("(stdout)" in text and " | rc=" in text):
         text, hosts = _unansibled(text)
         if hosts:
             text = _unescaped(text)  # the command's own output, decoded from the result's JSON or YAML
