@@ -414,3 +414,11 @@ def test_an_ad_hoc_modules_json_result_is_read() -> None:
     paste = "gpu-node07 | CHANGED => " + json.dumps({"changed": True, "rc": 0, "stdout": out,
                                                      "stdout_lines": IBSTAT}) + "\n"
     assert _checks(judge_text("ibstat", paste)) == INIT_PORT
+
+
+# round2/scontrol-node/conoha-slurm-rest-api-postmortem-l4-gpu-worker-two-lines-idle-drain-dynamic-norm-invalid-reg-
+# gres-0-lt-1.txt (crowdy/conoha-cli-app-samples, docs/postmortems/2026-05-14-slurm-rest-api-gpu-worker.md)
+def test_a_grepd_state_and_reason_without_the_node_name_are_judged() -> None:
+    found = judge_text("scontrol-node", _text("State=IDLE+DRAIN+DYNAMIC_NORM+INVALID_REG",
+                                              "Reason=gres/gpu count reported lower than configured (0 < 1)"))
+    assert _checks(found) == [("slurm_node_state", "critical", "n1")]

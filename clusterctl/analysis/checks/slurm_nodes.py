@@ -112,7 +112,7 @@ def judge_scontrol_node(host: str, data: Mapping[str, Any], exp: Mapping[str, An
         first = state.split("+", 1)[0]
         not_responding = first.endswith("*") or "NOT_RESPONDING" in (n.get("state_flags") or [])
         reason = f", reason: {n['reason']}" if n.get("reason") else ""
-        name = str(n.get("name"))
+        name = str(n.get("name") or host)  # a grep'd excerpt names no node: the host it came from
         found = _judge(host, name, base, not_responding, f" (State={state}{reason})", "scontrol")
         if not found and n.get("drain"):
             found = _judge(host, name, "drain", False, f" (State={state}{reason})", "scontrol")
@@ -142,7 +142,7 @@ def _gres_below(host: str, nodes: list[Mapping[str, Any]], exp: Mapping[str, Any
     for n in listed:
         have = _gpu_gres(n.get("gres"))
         if have < want and (have or not any_gpu):
-            name = str(n.get("name"))
+            name = str(n.get("name") or host)  # a grep'd excerpt names no node: the host it came from
             out.append(Finding(host, "slurm_gres", rule_sev("slurm_gres.gpu_below_expected"), name,
                                f"scontrol: node {name} registers {have} GPU(s) in Slurm "
                                f"(Gres={n.get('gres')}), {want} expected (gpus_per_node): GPU jobs cannot use the "

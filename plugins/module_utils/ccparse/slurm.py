@@ -468,8 +468,8 @@ def _finish_node(fields: dict[str, str], tool: str, lineno: int, excerpt: bool =
 def parse_scontrol_node(text: str) -> dict[str, Any]:
     """Parse ``scontrol show node [NAME]`` (one or many nodes, blank-line separated), also ``-o`` (one
     line per node, where the OS and Reason text runs on, spaces and all, until the next ``Key=``). A grep'd excerpt
-    without ``State=`` is an ``excerpt``; one that starts at ``Reason=`` (``| grep Reason``) is a node whose ``name``
-    is None."""
+    without ``State=`` is an ``excerpt``; one that starts at ``Reason=`` or ``State=`` (``| grep Reason``) is a node
+    whose ``name`` is None."""
     tool = "scontrol-node"
     records: list[tuple[dict[str, str], int]] = []
     fields: dict[str, str] | None = None
@@ -486,8 +486,9 @@ def parse_scontrol_node(text: str) -> dict[str, Any]:
             fields = {}
         elif fields is None and capture.is_command(line, ("scontrol",)):
             continue  # the pasted command ('adev0: scontrol show node adev1', '$ scontrol ... | grep ...')
-        elif fields is None and line.startswith("Reason="):
-            fields = {"NodeName": ""}  # '| grep Reason': the node's reason alone, its name not in the excerpt
+        elif fields is None and line.startswith(("Reason=", "State=")):
+            # '| grep Reason' (or 'State\|Reason'): the node's state or reason alone, its name not in the excerpt
+            fields = {"NodeName": ""}
         elif fields is None:
             raise ParseError(tool, f"expected 'NodeName=...', got {line[:60]!r}", lineno)
         # a paster's arrow note after the fields; Markdown bold around a field ('**Gres=(null)**')
