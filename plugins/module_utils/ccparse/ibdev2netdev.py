@@ -91,8 +91,8 @@ def parse_ibdev2netdev(text: str) -> dict[str, Any]:
             **({"address": m.group("addr")} if m.group("addr") else {}),
         })
     if not mappings:
-        ports = _rdma_link([(n, ln.strip()) for n, ln in enumerate(strip_source_line(text).splitlines(),
-                                                                    start=1 + offset)])
+        numbered = enumerate(strip_source_line(text).splitlines(), start=1 + offset)
+        ports = _rdma_link([(n, ln.strip()) for n, ln in numbered])
         if ports is not None:
             return ports
         raise ParseError(TOOL, "no '<dev> port <n> ==> <netdev> (<state>)' line found", lineno or None)

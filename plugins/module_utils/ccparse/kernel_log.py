@@ -291,6 +291,8 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re
                               r"(?P<ibdev>[a-z]\w{0,20}?\d{1,3}): "
                               r"(?P<what>(?:Failed to|Couldn't|Could not) (?:create|allocate|register|modify|"
                               r"query|open|init\w*) [\w -]{1,40})")
+
+
 def _rdma_dev_pci(before: list[str], ibdev: str) -> str:
     """The bus id an earlier line of the driver gives RDMA device ``ibdev`` (``hns3 0000:bd:00.2 hns_2: ...``,
     ``bnxt_en 0000:82:00.0 bnxt_re0: ...``; the last 400 lines), else ``ibdev`` itself."""
