@@ -8,8 +8,8 @@ blanks collapsed, a copy of a page's HTML source (``&lt;`` ``&gt;`` ``&amp;``), 
 journalctl's head of a service's line, ``docker compose logs``' service column, ``kubectl logs --prefix``'s pod and
 container, Ansible's task result around the command's output (a ``debug`` of the registered lines, ``-v``'s JSON on
 the host's line, the YAML result format, ad hoc ``-o``'s one line a host), a blog's typesetting (curly quotes,
-dashes), the lines a terminal shows before the output (ssh's known-hosts note, sudo's password prompt, kubectl's container
-choice, srun's allocation notes, pyxis' and apptainer's notes, docker's pull progress, a locale warning,
+dashes), the lines a terminal shows before the output (ssh's known-hosts note, sudo's password prompt, kubectl's
+container choice, srun's allocation notes, pyxis' and apptainer's notes, docker's pull progress, a locale warning,
 watch's header, script(1)'s first line, an NGC container's banner; also behind a launcher's prefix) and
 after it (ssh's 'Connection to ... closed.', kubectl run --rm's deleted pod, script(1)'s last line),
 CRLF line ends, the paste indented
