@@ -815,6 +815,14 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
                                         f"lspci lists {len(on_bus)} NVIDIA GPU(s) on the PCI bus, {want} expected "
                                         "(gpus_per_node): the others are not on the bus (fallen off, not powered, not "
                                         "passed through)"))
+    for d in devices:
+        if d.get("flash_recovery"):
+            res.findings.append(Finding(host, "pcie_device", rule_sev("pcie_device.flash_recovery"),
+                                        f"{host}/{d['slot']}",
+                                        f"PCI device {d['slot']} enumerates as its flash-recovery identity "
+                                        f"({d.get('description')}): the adapter runs no firmware, no driver binds and "
+                                        "it carries no traffic; burn its firmware (mstflint/flint in recovery mode), "
+                                        "then power-cycle"))
     for dev, slots in lost.items():
         res.findings.append(Finding(host, "pcie_device", rule_sev("pcie_device.not_responding"), f"{host}/{dev}",
                                     f"PCI device {dev} (function(s) {', '.join(slots)}) reads 'rev ff': its config "

@@ -200,7 +200,9 @@ def parse_lspci(text: str) -> dict[str, Any]:
                    "is_nic": cls in ("Infiniband controller", "Ethernet controller", "Network controller"),
                    "lnkcap": None, "lnksta": None, "access_denied": False, "line": lineno,
                    # 'rev ff': the revision byte of config space read as all ones: the device does not answer
-                   "config_all_ones": bool(_REV_FF.search(desc))}
+                   "config_all_ones": bool(_REV_FF.search(desc)),
+                   # the adapter's recovery identity ('MT27700 Family [ConnectX-4 Flash Recovery]'): no firmware runs
+                   "flash_recovery": vendor == "mellanox" and "flash recovery" in low}
             devices.append(cur)
             head_line = lineno
             continue
