@@ -422,3 +422,16 @@ def test_a_grepd_state_and_reason_without_the_node_name_are_judged() -> None:
     found = judge_text("scontrol-node", _text("State=IDLE+DRAIN+DYNAMIC_NORM+INVALID_REG",
                                               "Reason=gres/gpu count reported lower than configured (0 < 1)"))
     assert _checks(found) == [("slurm_node_state", "critical", "n1")]
+
+
+# --- lspci: an adapter in flash recovery ---
+
+# round2/lspci/sthforum41103-ebay-cx455a-one-line-code-block-connectx4-flash-recovery-memory-controller.txt
+# (forums.servethehome.com, threads/flashing-blank-cx455a-to-something-useful.41103, post-388520)
+def test_an_adapter_enumerating_as_its_flash_recovery_device_is_failed() -> None:
+    line = "02:00.0 Memory controller: Mellanox Technologies MT27700 Family [ConnectX-4 Flash Recovery]\n"
+    found = judge_text("lspci", line)
+    assert _checks(found) == [("pcie_device", "critical", "n1/0000:02:00.0")] and "Flash Recovery" in found[0].message
+    # the same family running its firmware is an Infiniband controller, nothing to say
+    assert _checks(judge_text("lspci", "02:00.0 Infiniband controller: Mellanox Technologies MT27700 Family "
+                                       "[ConnectX-4]\n")) == []
