@@ -193,7 +193,31 @@ EXCLUDED = {
            "round2/kernel-log/linuxpci-tushardave-nvme-behind-broadcom-switch-triple-quoted-nbsp-timestamps-dpc-"
            "malftlp-disabling-device-after-reset-failure.txt",
            "round2/lspci/linuxpci-pilcher-quadro-p1000-vfio-pci-gt-quoted-vvvxx-gpu-and-audio-hexdump-2-5gts-idle-"
-           "x16.txt")},
+           "x16.txt",
+           "round2/ip-link/kata414-quoted-reply-backticks-enp137s0f0-pf-no-up-flag-with-vf0-link-state-auto-enp137s0f2-"
+           "down.txt",
+           "round2/nvidia-smi/zyanham-mytools-vitisai-notes-gt-prefixed-535.113.01-rtx3060-08-00-fan-err-31c-p0-"
+           "xorg.txt")},
+    # blind batches 100-105 (session 25)
+    **{(habit, cid):
+       "the output is commented out in a source file ('# ' or '//' before every line, under the author's own code): "
+       "a terminal's prefix, time, prompt or fence comes inside the comment, never before its mark"
+       for habit in _OUTSIDE_HABITS for cid in (
+           "round2/nvidia-smi-q-xml/aixcontainer-zju-xmlutils-slash-commented-440.31-quadro-p5000-fan-unknown-error-"
+           "beside-k20c-v10-dtd.txt",
+           "round2/nvidia-smi-q-xml/micromagnum-hash-commented-gpu-element-tesla-m2090-14-00-p0-98pct-207w-exclusive-"
+           "thread-temp-na.txt",
+           "round2/nvidia-smi/mxochicale-installing-cuda-driver-bash-hash-commented-before-reboot-nvml-mismatch-library-"
+           "580.173.txt")},
+    ("elision", "round2/nvidia-smi-q-xml/aixcontainer-zju-xmlutils-slash-commented-440.31-quadro-p5000-fan-unknown-"
+                "error-beside-k20c-v10-dtd.txt"):
+        "the output is commented out with '//' on every line: the author's elision would be commented too ('// ...'); "
+        "a bare '...' among the commented lines leaves a block that is no longer commented out as a whole",
+    ("mail-wrap", "round2/kernel-log/netdev2024-mlx5-teardown-hca-timeout-tear-down-hca-failed-then-poll-health-page-"
+                  "fault-oops-s2600wft-no-timestamps.txt"):
+        "a log without timestamps whose oops dump (registers, call trace) is most of it: the wrap's rest of the mlx5 "
+        "'TEARDOWN_HCA(0x103) timeout' line cannot be told from the dump's own lines, so that firmware line stays cut "
+        "(the verdict holds: failed, by the oops)",
     ("mail-wrap", "round2/kernel-log/gpud-sxid-readme-blockquote-xid79-9100-then-sxid-20034-ltssm-fault-up-three-"
                   "nvswitches.txt"):
         "a Markdown blockquote ('> ' before every line): the wrap's rests come without the quote mark a mail client "

@@ -718,7 +718,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             note = f"link flaps not counted: {exc.reason}"
     if injected:
         # the errors aer_inject wrote are the test's: the device's and its root port's lines of them are not judged
-        aer, aer_nonfatal, aer_corrected = ([e for e in events if str(e.get("pci") or "").lower() not in injected]
+        # (a line whose device was not read off its head names it in its text)
+        def _test(e: dict[str, Any]) -> bool:
+            pci = str(e.get("pci") or "").lower()
+            return pci in injected if pci else any(d in str(e.get("text") or "").lower() for d in injected)
+
+        aer, aer_nonfatal, aer_corrected = ([e for e in events if not _test(e)]
                                             for events in (aer, aer_nonfatal, aer_corrected))
     if io_region and not any(str(e.get("what", "")).startswith("invalid PCI I/O region (") for e in gpu_fatal):
         gpu_fatal.append(io_region[0])  # the BAR line that names the GPU is not in the paste
