@@ -130,6 +130,18 @@ def outcomes(tmp: str) -> dict[str, Outcome]:
 
 #: captures whose content shows no KIND an operator would recognise either (kept honest, each named)
 NOT_RECOGNISABLE: dict[str, str] = {
+    # blind batches 100-105 (session 25)
+    "round2/nvidia-smi-q-xml/micromagnum-hash-commented-gpu-element-tesla-m2090-14-00-p0-98pct-207w-exclusive-thread-"
+    "temp-na.txt":
+        "a <gpu> element of the XML without its document, every line commented out with '# ': no XML declaration or "
+        "<nvidia_smi_log> root to find",
+    "round2/nvidia-smi/gpuop442-kubectl-exec-driver-daemonset-defaulted-container-smi-L-one-a30-no-mig-devices.txt":
+        "one nvidia-smi -L line after kubectl's notes: too few of its lines to find (the verdict is right when the "
+        "file is named as its KIND)",
+    "round2/scontrol-node/ecconotes-cornell-biohpc-show-nodes-cbsueccosl04-grep-reason-one-line-kill-task-failed-no-"
+    "node-name.txt":
+        "one grep'd Reason= line: a node's reason alone is no signature (a sinfo paste followed by such a line is "
+        "sinfo's)",
     # batches 38-46 (session 18)
     "round2/kernel-log/tempesta430-dmesg-ixgbe-eth3-detected-tx-unit-hang-queues-6-5-4-indented-cut.txt":
         "one dmesg line, then the hang's register dump indented and unprefixed: too few kernel log lines to find "
@@ -213,9 +225,6 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "round2/kernel-log/linuxppc-haleem-power10-lpar-next-20230317-mlx5-4001-probe-rtnl-assertion-warning-wrapped-no-"
     "ts.txt":
         "console lines without times, a WARNING's register dump and trace: too few driver lines to find",
-    "round2/nvidia-smi-nvlink/aau-aicloud-multi-gpu-keras-dgx2-v100-sxm3-nvlink-gt-d-start-elided-gpu3-link0-data-"
-    "tx-rx-kib.txt":
-        "one GPU line and two traffic counters between elisions: too little of nvlink -gt d to find",
     "round2/nvidia-smi-query/sirzzang-k8s-gpu-workers-ssh-loop-index-driver-name-noheader-worker1-3-nvml-mismatch-"
     "580.159-worker2-rtx5090-excerpt-crlf.txt":
         "a shell loop over hosts with noheader rows and nvidia-smi's refusals: no CSV header to find",
@@ -230,6 +239,21 @@ NOT_RECOGNISABLE: dict[str, str] = {
 
 #: captures holding two tools' outputs, read as the first one's KIND by design: ident -> (KIND read, why)
 READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
+    # blind batches 100-105 (session 25)
+    "round2/nvidia-smi/miyakz-mlstudy-kvm-gt710-check-sh-bash-x-trace-450.203.03-table-p8-lspci-apt-list.txt": (
+        "lspci", "a script's bash -x trace running lspci before nvidia-smi: the first tool's output is what is read"),
+    "round2/nvidia-smi/miyakz-mlstudy-kvm-gt710-couldnt-communicate-then-dmesg-nvrm-legacy-470-driver-ignores-"
+    "gpu.txt": (
+        "kernel-log", "nvidia-smi's one error line, then a dmesg of NVRM lines (most of the paste): the kernel log is "
+                      "what is found"),
+    "round2/nvidia-smi/miyakz-mlstudy-kvm-gt710-sudo-prompt-blank-lines-no-devices-found-then-cut-prompt-lspci-03-"
+    "00.txt": (
+        "lspci", "nvidia-smi's 'No devices were found', then lspci's GPU line: the device line is what is found (the "
+                 "error line alone is no signature)"),
+    "round2/nvidia-smi/onizuka-gds-vm-lspci-quadro-p400-apt-470-reboot-then-device-handle-04-00-unknown-error-kvm-"
+    "not-hidden.txt": (
+        "lspci", "lspci's GPU line, then nvidia-smi's device-handle error in one paste: the first tool's output is "
+                 "what is read"),
     "round2/scontrol-node/lambdalabs-notes-indented-sinfo-then-show-node-hyperplane01-a100-8-idle-no-arch-version-"
     "boottime-none.txt": (
         "sinfo", "sinfo's table, then scontrol show node, in one paste: the first tool's output is what is read"),
@@ -519,6 +543,9 @@ QUOTED_REPLIES = frozenset({
     "round2/lspci/linuxpci-pilcher-quadro-p1000-vfio-pci-gt-quoted-vvvxx-gpu-and-audio-hexdump-2-5gts-idle-x16.txt",
     # Markdown's lazy blockquote: '> ' on the record's first line only
     "round2/ip-link/danm246-mellanox-pf-enp101s0f0-up-vf-list-vlan-10-markdown-bold-quote-prefix-cut.txt",
+    # a quoted reply whose listing opens with a backtick inside the quote ('> `4: enp137s0f0: ...')
+    "round2/ip-link/kata414-quoted-reply-backticks-enp137s0f0-pf-no-up-flag-with-vf0-link-state-auto-enp137s0f2-"
+    "down.txt",
 })
 
 

@@ -330,7 +330,8 @@ def test_rdma_adapter_firmware_failing_the_driver_s_commands() -> None:
             "[    5.531702] bnxt_en 0000:82:00.0 bnxt_re0: Failed to create HW CQ\n"
             "[    5.531706] infiniband bnxt_re0: Couldn't create ib_mad CQ\n")
     found = [f for f in judge_text("kernel-log", bnxt) if f.check == "kernel_net"]
-    assert [(f.subject, f.severity) for f in found] == [("n1/bnxt_re0", "critical")]  # one device, both lines
+    # one device, both lines; named by its PCI function, which the driver's line gives it (session 25)
+    assert [(f.subject, f.severity) for f in found] == [("n1/0000:82:00.0", "critical")]
     assert "bnxt_re0: Failed to create HW CQ" in found[0].message
     # round2/kernel-log/linuxpci2021-...: the command EQ recovered late, a command that timed out
     late = ("[ 1537.020001] mlx5_core 0000:d8:00.0: mlx5_cmd_eq_recover:245:(pid 1416): Recovered 1 EQEs on cmd_eq\n")

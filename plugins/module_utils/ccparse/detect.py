@@ -80,7 +80,9 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^\s*(?:Enforced Power Limit|Current Power Limit|Performance State|Persistence Mode|VBIOS Version|"
          r"GPU Current Temp|Minor Number|Power Draw|Bus Id)\s+: "),
         ("nvidia-smi-nvlink", "nvidia-smi nvlink -s link lines",
-         r"^\s*Link \d+: (?:\d+(?:\.\d+)? GB/s|<inactive>)|^\s*(?:NVML:\s*)?Unable to retrieve NVLink information"),
+         r"^\s*Link \d+: (?:\d+(?:\.\d+)? GB/s|<inactive>)|^\s*(?:NVML:\s*)?Unable to retrieve NVLink information|"
+         # nvlink -gt d / -gt r: each link's traffic counters
+         r"^\s*Link \d+: (?:Data|Raw) (?:Tx|Rx): \d+ KiB"),
         ("nvidia-smi", "the nvidia-smi table",
          r"NVIDIA-SMI \d+\.\d+.{0,80}(?:Driver|KMD) Version|"
          r"^\|\s*GPU\s+Name\s+(?:Persistence-M|Driver-Model|TCC/WDDM)|^\|\s*MIG devices:|"
@@ -172,7 +174,9 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.()/-]+(?:\[\d+\])?: |"
          # a syslog time then the kernel's own, no host ('Sep  3 10:05:39  [193378.949952][   C10] ...')
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+\[\s*\d+\.\d+\]|"
-         r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: ).*$", 0.2),
+         r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S* \S+ [\w.()/-]+(?:\[\d+\])?: |"
+         # dmesg without its times: a driver's line naming its PCI function ('hns3 0000:bd:00.2: ...')
+         r"^\s*[a-z][\w-]{1,30} [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7][: ]).*$", 0.2),
         ("ibstat", "ibstat's own failure line", r"^.*\bibpanic: \[\d+\] .*$", 0.2),
         ("ibdev2netdev", "rdma link's port lines",
          r"^[ \t]*(?:link|\d{1,4}/\d{1,4}:)[ \t]+[^\s/]{1,64}/\d{1,4}:?[ \t]+(?:subnet_prefix \S+ lid \d+ .*)?"
