@@ -344,10 +344,10 @@ def _error_fields(host: str, g: Mapping[str, Any], wsl: str = "") -> list[Findin
     errs = list(g.get("error_fields") or [])
     # WSL 2's paravirtualised drivers expose neither the utilization counter nor the fan: 'ERR!' in GPU-Util or Fan
     # on a GPU that answers
-    readable = [e for e in errs if tuple(e) not in _WSL_UNREAD] if wsl else errs
-    if len(readable) < len(errs):
-        shown = " and ".join(_WSL_UNREAD[tuple(e)] for e in errs if tuple(e) in _WSL_UNREAD)
-        errs = readable
+    unread = [_WSL_UNREAD[tuple(e)] for e in errs if tuple(e) in _WSL_UNREAD] if wsl else []
+    if unread:
+        errs = [e for e in errs if tuple(e) not in _WSL_UNREAD]
+        shown = " and ".join(unread)
         out.append(Finding(host, "gpu_field_error", rule_sev("gpu_field_error.wsl_reading"), _subject(host, g),
                            f"nvidia-smi shows {shown} 'ERR!' under WSL 2 ({wsl}): WSL's driver does not "
                            f"report it, the GPU's other readings answer{_bus(g)}"))

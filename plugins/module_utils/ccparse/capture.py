@@ -151,6 +151,8 @@ _PREFIXES = ("> ", ">", " * ", "* ", "// ")
 #: time, if any; also indented, as a markdown list item pastes it), ``[host] `` (not a dmesg timestamp:
 #: the name holds a letter), ``host: `` or ``10.3.35.83: `` (pdsh, clush, dshbak -c off), srun -l ``N: ``
 #: and Intel MPI -l ``[N] ``
+#: a syslog date and time without the year ('Mar 05 10:21:33'): journalctl's head of a line, moreutils ts' default
+_SYSLOG_TIME = r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"
 _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or list item indents the whole paste
                        r"(?:(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?: )?"
                        r"\[(?P<mpi>\d{1,6},\d{1,6})\]<std(?:out|err)>:"
@@ -175,7 +177,7 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        r"(?:Z|[+-]\d{2}:?\d{2})?\]?(?: |$)|\[\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] )"
                        # journalctl's line of a service that ran the tool: 'Dec 05 10:21:33 gpu-node07
                        # healthcheck.sh[4242]: ' (the host recorded)
-                       r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} (?P<journal>[\w.-]{1,64}) (?!\d)[\w.@/:-]{1,64}"
+                       r"|" + _SYSLOG_TIME + r" (?P<journal>[\w.-]{1,64}) (?!\d)[\w.@/:-]{1,64}"
                        r"(?:\[\d{1,9}\])?: "
                        # docker compose logs' service (container) column: 'trainer-1  | '
                        r"|(?P<compose>[A-Za-z][\w.-]{0,63}) {0,32}\| "
@@ -183,10 +185,10 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        r"|\[(?P<kube>pod/[\w.-]{1,253}/[\w.-]{1,63})\] "
                        # moreutils ts' default time, a syslog date without host or tag: 'Mar 05 10:21:33 '
                        # (after the journal form, which is that time followed by a host and a tag)
-                       r"|(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) "
+                       r"|(?P<ts>" + _SYSLOG_TIME + r") "
                        r")")
 #: moreutils ts' time alone (:data:`_LAUNCHER`'s ``ts`` form)
-_TS_HEAD = re.compile(r"^[ \t]{0,8}(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) ")
+_TS_HEAD = re.compile(r"^[ \t]{0,8}(?P<ts>" + _SYSLOG_TIME + r") ")
 #: KINDs whose own lines start with a time (and a host): a kernel log's syslog or journal lines keep it
 STAMPED_KINDS = frozenset({"kernel-log", "syslog-linkflap"})
 #: launcher forms that are a time or a log's line head, not a launcher's host or rank
@@ -601,6 +603,11 @@ def _unquoted_prompt(ln: str) -> bool:
     return _prompt_line(ln) and not ln.startswith(_PREFIXES)
 
 
+def _quoted(ln: str) -> bool:
+    """A line of a reply's quote: ``> `` before its text, or the quote mark alone."""
+    return ln.startswith("> ") or ln.rstrip() == ">"
+
+
 def _strip_prefix(lines: list[str]) -> list[str]:
     # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
     body = [ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)] or [ln for ln in lines if ln.strip()]
@@ -622,8 +629,8 @@ def _strip_prefix(lines: list[str]) -> list[str]:
     if first.startswith("> ") and first[2:3].strip() and all(ln[:1] in (" ", "\t") for ln in body[1:]):
         # Markdown's lazy blockquote: only the record's first line carries '> ', its indented lines follow bare
         return [ln[2:] if ln is first else ln for ln in lines]
-    run = next((i for i, ln in enumerate(body) if not (ln.startswith("> ") or ln.rstrip() == ">")), len(body))
-    if run >= _QUOTED_RUN and not any(ln.startswith("> ") or ln.rstrip() == ">" for ln in body[run:]):
+    run = next((i for i, ln in enumerate(body) if not _quoted(ln)), len(body))
+    if run >= _QUOTED_RUN and not any(map(_quoted, body[run:])):
         # the paste quoted with '> ' from its first line of text on, the paster's own lines after it (a note, a
         # comment), never quoted again: the quoted lines are the capture
         end = lines.index(body[run]) if run < len(body) else len(lines)

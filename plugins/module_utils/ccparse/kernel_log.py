@@ -293,11 +293,11 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re
                               r"query|open|init\w*) [\w -]{1,40})")
 
 
-def _rdma_dev_pci(before: list[str], ibdev: str) -> str:
-    """The bus id the driver's line (this one or an earlier one) gives RDMA device ``ibdev`` (``hns3 0000:bd:00.2
-    hns_2: ...``, ``bnxt_en 0000:82:00.0 bnxt_re0: ...``; the last 400 lines), else ``ibdev`` itself."""
+def _rdma_dev_pci(lines: list[str], end: int, ibdev: str) -> str:
+    """The bus id the driver's line (``lines[end - 1]`` or one of the 399 before it) gives RDMA device ``ibdev``
+    (``hns3 0000:bd:00.2 hns_2: ...``, ``bnxt_en 0000:82:00.0 bnxt_re0: ...``), else ``ibdev`` itself."""
     named = re.compile(r"(" + _PCI + r") " + re.escape(ibdev) + ":")
-    for ln in reversed(before[-400:]):
+    for ln in reversed(lines[max(0, end - 400):end]):
         if ibdev in ln and (m := named.search(ln)):
             return m.group(1).lower()
     return ibdev
@@ -649,7 +649,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if ("Failed to" in msg or "Couldn't" in msg or "Could not" in msg) and (rd := _RDMA_DEV_FAILED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else
-                                 _rdma_dev_pci(unwrapped[:lineno - offset], rd.group("ibdev")),
+                                 _rdma_dev_pci(unwrapped, lineno - offset, rd.group("ibdev")),
                                  what=f"{rd.group('ibdev')}: {rd.group('what').strip()}"))
             continue
         if ("Hang" in msg or "imeout" in msg or "timed out" in msg) and (th := _TX_HANG.search(msg)):
