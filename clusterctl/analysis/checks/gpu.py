@@ -87,9 +87,17 @@ def _bus(gpu: Mapping[str, Any]) -> str:
     return f" ({gpu['bus_id']})" if gpu.get("bus_id") else ""
 
 
-#: SXM boards of these products carry 4 or 8 GPUs (HGX/DGX baseboards): 5 to 7 visible is a board
-#: with GPUs missing, whatever the inventory says
-_SXM8_FAMILIES = ("A100", "H100", "H200", "H800", "A800", "B100", "B200", "B300")
+#: SXM boards of these products carry 1, 2, 4 or 8 GPUs (HGX/DGX baseboards, and the cloud VMs cut from
+#: them): 5 to 7 visible is a board with GPUs missing, whatever the inventory says
+_SXM8_FAMILIES = ("P100", "V100", "A100", "H100", "H200", "H800", "A800", "H20", "B100", "B200", "B300")
+
+
+def _sxm(name: str) -> bool:
+    """An SXM (baseboard) product: named so, or one :func:`product_nvlinks` knows by its SXM-only name
+    (``NVIDIA H100 80GB HBM3``, ``NVIDIA H200``, ``NVIDIA H800``; the table layout's ``NVIDIA H100 80G...``);
+    ``NVIDIA H20`` is made for HGX boards only."""
+    up = name.upper()
+    return "SXM" in up or product_nvlinks(name) is not None or up.rstrip(". ").endswith(("H20", "H100 80G"))
 
 
 def board_gpus(names: list[str], found: int) -> int | None:
@@ -97,7 +105,7 @@ def board_gpus(names: list[str], found: int) -> int | None:
     family with 5-7 GPUs visible (a 4-GPU board cannot show more than 4)."""
     if not names or not 4 < found < 8:
         return None
-    ok = all("SXM" in n.upper() and any(f in n.upper() for f in _SXM8_FAMILIES) for n in names)
+    ok = all(_sxm(n) and any(f in n.upper() for f in _SXM8_FAMILIES) for n in names)
     return 8 if ok else None
 
 
@@ -567,7 +575,10 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         res.findings += _lost(host, data)
         return res
     if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
-        res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi")
+        # the board's count only where the table runs to its processes box (a paste cut after GPU 4 lists 5)
+        names = [str(g.get("name")) for g in gpus if g.get("name")] if data.get("whole_table") else []
+        board = board_gpus(names, len(gpus)) if len(names) == len(gpus) else None
+        res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi", board)
     if gpus and exp.get("gpus_per_node") is None and not data.get("lost_gpus") and all(
             g.get("cut_after_first_row") and g.get("ecc_uncorrected_volatile") is None for g in gpus):
         # each GPU's first row only (the paster's trim, or a cut): names and bus ids, no reading; as with
@@ -790,9 +801,9 @@ def judge_topo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> Ch
 
 @check("lspci")
 def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
-    """GPU/Mellanox NIC (and any device of a grep'd excerpt: the one the user selected) link against
-    its LnkCap: width below it ``pcie_link.width_reduced``; width below it while trained at Gen1, or a
-    quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
+    """GPU, fast NIC and NVMe disk (:func:`_fast_device`; and any device of a grep'd excerpt: the one the user
+    selected) link against its LnkCap: width below it ``pcie_link.width_reduced``; width below it while trained at
+    Gen1, or a quarter of it or less, ``pcie_link.training_failed`` (speed alone is not judged for GPUs: idle
     down-clock)."""
     res = CheckResult()
     if not data.get("devices"):
@@ -830,8 +841,7 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
     judged = 0
     for d in data.get("devices") or []:
         cap, sta = d.get("lnkcap"), d.get("lnksta")
-        if not (d.get("is_gpu") or d.get("excerpt") or (d.get("is_nic") and d.get("vendor") == "mellanox")) \
-                or not cap or not sta:
+        if not cap or not sta or not (d.get("is_gpu") or d.get("excerpt") or _fast_device(d, cap)):
             continue
         judged += 1
         subj = f"{host}/{d['slot']}"
@@ -857,6 +867,20 @@ def judge_lspci(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                         f"{NOTHING}lspci: {unread}"))
     return res
+
+
+#: lanes below which a NIC or disk is not a data path a training job waits on (a 1 GbE LOM is x1, a BMC's x1-x2)
+_FAST_NIC_LANES = 8
+_FAST_DISK_LANES = 4
+
+
+def _fast_device(d: Mapping[str, Any], cap: Mapping[str, Any]) -> bool:
+    """A device whose link width a job's speed depends on besides GPUs: a Mellanox adapter, another NIC built for
+    :data:`_FAST_NIC_LANES` lanes or more (Broadcom, Intel, AMD Pensando RoCE NICs), an NVMe disk of
+    :data:`_FAST_DISK_LANES` (data loading, checkpoints)."""
+    if d.get("is_nic"):
+        return d.get("vendor") == "mellanox" or (cap.get("width") or 0) >= _FAST_NIC_LANES
+    return d.get("class") == "Non-Volatile memory controller" and (cap.get("width") or 0) >= _FAST_DISK_LANES
 
 
 def _no_link_read(devices: list[Mapping[str, Any]]) -> str | None:

@@ -39,6 +39,15 @@ _FLAGS_LINE = re.compile(r"^(?:[A-Za-z][\w/]{0,24}[+-] ){1,20}[A-Za-z][\w/]{0,24
 #: a slot named anywhere in a non-indented line of an excerpt (``Card: 01:00.0 VGA ...`` of a probe
 #: script, ``$ lspci -vv -s 01:00.0 | grep LnkSta``): the device the following link lines belong to
 _SLOT_ANY = re.compile(r"(?<![\w:.])((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?![\w.])")
+#: the numeric class 'lspci -nn' prints after its name
+_CLASS_NUMBER = re.compile(r"\s*\[[0-9a-fA-F]{4}\]$")
+#: PCI class codes of the devices judged, as 'lspci -n' prints them alone (PCI Code and ID Assignment spec)
+_CLASS_NAMES = {"0108": "Non-Volatile memory controller", "0200": "Ethernet controller",
+                "0207": "Infiniband controller", "0280": "Network controller", "0300": "VGA compatible controller",
+                "0302": "3D controller"}
+#: a device's vendor:device ids ('[10de:2330]' of -nn, '10de:2330' of -n) and the vendors the checks name
+_VENDOR_ID = re.compile(r"(?:^|\[)([0-9a-fA-F]{4}):[0-9a-fA-F]{4}(?:\]|\s|$)")
+_VENDORS = {"10de": "nvidia", "15b3": "mellanox"}
 _HEAD = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\n]{1,80}):\s*(.*)$")
 _SPEED = re.compile(r"Speed\s+(\d{1,3}(?:\.\d{1,3})?)GT/s(?:\s*\((ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width\s+x(\d{1,2})(?:\s*\((ok|downgraded)\))?")
@@ -194,7 +203,12 @@ def parse_lspci(text: str) -> dict[str, Any]:
             desc = h.group(3).strip()
             low = desc.lower()
             vendor = "nvidia" if "nvidia" in low else "mellanox" if ("mellanox" in low or "connectx" in low) else None
-            cls = h.group(2).strip()
+            # 'lspci -nn' adds the numeric class and ids ('3D controller [0302]: NVIDIA ... [10de:2330]'), 'lspci -n'
+            # prints them alone ('0302: 10de:2330 (rev a1)'): the class named by its number, the vendor by its id
+            cls = _CLASS_NUMBER.sub("", h.group(2).strip())
+            cls = _CLASS_NAMES.get(cls, cls)
+            ids = _VENDOR_ID.search(desc) if vendor is None else None
+            vendor = _VENDORS.get(ids.group(1).lower()) if ids else vendor
             cur = {"slot": slot.lower(), "class": cls, "description": desc, "vendor": vendor,
                    "is_gpu": vendor == "nvidia" and cls in ("3D controller", "VGA compatible controller"),
                    "is_nic": cls in ("Infiniband controller", "Ethernet controller", "Network controller"),

@@ -194,6 +194,8 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             continue
         if "Processes:" in s or "processes:" in s:  # 'Compute processes:' before driver 319
             in_processes = True
+            if out["gpus"]:
+                out["whole_table"] = True  # the processes box after the GPUs: the GPU table was printed to its end
             continue
         if not seen_table and (listed := _LISTED.match(s)) and "(UUID" in s:
             out.setdefault("listed", []).append({"index": int(listed.group(1)), "name": listed.group(2),

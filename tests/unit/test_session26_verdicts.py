@@ -1,0 +1,102 @@
+"""Session 26 (issue 29): PCI class and vendor read from lspci's numbers, the links of fast NICs and NVMe disks judged,
+and an HGX board's GPU count known from the products' own names.
+
+Expected values are read off the text of each capture (quoted here or read from tests/corpus, with its source); a
+derived form (``lspci -n``'s numbers, a GPU block gone from a table) is what the named tool prints for that case."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import corpus_capture, judge_text, parse_text
+from conftest import finding_keys as _checks
+from conftest import text_of as _text
+
+# --- lspci -nn / -n: the class and vendor as numbers ---
+
+# round2/lspci/linuxpci-mps256-silicon-motion-sm2263-nvme-vvv-numeric-ids-2-5gts-x1-of-8gts-x4.txt
+# (linux-pci mail 'PCIe: can't set Max Payload Size to 256'): an NVMe disk built for Gen3 x4, trained at Gen1 x1
+NVME = _text(
+    "04:00.0 Non-Volatile memory controller [0108]: Silicon Motion, Inc. Device [126f:2263] (rev 03) "
+    "(prog-if 02 [NVM Express])",
+    "        Subsystem: Silicon Motion, Inc. Device [126f:2263]",
+    "        Capabilities: [70] Express (v2) Endpoint, MSI 00",
+    "                LnkCap: Port #0, Speed 8GT/s, Width x4, ASPM not supported",
+    "                        ClockPM+ Surprise- LLActRep- BwNot- ASPMOptComp+",
+    "                LnkCtl: ASPM Disabled; RCB 64 bytes, Disabled- CommClk-",
+    "                LnkSta: Speed 2.5GT/s (downgraded), Width x1 (downgraded)",
+    "                        TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-")
+
+
+def test_an_nvme_disk_at_gen1_x1_of_gen3_x4_is_a_link_that_failed_to_train() -> None:
+    (d,) = parse_text("lspci", NVME)["devices"]
+    assert d["class"] == "Non-Volatile memory controller"  # without -nn's '[0108]'
+    assert _checks(judge_text("lspci", NVME)) == [("pcie_link", "critical", "n1/0000:04:00.0")]
+
+
+# round2/lspci/linuxhw-c4140-tesla-v100-sxm2-af00-8gts-x16-ok.txt (linuxhw/LsPCI, hw-probe's 'lspci -vvnn' of a Dell
+# PowerEdge C4140): the V100's header and its link lines
+V100_HEAD = "af:00.0 3D controller [0302]: NVIDIA Corporation GV100GL [Tesla V100 SXM2 16GB] [10de:1db1] (rev a1)"
+V100_LINK = ("\tCapabilities: [78] Express (v2) Endpoint, MSI 00",
+             "\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16, ASPM not supported",
+             "\t\tLnkSta:\tSpeed 8GT/s (ok), Width x16 (ok)")
+
+
+def test_lspci_nn_class_numbers_still_name_a_gpu() -> None:
+    (d,) = parse_text("lspci", _text(V100_HEAD, *V100_LINK))["devices"]
+    assert (d["class"], d["vendor"], d["is_gpu"]) == ("3D controller", "nvidia", True)
+
+
+def test_lspci_n_numbers_alone_name_a_gpu_and_its_narrow_link_is_judged() -> None:
+    # 'lspci -n -vv' prints the same header as numbers only ('af:00.0 0302: 10de:1db1 (rev a1)'); the same GPU
+    # trained at x8 of its x16 is a reduced link whatever form named it
+    head = "af:00.0 0302: 10de:1db1 (rev a1)"
+    (d,) = parse_text("lspci", _text(head, *V100_LINK))["devices"]
+    assert (d["class"], d["vendor"], d["is_gpu"]) == ("3D controller", "nvidia", True)
+    narrow = _text(head, V100_LINK[0], V100_LINK[1], "\t\tLnkSta:\tSpeed 8GT/s (ok), Width x8 (downgraded)")
+    assert _checks(judge_text("lspci", narrow)) == [("pcie_link", "warning", "n1/0000:af:00.0")]
+
+
+# round2/lspci/marcredhat-cmlgpu-xeon-e5v4-2x-tesla-p100-12gb-vvv-8gt-x16-ok-bcm5720-x1-root-ports.txt: the
+# server's Broadcom BCM5720 1 GbE LOM is wired x1 and shows 'Width x0 (downgraded)' on its unused port
+def test_a_one_lane_lom_is_not_judged_but_a_wide_non_mellanox_nic_is() -> None:
+    text = corpus_capture("round2", "lspci/marcredhat-cmlgpu-xeon-e5v4-2x-tesla-p100-12gb-vvv-8gt-x16-ok-bcm5720-x1-"
+                                    "root-ports.txt")
+    assert [f for f in judge_text("lspci", text) if f.check == "pcie_link"] == []
+    # a Broadcom RoCE NIC (BCM57508, x16) trained at x8: its RDMA traffic has half the PCIe bandwidth
+    thor = _text("41:00.0 Ethernet controller: Broadcom Inc. and subsidiaries BCM57508 NetXtreme-E 10Gb/25Gb/40Gb/"
+                 "50Gb/100Gb/200Gb Ethernet (rev 11)",
+                 "\tCapabilities: [a0] Express (v2) Endpoint, MSI 00",
+                 "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported",
+                 "\t\tLnkSta:\tSpeed 16GT/s (ok), Width x8 (downgraded)")
+    assert _checks(judge_text("lspci", thor)) == [("pcie_link", "warning", "n1/0000:41:00.0")]
+
+
+# --- an HGX board's count from the product's name (no gpus_per_node) ---
+
+# round2/nvidia-smi/gpud-550.90.07-h100x8-table-idle-ecc0.txt (leptonai/gpud test data): 8x 'NVIDIA H100 80GB HBM3',
+# the SXM5 product's name, which holds no 'SXM'
+GPUD = "nvidia-smi/gpud-550.90.07-h100x8-table-idle-ecc0.txt"
+
+
+def _without_gpu(text: str, index: int) -> str:
+    """The table as nvidia-smi prints it when GPU ``index`` has fallen off the bus: its block is not listed."""
+    return re.sub(r"\|\s+" + str(index) + r"  NVIDIA H100[^\n]*\n(?:\|[^\n]*\n){2}\+[-+]+\+\n", "", text)
+
+
+def test_seven_h100_hbm3_of_an_hgx_board_is_a_missing_gpu() -> None:
+    text = corpus_capture("round2", GPUD)
+    assert [f for f in judge_text("nvidia-smi", text) if f.check == "gpu_count"] == []
+    seven = _without_gpu(text, 3)
+    assert seven.count("NVIDIA H100 80GB HBM3") == 7 and "00000000:5D:00.0" not in seven
+    (f,) = [f for f in judge_text("nvidia-smi", seven) if f.check == "gpu_count"]
+    assert (f.severity, f.subject) == ("critical", "n1") and "8-GPU HGX board" in f.message
+
+
+def test_the_old_layouts_cut_name_of_an_h100_sxm_counts_too() -> None:
+    # nvidia-smi before 530 cuts the name to 'NVIDIA H100 80G...'; the PCIe card is 'NVIDIA H100 PCIe'
+    seven = _without_gpu(corpus_capture("round2", GPUD), 3).replace("NVIDIA H100 80GB HBM3 ", "NVIDIA H100 80G...   ")
+    assert seven.count("NVIDIA H100 80G...") == 7
+    assert [f.severity for f in judge_text("nvidia-smi", seven) if f.check == "gpu_count"] == ["critical"]
+    pcie = seven.replace("NVIDIA H100 80G...", "NVIDIA H100 PCIe  ")
+    assert [f for f in judge_text("nvidia-smi", pcie) if f.check == "gpu_count"] == []
