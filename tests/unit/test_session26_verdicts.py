@@ -100,3 +100,27 @@ def test_the_old_layouts_cut_name_of_an_h100_sxm_counts_too() -> None:
     assert [f.severity for f in judge_text("nvidia-smi", seven) if f.check == "gpu_count"] == ["critical"]
     pcie = seven.replace("NVIDIA H100 80G...", "NVIDIA H100 PCIe  ")
     assert [f for f in judge_text("nvidia-smi", pcie) if f.check == "gpu_count"] == []
+
+
+# --- nvidia-smi -L in a loop, then the driver out of reach ---
+
+# round2/nvidia-smi/gpuop485-notice-kubectl-logs-nvidia-smi-L-loop-a100-pcie-twice-then-nvml-unknown-error-twice-after-
+# daemon-reload.txt (NVIDIA/gpu-operator#485): a pod running 'nvidia-smi -L' every 5 s, read after a daemon-reload
+LOOP = _text(
+    "$ kubectl logs cuda-nvidia-smi-loop",
+    "",
+    "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-551720f0-caf0-22b7-f525-2a51a6ab478d)",
+    "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-551720f0-caf0-22b7-f525-2a51a6ab478d)",
+    "Failed to initialize NVML: Unknown Error",
+    "Failed to initialize NVML: Unknown Error")
+
+
+def test_a_listing_loop_counts_each_gpu_once_and_its_later_driver_error_is_judged() -> None:
+    data = parse_text("nvidia-smi", LOOP)
+    assert [g["uuid"] for g in data["listed"]] == ["GPU-551720f0-caf0-22b7-f525-2a51a6ab478d"]
+    (f,) = judge_text("nvidia-smi", LOOP)
+    assert (f.check, f.severity, f.subject) == ("gpu_driver", "critical", "n1") and "Unknown Error" in f.message
+    # the listing alone, run twice, is one GPU listed by name (its count needs gpus_per_node)
+    listing = _text(*LOOP.splitlines()[:4])
+    assert [g["index"] for g in parse_text("nvidia-smi", listing)["listed"]] == [0]
+    assert _checks(judge_text("nvidia-smi", listing, {"gpus_per_node": 1})) == []

@@ -562,7 +562,11 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
     listed = list(data.get("listed") or []) if not gpus else []
     if listed:
         # nvidia-smi -L: the count is stated, nothing else; without gpus_per_node, or with part of the listing
-        # left out (a line not read, '| head'), there is nothing to judge
+        # left out (a line not read, '| head'), there is nothing to judge; a later run that cannot reach the driver
+        # (a loop's output, a container that lost its device nodes) says no GPU is usable now
+        if data.get("driver_unreachable"):
+            res.findings += _unreachable(host, data)
+            return res
         if _part_shown(data):
             why = "only part of the listing is read (see the coverage note): its count is not judged"
         else:
