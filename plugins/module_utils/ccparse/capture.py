@@ -58,6 +58,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import overload
 
 #: commands whose output each KIND parses (first word of the command, path and ``sudo`` removed)
@@ -609,6 +610,14 @@ def _quoted(ln: str) -> bool:
 
 
 def _strip_prefix(lines: list[str]) -> list[str]:
+    # the first lines of text decide (most captures carry no prefix): their own prompt test per line, not the
+    # whole capture's
+    head = list(islice((ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)), 3))
+    if head:
+        skip = len(head) > 2 and not head[0].startswith(_PREFIXES) and command_word(head[0].strip()) in _KNOWN
+        first = head[1] if skip else head[0]
+        if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
+            return lines
     # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
     body = [ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)] or [ln for ln in lines if ln.strip()]
     if len(body) > 2 and not body[0].startswith(_PREFIXES) and command_word(body[0].strip()) in _KNOWN:
