@@ -504,6 +504,12 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
                 rep.add(Finding(host, "parse", "warning", host,
                                 f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
                 continue
+        if isinstance(data, Mapping) and data.get("tool_missing"):
+            # the capture is the shell saying the tool is not installed: nothing it would show was shown
+            why = f"{rel}: tool missing, not judged: {data['tool_missing']!r}"
+            rep.add(Finding(host, COVERAGE, "info", host, why))
+            rep.nothing.append(why)
+            continue
         if kind in PORT_RATE_KINDS and isinstance(data, Mapping):
             port_evidence.append((rel, data))
         if kind == "ib_write_bw" and exp.get("ib_rate_gbps") is None and isinstance(data, Mapping):

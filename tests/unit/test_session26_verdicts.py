@@ -7,10 +7,15 @@ derived form (``lspci -n``'s numbers, a GPU block gone from a table) is what the
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
+from ccparse.common import ParseError
 from conftest import corpus_capture, judge_text, parse_text
 from conftest import finding_keys as _checks
 from conftest import text_of as _text
+
+from clusterctl.analysis.engine import analyze_dir
 
 # --- lspci -nn / -n: the class and vendor as numbers ---
 
@@ -124,3 +129,87 @@ def test_a_listing_loop_counts_each_gpu_once_and_its_later_driver_error_is_judge
     listing = _text(*LOOP.splitlines()[:4])
     assert [g["index"] for g in parse_text("nvidia-smi", listing)["listed"]] == [0]
     assert _checks(judge_text("nvidia-smi", listing, {"gpus_per_node": 1})) == []
+
+
+# --- the shell says the tool is not installed: "tool missing", not an unreadable capture ---
+
+# round2/nvidia-smi/miyabi-g3-ja-memo-bash-command-not-found-then-nvcc-12.6.txt (puwaer/puwaer_code_trans,
+# miyabi_memo/nvidia_driver.md): bash on a GH200 system's login host
+MIYABI = _text("[j26001@miyabi-g3 ~]$ nvidia-smi", "-bash: nvidia-smi: command not found", "",
+               "[j26001@miyabi-g3 ~]$ nvcc --version", "nvcc: NVIDIA (R) Cuda compiler driver")
+
+
+def test_a_shell_saying_the_tool_is_missing_is_read_as_tool_missing() -> None:
+    assert parse_text("nvidia-smi", MIYABI) == {"tool_missing": "-bash: nvidia-smi: command not found"}
+
+
+@pytest.mark.parametrize(("kind", "line"), [
+    ("nvidia-smi", "-bash: nvidia-smi: command not found"),        # bash
+    ("nvidia-smi-q", "zsh: command not found: nvidia-smi"),        # zsh names the command last
+    ("ibstat", "sh: 1: ibstat: not found"),                        # dash (Debian's /bin/sh)
+    ("dcgmi-diag", "/bin/sh: dcgmi: not found"),                   # busybox
+    ("ibv_devinfo", "fish: Unknown command: ibv_devinfo"),         # fish
+    ("nvidia-smi", "'nvidia-smi' is not recognized as an internal or external command,"),  # cmd.exe
+    ("show_gids", 'OCI runtime exec failed: exec failed: unable to start container process: exec: "show_gids": '
+                  "executable file not found in $PATH: unknown"),  # kubectl/docker exec
+])
+def test_each_shells_words_for_a_missing_tool(kind: str, line: str) -> None:
+    assert parse_text(kind, _text("$ tool", line)) == {"tool_missing": line}
+
+
+def test_another_commands_absence_is_not_the_tools() -> None:
+    # 'foo' missing says nothing of ibstat: the capture stays unreadable (a parse failure, coverage)
+    with pytest.raises(ParseError):
+        parse_text("ibstat", _text("$ ibstat", "bash: foo: command not found"))
+
+
+def test_tool_missing_is_cannot_judge_through_the_engine(tmp_path: Path) -> None:
+    (tmp_path / "miyabi-g3").mkdir()
+    (tmp_path / "miyabi-g3" / "nvidia-smi.txt").write_text(MIYABI)
+    rep = analyze_dir(str(tmp_path), {}).hosts["miyabi-g3"]
+    assert rep.status == "cannot judge" and rep.findings == []
+    assert "tool missing" in rep.cannot_judge_reason and "command not found" in rep.cannot_judge_reason
+
+
+# --- nvidia-smi's lost-GPU line after the paster's own words ---
+
+# round2/nvidia-smi/chatglmft95-zh-prose-glued-chuxian-device-handle-gpu0000-05-00-unknown-error-3090.txt
+# (liucongg/ChatGLM-Finetuning#95): '输入nvidia-smi' (typed nvidia-smi), then '出现' (appears) glued to the error
+GLUED = _text("输入nvidia-smi", "出现Unable to determine the device handle for GPU0000:05:00.0: Unknown Error")
+
+
+def test_a_lost_gpu_line_glued_to_prose_is_read() -> None:
+    assert _checks(judge_text("nvidia-smi", GLUED)) == [("gpu_lost", "critical", "n1/00000000:05:00.0")]
+
+
+# --- Hopper's security processor refusing the driver's boot ---
+
+# round2/kernel-log/nvtrust19-cvm-root-none-prompt-conf-compute-f-console-nvrm-fsp-boot-cmds-failed-rm-cannot-boot-
+# cut.txt (NVIDIA/nvtrust#19): the console of an H100 guest VM; the early messages print 'NVRM ' without its colon
+FSP = _text(
+    "root@(none):/# nvidia-smi conf-compute -f",
+    "[  343.059154] NVRM kfspProcessCommandResponse_GH100: FSP response reported error. Task ID: 0x2 Command type: "
+    "0x14 Error code: 0x6",
+    "[  343.060592] NVRM kfspSendBootCommands_GH100: Sent following content to FSP:",
+    "[  343.065531] NVRM kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.",
+    "[  343.066452] NVRM kfspDumpDebugState_GH100: FSP microcode v4.76")
+
+
+def test_fsp_boot_commands_failed_is_a_gpu_the_driver_cannot_initialise() -> None:
+    (f,) = judge_text("kernel-log", FSP)
+    assert (f.check, f.severity) == ("kernel_gpu", "critical") and "FSP boot cmds failed" in f.message
+
+
+# --- lspci's NVIDIA lines that are no GPU ---
+
+# round2/lspci/miyabi-g3-ja-memo-grep-i-nvidia-13-grace-root-port-bridges-22b2-22b8-22b9-no-gpu-function.txt: the
+# same notes' 'lspci | grep -i nvidia' on the login host: Grace root ports only (3 of its 13 lines here)
+GRACE = _text("[j26001@miyabi-g3 ~]$ lspci | grep -i nvidia",
+              "0000:00:00.0 PCI bridge: NVIDIA Corporation Device 22b2",
+              "0001:00:00.0 PCI bridge: NVIDIA Corporation Device 22b8",
+              "0008:00:00.0 PCI bridge: NVIDIA Corporation Device 22b9")
+
+
+def test_a_listing_of_bridges_only_holds_nothing_to_judge() -> None:
+    (f,) = judge_text("lspci", GRACE)
+    assert (f.check, f.severity) == ("coverage", "info") and "none of them a GPU or a NIC" in f.message

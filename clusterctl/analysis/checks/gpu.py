@@ -888,7 +888,12 @@ def _fast_device(d: Mapping[str, Any], cap: Mapping[str, Any]) -> bool:
 
 
 def _no_link_read(devices: list[Mapping[str, Any]]) -> str | None:
-    """Why an lspci -vv capture holds no link to judge where one was asked for, or None (a plain listing)."""
+    """Why an lspci -vv capture holds no link to judge where one was asked for, or None (a plain listing of GPUs or
+    NICs, each answering its config space)."""
+    if not any(d.get("is_gpu") or d.get("is_nic") or d.get("excerpt") or d.get("lnksta") for d in devices):
+        # bridges, controllers, a grep's 'NVIDIA' matching only a Grace CPU's root ports: no device a check judges
+        return (f"{len(devices)} device(s) listed, none of them a GPU or a NIC "
+                f"({', '.join(sorted({str(d.get('class') or '?') for d in devices})[:3])}): nothing to judge")
     if any(d.get("access_denied") for d in devices) and not any(d.get("lnksta") for d in devices):
         return "capabilities '<access denied>' (lspci run without root): no LnkCap/LnkSta read"
     if all(d.get("excerpt") and not d.get("class") for d in devices) and not any(d.get("lnkcap") for d in devices) \

@@ -325,17 +325,20 @@ _NOT_SUPPORTED = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>" + _PCI + r") \(PCI 
 #: 'RmInitAdapter: Cannot initialize GSP firmware RM' after 'kgspInitRm_IMPL: Max GSP-RM boot attempts exceeded: 4/4')
 #: (drivers before 400 name no GPU: 'NVRM: RmInitAdapter failed! (0x26:0xffff:1127)', 'NVRM: rm_init_adapter failed for
 #: device bearing minor number 0'; the driver's refusal of a GPU whose BAR the firmware left unassigned: 'NVRM: BAR1 is
-#: 0M @ 0x0 (PCI:0000:01:00.0)' under 'This PCI I/O region assigned to your NVIDIA device is invalid')
-_GPU_FATAL = re.compile(r"NVRM: (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
+#: 0M @ 0x0 (PCI:0000:01:00.0)' under 'This PCI I/O region assigned to your NVIDIA device is invalid'; Hopper's security
+#: processor refusing the boot: 'NVRM kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.', the colon
+#: after NVRM left out by the driver's early messages)
+_GPU_FATAL = re.compile(r"NVRM:? (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r")|(?P<idx>GPU\d{1,3})\b).*?"
                         r"|\w{1,48}: (?:Max )?)?"
                         r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
-                        r"|Cannot initialize GSP firmware RM|GSP-RM boot attempts exceeded"
+                        r"|Cannot initialize GSP firmware RM|GSP-RM boot attempts exceeded|FSP boot cmds failed"
                         r"|Memory Subsystem Error|BAR\d is 0M @ 0x0 \(PCI:(?P<bar_pci>" + _PCI + r")\))",
                         re.IGNORECASE)
 #: 'minor number 0' of an old driver's rm_init_adapter line: the GPU's /dev/nvidia<N>
 _MINOR = re.compile(r"minor number (\d{1,3})")
 _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
-                    "Memory Subsystem Error", "Cannot initialize GSP firmware RM", "GSP-RM boot attempts exceeded")
+                    "Memory Subsystem Error", "Cannot initialize GSP firmware RM", "GSP-RM boot attempts exceeded",
+                    "FSP boot cmds failed")
 _GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
 #: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
 _SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)

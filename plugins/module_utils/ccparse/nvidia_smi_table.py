@@ -184,7 +184,7 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
             out["smi_version"], out["driver_version"], out["cuda_version"] = b.group(1), b.group(2), b.group(3)
             seen_table = True
             continue
-        if s.startswith("WARNING:") or s.startswith("Unable to determine"):
+        if s.startswith("WARNING:") or "Unable to determine the device handle" in s:  # (also after prose: '出现Unable')
             out["warnings"].append(s)
             m = _BUS_IN_WARNING.search(s)
             if m and "inforom" in s.lower():

@@ -9,7 +9,7 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
-from .capture import clean_capture, prompt_hosts, typeset
+from .capture import KIND_COMMANDS, clean_capture, prompt_hosts, typeset
 from .common import COMMAND_READERS, PARSERS, ParseError, with_cut
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
@@ -60,6 +60,10 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
     try:
         out, unread = _salvaging(PARSERS[kind], cleaned.text) if salvage else (PARSERS[kind](cleaned.text), [])
     except ParseError as exc:
+        if salvage and (missing := tool_missing(kind, text)) is not None:
+            # the shell's own answer that the tool is not installed: no output of it to read, and nothing wrong with
+            # what it would have shown (the engine's coverage note says 'tool missing', not 'unreadable')
+            return {"tool_missing": missing}
         line = cleaned.original_line(exc.line)
         if line == exc.line:
             raise
@@ -83,6 +87,33 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         at = ", ".join(map(str, cleaned.elided[:4])) + (", ..." if len(cleaned.elided) > 4 else "")
         out = with_cut(out, f"lines elided ('...' at line {at})")
     return out
+
+
+#: the tools of each KIND a shell can report missing (KIND_COMMANDS without the generic commands that print them)
+_GENERIC = frozenset({"cat", "grep", "head", "tail", "find", "for", "ls", "ulimit"})
+#: a shell's, a container runtime's or Windows' words that a command is not installed: bash/dash/busybox
+#: ('-bash: nvidia-smi: command not found', 'sh: 1: ibstat: not found'), zsh ('zsh: command not found: dcgmi'),
+#: fish ('fish: Unknown command: ibstat'), cmd.exe ("'nvidia-smi' is not recognized as an internal or external
+#: command"), PowerShell ("The term 'nvidia-smi' is not recognized"), docker/containerd ('exec: "nvidia-smi":
+#: executable file not found in $PATH')
+_NOT_FOUND = re.compile(
+    r"(?P<a>[\w./+-]{1,200}): (?:command )?not found\b(?!:)"
+    r"|command not found: (?P<b>[\w./+-]{1,200})"
+    r"|Unknown command:? '?(?P<c>[\w./+-]{1,200})"
+    r"|'(?P<d>[\w./+-]{1,200})' is not recognized as"
+    r"|exec: \"(?P<e>[\w./+-]{1,200})\": executable file not found")
+
+
+def tool_missing(kind: str, text: str) -> str | None:
+    """The line of ``text`` where a shell says a tool of ``kind`` is not installed, or None."""
+    tools = KIND_COMMANDS.get(kind, frozenset()) - _GENERIC
+    for m in _NOT_FOUND.finditer(text):
+        name = next(g for g in m.groups() if g).rsplit("/", 1)[-1]
+        if name in tools:
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            return text[start:end if end >= 0 else len(text)].strip()[:200]
+    return None
 
 
 def _named_host(text: str, cleaned: Any) -> dict[str, str] | None:
