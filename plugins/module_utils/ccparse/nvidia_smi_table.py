@@ -198,10 +198,10 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
                 out["whole_table"] = True  # the processes box after the GPUs: the GPU table was printed to its end
             continue
         if not seen_table and (listed := _LISTED.match(s)) and "(UUID" in s:
-            gpu = {"index": int(listed.group(1)), "name": listed.group(2), "uuid": listed.group(3) or None}
-            if not any(g["index"] == gpu["index"] and g["uuid"] == gpu["uuid"] for g in out.get("listed") or ()):
+            entry = {"index": int(listed.group(1)), "name": listed.group(2), "uuid": listed.group(3) or None}
+            if not any(g["index"] == entry["index"] and g["uuid"] == entry["uuid"] for g in out.get("listed") or ()):
                 # (the same GPU again: 'nvidia-smi -L' run in a loop lists it at each run)
-                out.setdefault("listed", []).append({**gpu, "line": lineno})
+                out.setdefault("listed", []).append({**entry, "line": lineno})
             continue
         if not seen_table and not out["gpus"] and _PROCESS_ROW.match(s):
             process_rows += 1  # a row of the processes box with no table above it ('nvidia-smi | tail -3')
