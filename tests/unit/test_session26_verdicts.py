@@ -213,3 +213,27 @@ GRACE = _text("[j26001@miyabi-g3 ~]$ lspci | grep -i nvidia",
 def test_a_listing_of_bridges_only_holds_nothing_to_judge() -> None:
     (f,) = judge_text("lspci", GRACE)
     assert (f.check, f.severity) == ("coverage", "info") and "none of them a GPU or a NIC" in f.message
+
+
+# --- NCCL leaving out an HCA it cannot open, and using the others ---
+
+# round2/nccl-log/imagereward65-k8s-pod-ibv-open-device-failed-mlx5_58-59-then-using-roce-mlx5_1-mlx5_18.txt
+# (zai-org/ImageReward#65): a pod's ranks cannot open mlx5_58/mlx5_59 (not given to the pod) and use mlx5_1, mlx5_18
+POD = "65826-86bd789679-2dxbs:80744:80744 [1] "
+SKIPPED = _text(
+    POD + "misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
+    "",
+    POD + "transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_58",
+    POD + "NCCL INFO NET/IB : Using [0]mlx5_1:1/RoCE [1]mlx5_18:1/RoCE ; OOB eth0:33.117.221.247<0>",
+    POD + "NCCL INFO Using network IB")
+
+
+def test_an_hca_nccl_cannot_open_beside_those_it_uses_is_a_note() -> None:
+    found = judge_text("nccl-log", SKIPPED)
+    assert [(f.check, f.severity) for f in found] == [("nccl_warn", "info"), ("nccl_warn", "info")]
+    assert all("mlx5_1, mlx5_18" in f.message for f in found)
+
+
+def test_the_same_failure_with_no_hca_in_use_stays_a_fatal_transport_error() -> None:
+    alone = _text(*SKIPPED.splitlines()[:3])  # the log ends before NCCL lists any HCA it uses
+    assert ("nccl_transport", "critical") in [(f.check, f.severity) for f in judge_text("nccl-log", alone)]

@@ -436,7 +436,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     read: a fatal transport error is ``nccl_transport.fatal``, any other WARN ``nccl_warn.warning``."""
     out: list[Finding] = []
     warnings = nccl.get("warnings") or []
-    fatal = [w for w in warnings if _FATAL.search(w[:2000])]
+    fatal = [w for w in warnings if _FATAL.search(w[:2000]) and not _skipped_device(nccl, w)]
     for w in fatal[:5]:
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
                            f"NCCL fatal transport error: {w[:200]}"
@@ -487,6 +487,11 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.no_verbs_one_node"), host,
                                f"NCCL WARN {w[:200]}: the job runs on one node, where NCCL needs no IB transport"))
             continue
+        if _skipped_device(nccl, w):
+            used = ", ".join(str(d.get("name")) for d in nccl.get("net_devices") or [])[:120]
+            out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.device_skipped"), host,
+                               f"NCCL WARN {w[:200]}: left out of the HCAs NCCL uses ({used})"))
+            continue
         out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
     return out
 
@@ -529,6 +534,18 @@ _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected
 #: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
 #: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
 _APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(")
+
+
+#: NCCL's IB transport enumerating the HCAs: one it cannot open is left out of its list ('Call to ibv_open_device
+#: failed', 'NET/IB : Unable to open device mlx5_58')
+_OPEN_DEVICE = re.compile(r"Call to ibv_open_device failed|NET/IB ?: Unable to open device", re.IGNORECASE)
+
+
+def _skipped_device(nccl: Mapping[str, Any], warning: str) -> bool:
+    """A device NCCL could not open while it enumerated the HCAs, where the same log lists the HCAs it then uses
+    (``NET/IB : Using [0]mlx5_1:1/RoCE``): the device was left out (one not given to the pod or container), the job
+    runs on the others; that WARN is no fatal transport error."""
+    return bool(_OPEN_DEVICE.search(warning[:2000])) and bool(nccl.get("net_devices"))
 
 
 def _on(nccl: Mapping[str, Any]) -> str:
