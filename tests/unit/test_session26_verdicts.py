@@ -237,3 +237,15 @@ def test_an_hca_nccl_cannot_open_beside_those_it_uses_is_a_note() -> None:
 def test_the_same_failure_with_no_hca_in_use_stays_a_fatal_transport_error() -> None:
     alone = _text(*SKIPPED.splitlines()[:3])  # the log ends before NCCL lists any HCA it uses
     assert ("nccl_transport", "critical") in [(f.check, f.severity) for f in judge_text("nccl-log", alone)]
+
+
+# round2/nccl-log/strixhalo80-rccl-ray-double-prefix-peermem-dmabuf-fallback-warn-rocep3s0f0-qp-created-cut.txt
+# (a Strix Halo RCCL thread): RCCL without the peer-memory module registers GPU memory through DMA-BUF
+DMABUF = _text("toolbox:4775:4876 [0] /__w/rockrel/rockrel/build/comm-libs/rccl/build/hipify/src/transport/net_ib/"
+               "connect_tmp.cc:1370 NCCL WARN NET/IB: Peermem not available, falling back to GPU Direct RDMA (DMAbuf) "
+               "for device 0")
+
+
+def test_rccls_dmabuf_fallback_is_still_gpudirect() -> None:
+    (f,) = judge_text("nccl-log", DMABUF)
+    assert (f.check, f.severity) == ("nccl_warn", "info") and "DMA-BUF" in f.message

@@ -487,6 +487,10 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.no_verbs_one_node"), host,
                                f"NCCL WARN {w[:200]}: the job runs on one node, where NCCL needs no IB transport"))
             continue
+        if _DMABUF_FALLBACK.search(w[:2000]):
+            out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.gdr_dmabuf"), host,
+                               f"NCCL WARN {w[:200]}: GPUDirect RDMA still runs, through DMA-BUF"))
+            continue
         if _skipped_device(nccl, w):
             used = ", ".join(str(d.get("name")) for d in nccl.get("net_devices") or [])[:120]
             out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.device_skipped"), host,
@@ -536,6 +540,9 @@ _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected
 _APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(")
 
 
+#: RCCL's IB transport without the peer-memory module, registering GPU memory through DMA-BUF instead ('NET/IB: Peermem
+#: not available, falling back to GPU Direct RDMA (DMAbuf) for device 0')
+_DMABUF_FALLBACK = re.compile(r"falling back to GPU ?Direct RDMA \(DMA-?buf\)", re.IGNORECASE)
 #: NCCL's IB transport enumerating the HCAs: one it cannot open is left out of its list ('Call to ibv_open_device
 #: failed', 'NET/IB : Unable to open device mlx5_58')
 _OPEN_DEVICE = re.compile(r"Call to ibv_open_device failed|NET/IB ?: Unable to open device", re.IGNORECASE)
