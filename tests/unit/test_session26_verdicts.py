@@ -249,3 +249,27 @@ DMABUF = _text("toolbox:4775:4876 [0] /__w/rockrel/rockrel/build/comm-libs/rccl/
 def test_rccls_dmabuf_fallback_is_still_gpudirect() -> None:
     (f,) = judge_text("nccl-log", DMABUF)
     assert (f.check, f.severity) == ("nccl_warn", "info") and "DMA-BUF" in f.message
+
+
+# --- an RDMA device's completions in error, in the kernel log ---
+
+# round2/kernel-log/iommu2022-nvmeof-rdma-epyc-cx6-mlx5_0-c1-00.0-amd-vi-io-page-fault-wc-error-4-local-protection-
+# nvme15-error-recovery.txt (iommu list mail, 9 Feb 2022): NVMe-oF over mlx5_0, its receive completing in error
+WC = _text(
+    "[  408.368677] mlx5_core 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x002f address=0x24d08000 "
+    "flags=0x0000]",
+    "[  408.372201] infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error",
+    "[  408.380181] infiniband mlx5_0: dump_cqe:272:(pid 0): dump error cqe",
+    "[  408.380230] nvme nvme15: RECV for CQE 0x00000000ce392ed9 failed with status local protection error (4)",
+    "[  408.380235] nvme nvme15: starting error recovery")
+
+
+def test_an_rdma_work_completion_in_error_fails_the_device() -> None:
+    (f,) = [f for f in judge_text("kernel-log", WC) if f.check == "kernel_net"]
+    assert (f.severity, f.subject) == ("critical", "n1/mlx5_0") and "local protection error" in f.message
+
+
+def test_flushed_work_requests_of_a_torn_down_queue_pair_are_not_judged() -> None:
+    flushed = WC.replace("WC error: 4, Message: local protection error", "WC error: 5, Message: work request flushed "
+                         "error")
+    assert [f for f in judge_text("kernel-log", flushed) if f.check == "kernel_net"] == []

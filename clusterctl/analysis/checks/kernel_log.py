@@ -322,6 +322,11 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         f"({_whats(evs)}): "
         f"{len(evs)} line(s) {_when(evs)}; queues and connections over it fail until it is reset; check the firmware "
         "version (mlxfwreset/reboot, update)"))
+    _per_device(res, host, data.get("rdma_wc_errors"), "ibdev", "kernel_net", "kernel_net.rdma_completion_error",
+                lambda dev, evs: (
+                    f"RDMA device {dev}: the driver's work completions came back in error ({_whats(evs)}): "
+                    f"{len(evs)} line(s) {_when(evs)}; the kernel's RDMA consumers over it (NVMe-oF, NFS/iSER, IPoIB) "
+                    "lose their connections; check the port, the IOMMU and the firmware before the next job"))
     _per_device(res, host, data.get("nic_removed"), "pci", "kernel_net", "kernel_net.adapter_removed",
                 lambda pci, evs: (f"the {evs[-1].get('driver')} driver gave up network adapter {pci} (it read all "
                                   f"ones: the device left the bus) {_when(evs)}; the port is gone until the card is "

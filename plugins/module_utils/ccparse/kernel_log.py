@@ -87,6 +87,11 @@ operators paste ``grep Xid`` output too):
     timed out (``CREATE_DCT(0x710) timeout. Will cause a leak of a command resource``, ``... No done
     completion``): ``pci``.
 
+``rdma_wc_errors``
+    an RDMA driver's work completion in error for a kernel consumer (NVMe-oF, iSER, NFS over RDMA, IPoIB):
+    ``infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error``:
+    ``ibdev``, ``status``, ``what``; status 5 (work request flushed: the queue pair was torn down) is not kept.
+
 ``hung_tasks``
     the hung-task watchdog's ``INFO: task node:1646922 blocked for more than 122 seconds.``: ``task``, ``pid``,
     ``seconds``.
@@ -293,6 +298,13 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re
                               r"query|open|init\w*) [\w -]{1,40})")
 
 
+#: an RDMA driver's completion in error ('infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message:
+#: local protection error'); ibv_wc_status 5, IBV_WC_WR_FLUSH_ERR, is the flush of a queue pair being torn down
+_WC_ERROR = re.compile(r"infiniband (?P<ibdev>[a-z]\w{0,20}?\d{1,3}): .{0,80}?WC error: (?P<status>\d{1,3}), "
+                       r"Message: (?P<what>[\w -]{1,60})")
+_WC_FLUSHED = "5"
+
+
 def _rdma_dev_pci(lines: list[str], end: int, ibdev: str) -> str:
     """The bus id the driver's line (``lines[end - 1]`` or one of the 399 before it) gives RDMA device ``ibdev``
     (``hns3 0000:bd:00.2 hns_2: ...``, ``bnxt_en 0000:82:00.0 bnxt_re0: ...``), else ``ibdev`` itself."""
@@ -464,6 +476,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
+    wc_errors: list[dict[str, Any]] = []
     io_region: list[dict[str, Any]] = []
     last_mlx5: str | None = None  # the mlx5 PCI function the driver's last line named
     hung_tasks: list[dict[str, Any]] = []
@@ -649,6 +662,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
             continue
+        if "WC error" in msg and (wc := _WC_ERROR.search(msg)) and wc.group("status") != _WC_FLUSHED:
+            wc_errors.append(_event(lineno, time, msg, ibdev=wc.group("ibdev"), status=to_int(wc.group("status")),
+                                    what=wc.group("what").strip()))
+            continue
         if ("Failed to" in msg or "Couldn't" in msg or "Could not" in msg) and (rd := _RDMA_DEV_FAILED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else
@@ -738,7 +755,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "hung_tasks": hung_tasks, "nic_removed": removed,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "hung_tasks": hung_tasks, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}
