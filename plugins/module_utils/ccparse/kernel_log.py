@@ -755,7 +755,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "hung_tasks": hung_tasks, "nic_removed": removed,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "hung_tasks": hung_tasks,
+            "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}
