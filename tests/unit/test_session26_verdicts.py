@@ -273,3 +273,17 @@ def test_flushed_work_requests_of_a_torn_down_queue_pair_are_not_judged() -> Non
     flushed = WC.replace("WC error: 4, Message: local protection error", "WC error: 5, Message: work request flushed "
                          "error")
     assert [f for f in judge_text("kernel-log", flushed) if f.check == "kernel_net"] == []
+
+
+# round2/kernel-log/harvesterpcidev81-dmesg-T-vfio-pci-b3-00.0-p5000-bar1-cant-reserve-curly-apostrophe.txt
+# (harvester/pcidevices#81): vfio-pci cannot claim the Quadro P5000's BAR 1 (the page's curly apostrophe kept)
+BAR = _text("dmesg -T",
+            "[Wed Jun 12 02:42:37 2024] vfio-pci 0000:b3:00.0: vfio_ecap_init: hiding ecap 0x19@0x900",
+            "[Wed Jun 12 02:42:37 2024] vfio-pci 0000:b3:00.0: BAR 1: can\u2019t reserve [mem 0xe0000000-0xefffffff "
+            "64bit pref]")
+
+
+def test_a_driver_that_cannot_claim_its_bar_leaves_the_device_unusable() -> None:
+    (f,) = judge_text("kernel-log", BAR)
+    assert (f.check, f.severity, f.subject) == ("kernel_device", "critical", "n1/0000:b3:00.0")
+    assert "vfio-pci cannot claim BAR 1" in f.message

@@ -298,6 +298,11 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re
                               r"query|open|init\w*) [\w -]{1,40})")
 
 
+#: a driver that cannot claim its device's registers ('vfio-pci 0000:b3:00.0: BAR 1: can't reserve [mem 0xe0000000-
+#: 0xefffffff 64bit pref]', pci_request_region: a framebuffer or another driver holds the range); the PCI core's own
+#: boot-time 'no space for' / 'failed to assign' lines of bridge windows are not this
+_BAR_UNCLAIMED = re.compile(r"(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): BAR (?P<bar>\d{1,2}): "
+                            r"can[\u2019']t reserve ")
 #: an RDMA driver's completion in error ('infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message:
 #: local protection error'); ibv_wc_status 5, IBV_WC_WR_FLUSH_ERR, is the flush of a queue pair being torn down
 _WC_ERROR = re.compile(r"infiniband (?P<ibdev>[a-z]\w{0,20}?\d{1,3}): .{0,80}?WC error: (?P<status>\d{1,3}), "
@@ -600,6 +605,11 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if "peer" in msg and (pm := _PEERMEM_FAILED.match(own)):
             peermem.append(_event(lineno, time, msg, module=pm.group("mod"), what=pm.group("what")))
+            continue
+        if "t reserve" in msg and (br := _BAR_UNCLAIMED.search(msg)):
+            init_failed.append(_event(lineno, time, msg, pci=br.group("pci").lower(), error=None,
+                                      what=f"its driver {br.group('drv')} cannot claim BAR {br.group('bar')}: "
+                                           "another driver holds the range"))
             continue
         if "probe " in msg and (pf := _PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=(pf.group("pci") or pf.group("dev")).lower(),
