@@ -287,3 +287,22 @@ def test_a_driver_that_cannot_claim_its_bar_leaves_the_device_unusable() -> None
     (f,) = judge_text("kernel-log", BAR)
     assert (f.check, f.severity, f.subject) == ("kernel_device", "critical", "n1/0000:b3:00.0")
     assert "vfio-pci cannot claim BAR 1" in f.message
+
+
+# --- a drain reason written with underscores for spaces ---
+
+# round2/scontrol-node/awsome195-idle-drain-gres-gpu-0-lt-1-rtx3090.txt (awslabs/awsome-distributed-ai#195): a drained
+# node, its Reason as Slurm wrote it; an admin's own reason set without quotes ('scontrol update ... reason=Xid_79_GPU_
+# fell_off_the_bus') reaches scontrol with underscores where the words had spaces
+DRAINED = corpus_capture("round2", "scontrol-node/awsome195-idle-drain-gres-gpu-0-lt-1-rtx3090.txt")
+
+
+def test_a_hardware_reason_written_with_underscores_is_lost_hardware() -> None:
+    assert [(f.check, f.severity) for f in judge_text("scontrol-node", DRAINED)] == [("slurm_node_state", "critical")]
+    admin = DRAINED.replace("Reason=gres/gpu count reported lower than configured (0 < 1)",
+                            "Reason=Xid_79_GPU_fell_off_the_bus")
+    assert [(f.check, f.severity) for f in judge_text("scontrol-node", admin)] == [("slurm_node_state", "critical")]
+    maintenance = DRAINED.replace("Reason=gres/gpu count reported lower than configured (0 < 1)",
+                                  "Reason=planned_maintenance")
+    assert [(f.check, f.severity) for f in judge_text("scontrol-node", maintenance)] == [("slurm_node_state",
+                                                                                             "warning")]

@@ -33,6 +33,14 @@ LOST_HARDWARE = re.compile(
 #: sinfo -R's 20-character REASON column cut an admin's reason with it appended)
 _NOT_RESPONDING = re.compile(r"\bNot respond(?:ing)?\b|\bNot res(?:p|po|pon|pond|pondi|pondin)?$", re.IGNORECASE)
 
+def _lost_hardware(reason: str) -> bool:
+    """The reason names lost or failed hardware (:data:`LOST_HARDWARE`), also where the admin wrote it with
+    underscores for spaces, as a shell argument without quotes needs ('scontrol update ... reason=Xid_79_GPU_lost')."""
+    if LOST_HARDWARE.search(reason):
+        return True
+    return "_" in reason and bool(LOST_HARDWARE.search(reason.replace("_", " ")))
+
+
 _CRITICAL = {"down", "fail", "failing", "failg"}
 _WARNING = {"drain", "drained", "draining", "drng", "inval", "unknown", "unk"}
 
@@ -49,7 +57,7 @@ def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, k
         sev, why = rule_sev("slurm_node_state.drain"), f"{b}: takes no new jobs"
     if sev is None:
         return []
-    if b in _WARNING and not not_responding and LOST_HARDWARE.search(detail[:600]):
+    if b in _WARNING and not not_responding and _lost_hardware(detail[:600]):
         sev, why = rule_sev("slurm_node_state.lost_hardware"), f"{b}: the reason names lost or failed hardware"
     return [Finding(host, "slurm_node_state", sev, node, f"{kind}: node {node} {why}{detail}")]
 
