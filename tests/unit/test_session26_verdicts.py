@@ -306,3 +306,19 @@ def test_a_hardware_reason_written_with_underscores_is_lost_hardware() -> None:
                                   "Reason=planned_maintenance")
     assert [(f.check, f.severity) for f in judge_text("scontrol-node", maintenance)] == [("slurm_node_state",
                                                                                              "warning")]
+
+
+# --- a libfabric provider's completion error under NCCL's OFI plugin ---
+
+# round2/nccl-log/awsofi346-120-rank-efa-libfabric-txe-invalid-address-peer-host-id-then-indented-nccl-channel-lines-
+# cut.txt (aws/aws-ofi-nccl#346): the EFA provider fails a transmit to a peer instance
+EFA = _text(
+    "libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA "
+    "addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA addr: "
+    "fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)",
+    "ip-172-31-69-127:451707:453373 [4] NCCL INFO Channel 00/0 : 0[4] -> 8[4] [send] via NET/AWS Libfabric/4/GDRDMA")
+
+
+def test_an_efa_completion_error_is_a_fatal_transport_error() -> None:
+    (f,) = judge_text("nccl-log", EFA)
+    assert (f.check, f.severity) == ("nccl_transport", "critical") and "Invalid address" in f.message

@@ -172,7 +172,9 @@ _FATAL = re.compile(r"async fatal event|fatal error|Got completion .{0,80}with e
                     r"Got async event\s*:\s*(?:port error|local catastrophic error|.{0,40}work queue .{0,20}error"
                     r"|CQ error|SRQ catastrophic error)|OFI NCCL failure: [1-9]|"
                     # the aws-ofi-nccl plugin's completion in error ('NET/OFI Request 0x7f.. completed with error')
-                    r"NET/OFI Request \S{1,40} completed with error",
+                    r"NET/OFI Request \S{1,40} completed with error|"
+                    # a libfabric provider's completion-queue error under the plugin (ccparse.nccl_log keeps it)
+                    r":cq:\w{1,80}\(\):\d{1,6}<warn> err: [1-9]",
                     re.IGNORECASE)
 
 

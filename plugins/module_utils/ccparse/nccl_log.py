@@ -105,6 +105,10 @@ _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
 
 #: libmlx5's report of a completion in error ('mlx5: host_unknown: got completion with error:', its CQE dump follows)
 _PROVIDER_CQE = re.compile(r"\bmlx[45]: [\w.-]{1,64}: got completion with error\b")
+#: a libfabric provider's completion-queue error under the OFI plugin ('libfabric:451707:1708520807::efa:cq:
+#: efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address ...'): the transfer failed in the provider
+_FABRIC_CQ_ERROR = re.compile(r"libfabric:\d{1,10}:\d{1,12}::\w{1,20}:cq:\w{1,80}\(\):\d{1,6}<warn> err: [1-9]\d{0,4}, "
+                              r"message: ")
 #: NCCL 1.x's lines ('INFO rank 0 using device 0 (0000:06:00.0)', 'WARN src/reduce.cu:126 Cuda failure ...'), under
 #: its 'NCCL version 1.3.4 compiled with CUDA 8.0' banner: no host:pid head and no 'NCCL ' before the level
 _NCCL1_LINE = re.compile(r"^(INFO|WARN) ")
@@ -152,6 +156,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 # with error:'), the failure NCCL's NET/IB WARN names: a transport error line
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
+                continue
+            elif "<warn> err:" in text and _FABRIC_CQ_ERROR.search(text):
+                out["lines"] += 1
+                out["warnings"].append(text.strip())  # judged as a completion in error (checks/nccl.py _FATAL)
                 continue
             elif "ProcessGroupNCCL" in text and (pg := _PG_LINE.match(text.strip())):
                 _pg_line(out, pg, _lineno)
