@@ -964,12 +964,16 @@ def _fenced(text: str) -> bool:
 _ANSIBLE_RESULT = re.compile(r"^(?P<indent>[ \t]{0,8})(?:ok|changed|failed|fatal|skipping): "
                              r"\[(?P<host>[^\]\s]{1,200})\](?::? FAILED!)?(?: => \(item=.{0,400}?\))?"
                              r" =>(?: ?(?P<obj>\{.*)| ?(?:changed=(?:true|false))?[ \t]*)$")
+#: the head every ad-hoc ``ansible`` result line shares after its host: ``node07 | CHANGED`` (then ``=> {...}``,
+#: ``-o``'s ``| rc=0 | (stdout) ...`` or a command module's ``| rc=0 >>``: :data:`_ANSIBLE_ADHOC`,
+#: :data:`_ANSIBLE_ONE_LINE`, :data:`_BANNER`)
+_ADHOC_STATUS = r" \| (?:CHANGED|SUCCESS|FAILED!?)"
 #: an ad-hoc module's result (``ansible all -m command -a ...`` of a module without ``>>`` output, or ``-B``):
 #: ``node07 | CHANGED => {"changed": true, "stdout": ...}``, the JSON on the line or below it
-_ANSIBLE_ADHOC = re.compile(r"^(?P<indent>[ \t]{0,8})(?P<host>[^\s|\[\]]{1,200}) \| (?:CHANGED|SUCCESS|FAILED!?) =>"
+_ANSIBLE_ADHOC = re.compile(r"^(?P<indent>[ \t]{0,8})(?P<host>[^\s|\[\]]{1,200})" + _ADHOC_STATUS + r" =>"
                             r" ?(?P<obj>\{.*)$")
 #: ``ansible -o`` (one line a host): ``node07 | CHANGED | rc=0 | (stdout) line 1\nline 2``, newlines written ``\n``
-_ANSIBLE_ONE_LINE = re.compile(r"^[ \t]{0,8}(?P<host>[^\s|]{1,200}) \| (?:CHANGED|SUCCESS|FAILED!?) \| rc=-?\d{1,5} \| "
+_ANSIBLE_ONE_LINE = re.compile(r"^[ \t]{0,8}(?P<host>[^\s|]{1,200})" + _ADHOC_STATUS + r" \| rc=-?\d{1,5} \| "
                                r"\(stdout\) ?(?P<out>.*?)(?: \| \(stderr\) ?(?P<err>.*))?$")
 #: Ansible's framing around the results: the play's and task's titles and the recap of each host
 _ANSIBLE_FRAME = re.compile(r"^[ \t]{0,8}(?:(?:PLAY|TASK|RUNNING HANDLER|PLAY RECAP)(?: \[.{0,400}\])? \*{3,}.*"
@@ -1285,8 +1289,7 @@ def _without_container_banner(numbered: list[tuple[int, str]]) -> list[tuple[int
 
 #: the one-line header of a host's output: ``ansible`` ad-hoc (``node07 | CHANGED | rc=0 >>``) and ``pssh -i``
 #: (``[1] 10:21:33 [SUCCESS] node07``, ``[2] 10:21:34 [FAILURE] node08 Exited with error code 1``)
-_BANNER = re.compile(r"^[ \t]{0,8}(?:(?P<ansible>[\w.\[\],:-]{1,200}) \| (?:CHANGED|SUCCESS|FAILED!?)"
-                     r"(?: \| rc=-?\d{1,5})? >>"
+_BANNER = re.compile(r"^[ \t]{0,8}(?:(?P<ansible>[\w.\[\],:-]{1,200})" + _ADHOC_STATUS + r"(?: \| rc=-?\d{1,5})? >>"
                      r"|\[\d{1,6}\] \d\d:\d\d:\d\d \[(?:SUCCESS|FAILURE)\] (?P<pssh>[\w.\[\],:-]{1,200})(?: .{0,200})?)"
                      r"[ \t]*$")
 #: dshbak's / ``clush -b``'s header: a line of dashes, the host (a folded list: ``node[1-4] (4)``), dashes
