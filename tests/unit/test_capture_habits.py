@@ -133,7 +133,8 @@ EXCLUDED = {
            "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt",
            "round2/ibstatus/ompiusers28792-2016-quoted-gt-bstatus-typo-mlx4_0-one-port-active-fdr-56-html-pre.txt",
            "round2/ip-link/netdev2020-lag-ipv6-reproducer-ip-a-s-double-quoted-bond0-ens2f1np2-slave-no-carrier-down-"
-           "ens2f0np0-up-wrapped.txt")},
+           "ens2f0np0-up-wrapped.txt",
+           "round2/kernel-log/gpud348-quoted-ctime-host-ny2g1r12hh2-one-mlx5-5c-00.0-insufficient-slot-power-27w.txt")},
     **{(habit, "round2/ip-link/danm246-mellanox-pf-enp101s0f0-up-vf-list-vlan-10-markdown-bold-quote-prefix-cut.txt"):
        "Markdown's lazy blockquote ('> ' on the record's first line, its indented lines bare): a code block's "
        "indentation comes inside the quote, and a page copy that drops the indentation leaves no line to tell where "
@@ -160,6 +161,10 @@ EXCLUDED = {
            "round2/show_gids/mitosiscore-readme-hash-commented-two-ib-hcas-index0-link-local-v1-only-no-netdev.txt",
            "round2/sinfo/azhop1210-ansible-json-quoted-sinfo-R-cyclecloud-node-fail-viz3d-1-4.txt",
            "round2/sinfo/azhop686-json-quoted-squeue-and-sinfo-l-hb120v2-2-draining-idle-tilde.txt")},
+    ("mail-wrap", "round2/nccl-log/pytorch152780-amphitrite-2x-rtx5090-ddp-bracket-ts-warn-enqueue-1556-cuda-700-"
+                  "terminate-interleaved-cut.txt"):
+        "a time ('[2025-05-04 23:32:59] ') before NCCL's WARN lines only, and the C++ runtime's terminate text spliced "
+        "into NCCL's lines: a wrapped WARN's rest cannot be told from that text and joined back",
     **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
        "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},
@@ -185,6 +190,9 @@ EXCLUDED = {
            "nccl-log/tcpx1-gcp-a3-gpudirecttcpx-commprogress-rx-ctrl-timeout-enp12s0-enp134s0-hour-long-init",
            "nccl-log/nccl394-quoted-gt-prefix-pdsh-node01-prefix-gid-table-change-then-completion-error12-vendor129-"
            "cut",
+           "kernel-log/gpud348-quoted-ctime-host-ny2g1r12hh2-one-mlx5-5c-00.0-insufficient-slot-power-27w",
+           "nccl-log/stackhpc-k8s-rdma-horovod-ib-2pod-4-p100-each-sriov-vf-timestamp-tag-prefix-unable-to-open-other-"
+           "mlx5-net-ib-mlx5-3-mlx5-2-rings-1175-img-s",
            "kernel-log/linuxpci-tushardave-nvme-behind-broadcom-switch-triple-quoted-nbsp-timestamps-dpc-malftlp-"
            "disabling-device-after-reset-failure")},
     **{(habit, cid):
