@@ -141,8 +141,8 @@ EXCLUDED = {
        "the quoted record goes on" for habit in ("indent4", "tab-indent", "page-copy")},
     **{("mail-wrap", f"round2/nccl-log/{name}.txt"):
        "an application's or a provider's line (XLA's 'NCCL operation ...', libmlx5's 'got completion with error', "
-       "NCCL 2.1's 'WARN' without the word NCCL) carries no NCCL line head: a wrap's rest cannot be told from text "
-       "and joined back" for name in (
+       "libfabric's '<warn> err: 5', NCCL 2.1's 'WARN' without the word NCCL) carries no NCCL line head: a wrap's "
+       "rest cannot be told from text and joined back" for name in (
            "flax4942-nnx-jit-absl-info-dots-xla-ncclallreduce-invalid-argument-empty-last-warning-tensorflow-"
            "imported-cut",
            "lwm44-jax-xla-reduce-scatter-unable-to-load-nccl-library-two-lines",
@@ -151,7 +151,8 @@ EXCLUDED = {
            "openrlhf621-ray-prefixed-raylet-worker-died-mlx5-host-unknown-got-completion-with-error-repeated-then-"
            "broadcast-ncclremoteerror-cut",
            "horovod385-nccl-2.1.15-uuid-hostname-no-module-for-gpu-direct-rdma-net-ib-gid3-then-tqdm-and-traceback-"
-           "cut")},
+           "cut",
+           "awsofi346-120-rank-efa-libfabric-txe-invalid-address-peer-host-id-then-indented-nccl-channel-lines-cut")},
     **{(habit, cid):
        "the output sits inside a document's own syntax (a README's or a script's '# ' before every line, the JSON "
        "strings of Ansible's stdout_lines): a terminal's prefix, prompt, fence, banner or time comes around that "
