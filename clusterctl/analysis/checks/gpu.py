@@ -100,6 +100,12 @@ def _sxm(name: str) -> bool:
     return "SXM" in up or product_nvlinks(name) is not None or up.rstrip(". ").endswith(("H20", "H100 80G"))
 
 
+def _board_of(gpus: list[Mapping[str, Any]], found: int) -> int | None:
+    """:func:`board_gpus` of the listed GPUs' names, when every one of them is named."""
+    names = [str(g.get("name")) for g in gpus if g.get("name")]
+    return board_gpus(names, found) if len(names) == len(gpus) else None
+
+
 def board_gpus(names: list[str], found: int) -> int | None:
     """The GPU count the board implies, when the capture states it: an SXM product of an 8-GPU HGX
     family with 5-7 GPUs visible (a 4-GPU board cannot show more than 4)."""
@@ -499,8 +505,7 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     if not data.get("excerpt"):
         attached = data.get("attached_gpus")
         found = int(attached) if attached is not None else len(gpus) + len(data.get("lost_gpus") or [])
-        names = [str(g.get("name")) for g in gpus if g.get("name")]
-        board = board_gpus(names, found) if len(names) == len(gpus) else None
+        board = _board_of(gpus, found)
         res.findings += _count_finding(host, found, exp, "", board)
         # the count is judged when the capture states it ('Attached GPUs', severity.yml gpu_count.cannot_judge)
         if exp.get("gpus_per_node") is None and board is None and attached is None and gpus \
@@ -580,8 +585,7 @@ def judge_nvidia_smi_table(host: str, data: Mapping[str, Any], exp: Mapping[str,
         return res
     if not data.get("excerpt"):  # a MIG devices box pasted alone states no GPU count
         # the board's count only where the table runs to its processes box (a paste cut after GPU 4 lists 5)
-        names = [str(g.get("name")) for g in gpus if g.get("name")] if data.get("whole_table") else []
-        board = board_gpus(names, len(gpus)) if len(names) == len(gpus) else None
+        board = _board_of(gpus, len(gpus)) if data.get("whole_table") else None
         res.findings += _count_finding(host, len(gpus), exp, "nvidia-smi", board)
     if gpus and exp.get("gpus_per_node") is None and not data.get("lost_gpus") and all(
             g.get("cut_after_first_row") and g.get("ecc_uncorrected_volatile") is None for g in gpus):

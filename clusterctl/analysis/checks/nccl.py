@@ -553,8 +553,8 @@ _OPEN_DEVICE = re.compile(r"Call to ibv_open_device failed|NET/IB ?: Unable to o
 def _skipped_device(nccl: Mapping[str, Any], warning: str) -> bool:
     """A device NCCL could not open while it enumerated the HCAs, where the same log lists the HCAs it then uses
     (``NET/IB : Using [0]mlx5_1:1/RoCE``) or runs over IB (``Using network IB``, channels ``via NET/IB``): the device
-    was left out (one not given to the pod or container), the job
-    runs on the others; that WARN is no fatal transport error."""
+    was left out (one not given to the pod or container), the job runs on the others; that WARN is no fatal transport
+    error."""
     uses_ib = bool(nccl.get("net_devices")) or nccl.get("transport") in ("IB", "RoCE") or "IB" in (
         nccl.get("networks") or ())  # ('Using network IB', channels 'via NET/IB/0': a wrapped 'Using' line)
     return bool(_OPEN_DEVICE.search(warning[:2000])) and uses_ib

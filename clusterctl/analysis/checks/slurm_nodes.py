@@ -33,6 +33,7 @@ LOST_HARDWARE = re.compile(
 #: sinfo -R's 20-character REASON column cut an admin's reason with it appended)
 _NOT_RESPONDING = re.compile(r"\bNot respond(?:ing)?\b|\bNot res(?:p|po|pon|pond|pondi|pondin)?$", re.IGNORECASE)
 
+
 def _lost_hardware(reason: str) -> bool:
     """The reason names lost or failed hardware (:data:`LOST_HARDWARE`), also where the admin wrote it with
     underscores for spaces, as a shell argument without quotes needs ('scontrol update ... reason=Xid_79_GPU_lost')."""

@@ -609,22 +609,25 @@ def _quoted(ln: str) -> bool:
     return ln.startswith("> ") or ln.rstrip() == ">"
 
 
-def _strip_prefix(lines: list[str]) -> list[str]:
-    # the first lines of text decide (most captures carry no prefix): their own prompt test per line, not the
-    # whole capture's
-    head = list(islice((ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)), 3))
-    if head:
-        skip = len(head) > 2 and not head[0].startswith(_PREFIXES) and command_word(head[0].strip()) in _KNOWN
-        first = head[1] if skip else head[0]
-        if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
-            return lines
-    # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
-    body = [ln for ln in lines if ln.strip() and not _unquoted_prompt(ln)] or [ln for ln in lines if ln.strip()]
+def _without_bare_command(body: list[str]) -> list[str]:
+    """``body`` without the bare command written above a quoted output ('nvidia-smi', then '> ...' lines)."""
     if len(body) > 2 and not body[0].startswith(_PREFIXES) and command_word(body[0].strip()) in _KNOWN:
-        body = body[1:]  # the bare command written above the quoted output ('nvidia-smi', then '> ...' lines)
+        return body[1:]
+    return body
+
+
+def _strip_prefix(lines: list[str]) -> list[str]:
+    # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
+    text = (ln for ln in lines if ln.strip() and not _unquoted_prompt(ln))
+    # the first lines of text decide (most captures carry no prefix): the rest is read only when they carry one
+    head = list(islice(text, 3))
+    first = _without_bare_command(head)[0] if head else ""
+    if head and not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
+        return lines  # the first line of text carries none of them: neither can every line
+    body = _without_bare_command(head + list(text) if head else [ln for ln in lines if ln.strip()])
     first = body[0] if body else ""
     if not any(first.startswith(pre) or first.rstrip() == pre.rstrip() for pre in _PREFIXES):
-        return lines  # the first line of text carries none of them: neither can every line
+        return lines
     if len(body) < 2:
         # a lone quoted line ('> NVRM: Xid ...' of a reply): quoting unless it is a '> command' prompt line
         if body and not _maybe_prompt(first) and (pre := next((p for p in _PREFIXES if first.startswith(p)), "")) \
