@@ -698,8 +698,9 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
             if want or peers_with_links or id(g) in built_in:
                 why = (f"{want} per GPU expected" if want else "other GPUs of the node have active links"
                        if peers_with_links else f"the {g.get('name')} has {product} NVLinks on its board")
+                which = f"GPU {g['index']}" if g.get("index") is not None else "the GPU shown"
                 res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.inactive"), subj,
-                                            f"GPU {g.get('index')}: all NVLink links inactive (NVML reports "
+                                            f"{which}: all NVLink links inactive (NVML reports "
                                             f"none active; {why})"))
         elif g.get("inactive_links"):
             links = ", ".join(str(x) for x in g["inactive_links"])

@@ -340,6 +340,16 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{len(hung)} task(s) blocked in uninterruptible sleep for more than {secs} s "
             f"({tasks}) {_when(hung)}: I/O (a file system, storage or its network) stalls the jobs on this node; "
             f"the call trace says which. Last: {str(hung[-1]['text'])[:160]!r}"))
+    lockups = list(data.get("soft_lockups") or ())
+    if lockups:
+        cpus = ", ".join(dict.fromkeys(f"CPU#{e.get('cpu')}" for e in lockups))
+        tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in lockups if e.get("task")))
+        res.findings.append(Finding(
+            host, "kernel_task", rule_sev("kernel_task.soft_lockup"), host,
+            f"{len(lockups)} soft lockup(s): {cpus} kept in kernel mode for up to "
+            f"{max(int(e.get('seconds') or 0) for e in lockups)} s{f' ({tasks})' if tasks else ''} {_when(lockups)}: "
+            "a driver or the kernel spins with the CPU held (the RIP and call trace below it say which); the jobs on "
+            f"those CPUs stall. Last: {str(lockups[-1]['text'])[:160]!r}"))
     _per_device(res, host, data.get("nic_module"), "pci", "kernel_net", "kernel_net.module_error",
                 lambda pci, evs: (f"network adapter {pci or '(not named)'}: its port's cable or transceiver is in "
                                   f"error ({_whats(evs)}) {_when(evs)}; that port cannot bring its link up until the "

@@ -95,6 +95,9 @@ operators paste ``grep Xid`` output too):
 ``hung_tasks``
     the hung-task watchdog's ``INFO: task node:1646922 blocked for more than 122 seconds.``: ``task``, ``pid``,
     ``seconds``.
+``soft_lockups``
+    the soft-lockup watchdog's ``watchdog: BUG: soft lockup - CPU#40 stuck for 26s! [python3:510]`` (older kernels:
+    ``BUG: soft lockup - CPU#0 stuck for 67s! [swapper:0]``): ``cpu``, ``seconds``, ``task``, ``pid``.
 ``hypervisor``
     the hypervisor a virtual machine's kernel names at boot (``Hypervisor detected: KVM``), else None.
 ``nic_removed``
@@ -260,6 +263,9 @@ _HYPERVISOR = re.compile(r"Hypervisor detected: (?P<hv>[\w -]{1,32}?)\s*$|Bootin
 #: the hung-task watchdog: 'INFO: task node:1646922 blocked for more than 122 seconds.'
 _HUNG_TASK = re.compile(r"INFO: task (?P<task>\S{1,64}):(?P<pid>\d{1,10}) blocked for more than "
                         r"(?P<secs>\d{1,7}) seconds")
+#: the soft-lockup watchdog: a CPU kept in kernel mode ('watchdog: BUG: soft lockup - CPU#40 stuck for 26s! [python3:510]')
+_SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d{1,5}) stuck for (?P<secs>\d{1,7})s!"
+                          r"(?: \[(?P<task>.{1,64}):(?P<pid>\d{1,10})\])?")
 #: AMD's decoded northbridge machine check of a DRAM ECC error ('[Hardware Error]: MC4 Error (node 3): DRAM ECC error
 #: detected on the NB.'), then its status with the error's kind ('MC4_STATUS[Over|CE|MiscV|-|AddrV|CECC]: 0x...')
 _AMD_DRAM = re.compile(r"MC4 Error \(node (?P<node>\d{1,3})\): DRAM ECC error")
@@ -485,6 +491,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     io_region: list[dict[str, Any]] = []
     last_mlx5: str | None = None  # the mlx5 PCI function the driver's last line named
     hung_tasks: list[dict[str, Any]] = []
+    lockups: list[dict[str, Any]] = []
     removed: list[dict[str, Any]] = []
     modules: list[dict[str, Any]] = []
     sxids: list[dict[str, Any]] = []
@@ -639,6 +646,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             hung_tasks.append(_event(lineno, time, msg, task=ht.group("task"), pid=to_int(ht.group("pid")),
                                      seconds=to_int(ht.group("secs"))))
             continue
+        if "soft lockup" in msg and (sl := _SOFT_LOCKUP.search(msg)):
+            lockups.append(_event(lineno, time, msg, cpu=to_int(sl.group("cpu")), seconds=to_int(sl.group("secs")),
+                                  task=sl.group("task"), pid=to_int(sl.group("pid")) if sl.group("pid") else None))
+            continue
         if "MC4" in msg:
             if ad := _AMD_DRAM.search(msg):
                 amd_node = ad.group("node")
@@ -766,7 +777,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
             "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "hung_tasks": hung_tasks,
-            "nic_removed": removed,
+            "soft_lockups": lockups, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}

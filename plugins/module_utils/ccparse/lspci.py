@@ -49,6 +49,8 @@ _CLASS_NAMES = {"0108": "Non-Volatile memory controller", "0200": "Ethernet cont
 _VENDOR_ID = re.compile(r"(?:^|\[)([0-9a-fA-F]{4}):[0-9a-fA-F]{4}(?:\]|\s|$)")
 _VENDORS = {"10de": "nvidia", "15b3": "mellanox"}
 _HEAD = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\n]{1,80}):\s*(.*)$")
+#: a link field and its value up to the next one, on one line ('LnkCap: Speed 32GT/s, Width x4 LnkSta: ...')
+_LINK_FIELD = re.compile(r"\b(LnkCap|LnkSta):((?:(?!\bLnk(?:Cap|Sta):).){0,300})")
 _SPEED = re.compile(r"Speed\s+(\d{1,3}(?:\.\d{1,3})?)GT/s(?:\s*\((ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width\s+x(\d{1,2})(?:\s*\((ok|downgraded)\))?")
 GEN_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
@@ -200,6 +202,14 @@ def parse_lspci(text: str) -> dict[str, Any]:
                     cur = None  # a title, prose or another command's output: not a device
                 continue
             slot = h.group(1) if h.group(1).count(":") == 2 else f"0000:{h.group(1)}"
+            if h.group(2).strip() in ("LnkCap", "LnkSta"):
+                # condensed by the paster: the address, then its LnkCap and LnkSta fields on the same line
+                # ('0002:01:00.0 LnkCap: Speed 32GT/s, Width x4 LnkSta: Speed 32GT/s, Width x2 (downgraded)')
+                cur = {**excerpt_device(lineno), "slot": slot.lower()}
+                devices.append(cur)
+                for field, value in _LINK_FIELD.findall(s[len(h.group(1)):]):
+                    cur[field.lower()] = _link(value)
+                continue
             desc = h.group(3).strip()
             low = desc.lower()
             vendor = "nvidia" if "nvidia" in low else "mellanox" if ("mellanox" in low or "connectx" in low) else None

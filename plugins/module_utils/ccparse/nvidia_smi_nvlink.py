@@ -12,7 +12,8 @@ lines are no links. ``nvidia-smi nvlink -c``'s capability lines ('Link 0, P2P is
 ``capabilities`` (``{link: {capability: bool}}``): what a link can do, not its state. ``nvlink -gt d``'s counters
 ('Link 0: Data Tx: 19241022 KiB') go to ``traffic_kib`` (``{link: {"data_tx": 19241022, ...}}``). A GPU followed by
 ``NVML: Unable to retrieve NVLink information as all links are inActive`` (drivers 550+) has ``links: []`` and
-``all_links_inactive: True``; whether that is a fault (an SXM GPU whose peers have links) or
+``all_links_inactive: True`` (printed alone, as for one GPU selected with ``-i``, it is one GPU of unknown index,
+``"index": None``); whether that is a fault (an SXM GPU whose peers have links) or
 normal (PCIe cards) is the check's call. A GPU without NVLink prints nothing
 (the live H200 capture is empty): that gives ``gpus: []``, ``no_nvlink: True`` and a ``note`` saying so, an explicit
 answer the checks report as information, not a silent empty result. Any other text raises
@@ -63,7 +64,10 @@ def parse_nvidia_smi_nvlink(text: str) -> dict[str, Any]:
                    "all_links_inactive": False, "line": lineno}
             gpus.append(cur)
             continue
-        if _ALL_INACTIVE.match(s) and cur is not None:
+        if _ALL_INACTIVE.match(s):
+            if cur is None:  # one GPU selected (nvlink -s -i 0): NVML's answer without a 'GPU n:' line above it
+                cur = {"index": None, "name": "", "uuid": None, "links": [], "line": lineno}
+                gpus.append(cur)
             cur["all_links_inactive"] = True
             continue
         c = _COUNTER.match(s)
