@@ -80,3 +80,70 @@ def test_an_older_kernels_soft_lockup_line_without_the_watchdog_prefix() -> None
     text = _text("[ 1234.567890] BUG: soft lockup - CPU#0 stuck for 67s! [swapper:0]")
     (ev,) = parse_text("kernel-log", text)["soft_lockups"]
     assert (ev["cpu"], ev["seconds"], ev["task"]) == (0, 67, "swapper")
+
+
+# --- NCCL logs: a rank killed by SIGBUS, older PyTorch's watchdog lines, the interface of a failed socket call ---
+
+# round2/nccl-log/deepspeed2638-docker-8gpu-2.14.3-...-caught-signal-7-bus-error-nonexistent-physical-address-cut.txt
+# (deepspeedai/DeepSpeed#2638, an eight-GPU job in a Docker container)
+SIGBUS = _text("cf0b62962198:378934:382525 [2] NCCL INFO Connected all trees",
+               "cf0b62962198:378934:382525 [2] NCCL INFO 24 coll channels, 32 p2p channels, 32 p2p channels per peer",
+               "[cf0b62962198:378934:0:382579] Caught signal 7 (Bus error: nonexistent physical address)")
+
+
+def test_a_rank_killed_by_sigbus_fails_the_node() -> None:
+    findings = judge_text("nccl-log", SIGBUS)
+    assert _checks(findings) == [("nccl_error", "critical", "n1")]
+    assert "SIGBUS" in findings[0].message and "/dev/shm" in findings[0].message
+
+
+def test_a_segfault_is_not_read_as_a_bus_error() -> None:
+    # signal 11 is the program's own fault: no shared-memory verdict on the node
+    text = SIGBUS.replace("Caught signal 7 (Bus error: nonexistent physical address)",
+                          "Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)")
+    assert judge_text("nccl-log", text) == []
+
+
+# round2/nccl-log/tgi1383-runpod-2x-l40-docker-timestamps-watchdog-first-allreduce-seqnum-1-60000ms-terminate-cut.txt
+# (huggingface/text-generation-inference#1383, PyTorch of 2023: no '[rankN]:' head), without the container's timestamps
+OLD_WATCHDOG = _text(
+    "[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+    "OpType=ALLREDUCE, Timeout(ms)=60000) ran for 69662 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+    "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.")
+
+
+def test_older_pytorch_watchdog_lines_are_read() -> None:
+    out = parse_text("nccl-log", OLD_WATCHDOG)
+    assert [(t["rank"], t["seq"], t["op"], t["timeout_ms"]) for t in out["pg_timeouts"]] == [(0, 1, "ALLREDUCE", 60000)]
+    assert [e["rank"] for e in out["pg_errors"]] == [0, None]
+
+
+def test_older_pytorch_watchdog_alone_cannot_judge_a_device() -> None:
+    (f,) = judge_text("nccl-log", OLD_WATCHDOG)
+    assert (f.check, f.severity) == ("nccl_watchdog", "info")
+    assert "(rank 0)" in f.message and "ALLREDUCE SeqNum 1 timed out" in f.message
+
+
+# round2/nccl-log/returnn1466-nd20-01-bootstrap-ib0-ipv6-link-local-bind-failed-...-trailing-spaces-cut.txt
+# (rwth-i6/returnn#1466), without the terminal's trailing spaces
+BIND = _text("nd20-01:275975:275975 [0] NCCL INFO Bootstrap : Using ib0:fe80::ba59:9f03:fc:765c%ib0<0>",
+             "nd20-01:275975:275975 [0] misc/socket.cc:379 NCCL WARN Call to bind failed : Cannot assign requested "
+             "address",
+             "nd20-01:275975:275975 [0] NCCL INFO bootstrap.cc:176 -> 2",
+             "nd20-01:275975:275975 [0] NCCL INFO bootstrap.cc:201 -> 2")
+
+
+def test_the_bootstrap_interface_and_address_are_read() -> None:
+    assert parse_text("nccl-log", BIND)["socket_addresses"] == {"ib0": "fe80::ba59:9f03:fc:765c%ib0"}
+
+
+def test_a_failed_socket_call_names_the_interface_of_nccls_sockets() -> None:
+    failed = [f for f in judge_text("nccl-log", BIND) if f.severity == "critical"]
+    assert [f.check for f in failed] == ["nccl_error"]
+    assert "NCCL's sockets use ib0 fe80::ba59:9f03:fc:765c%ib0 (an IPv6 link-local address" in failed[0].message
+
+
+def test_no_interface_is_named_where_no_socket_call_failed() -> None:
+    text = BIND.replace("Call to bind failed : Cannot assign requested address", "Cuda failure 'out of memory'")
+    assert all("NCCL's sockets" not in f.message for f in judge_text("nccl-log", text))

@@ -425,10 +425,12 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     if timeouts or data.get("pg_errors"):
         # PyTorch's watchdog alone: the job is dead, no host or device is named (severity.yml nccl_watchdog.timeout)
         ops = sorted({f"{t.get('op')} SeqNum {t.get('seq')}" for t in timeouts})
-        ranks = sorted({int(e["rank"]) for e in [*timeouts, *(data.get("pg_errors") or [])]})
+        ranks = sorted({int(e["rank"]) for e in [*timeouts, *(data.get("pg_errors") or [])]
+                        if e.get("rank") is not None})
         what = (f"{', '.join(ops)} timed out" if ops else "NCCL operations failed or timed out")
+        which = f" (rank {', '.join(map(str, ranks))})" if ranks else ""
         res.findings.append(Finding(host, "nccl_watchdog", rule_sev("nccl_watchdog.timeout"), host,
-                                    f"{NOTHING}PyTorch ProcessGroupNCCL watchdog (rank {', '.join(map(str, ranks))}): "
+                                    f"{NOTHING}PyTorch ProcessGroupNCCL watchdog{which}: "
                                     f"{what}; no NCCL WARN or transport error names a host or device"))
     return res
 
@@ -443,7 +445,13 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
                            f"NCCL fatal transport error: {w[:200]}"
                            + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
-    rest = [w for w in warnings if w not in fatal]
+    bus = [w for w in warnings if w not in fatal and _BUS_ERROR.search(w[:2000])]
+    if bus:
+        out.append(Finding(host, "nccl_error", rule_sev("nccl_error.bus_error"), host,
+                           f"{len(bus)} line(s) of a process of the job killed by SIGBUS ({bus[0][:160]}){_on(nccl)}: "
+                           "a page of shared memory it mapped could not be backed (in a container: /dev/shm too "
+                           "small for NCCL's buffers, docker --shm-size or --ipc=host), the job cannot run as set up"))
+    rest = [w for w in warnings if w not in fatal and w not in bus]
     oom = [w for w in rest if _OOM.search(w[:2000])]
     returns = [r for r in nccl.get("error_returns") or []
                if r["at"] == "application" or (_CALL_SITE.search(r["at"]) and not r["at"].startswith("plugin/"))]
@@ -461,7 +469,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                 if _CUDA_FAILURE.search(setup[0][:2000]) else
                 "the communicator cannot be set up, the job cannot run as launched")
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
-                           f"NCCL WARN {setup[0][:200]}{_on(nccl)}: {what}"))
+                           f"NCCL WARN {setup[0][:200]}{_on(nccl)}{_sockets(nccl, setup)}: {what}"))
     elif returns and not fatal and not oom and not _only_no_p2p(rest):
         first = returns[0]
         names = sorted({_RESULT_NAMES.get(r["code"], f"result {r['code']}") for r in returns})
@@ -473,7 +481,8 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
             how = (f"{', '.join(names)} returned from {first['at']} up {len(returns)} call(s) of NCCL's trace"
                    f"{cause}")
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
-                           f"an NCCL call failed ({how}){_on(nccl)}: the communicator or collective did not "
+                           f"an NCCL call failed ({how}){_on(nccl)}{_sockets(nccl, rest)}: the communicator or "
+                           "collective did not "
                            "complete, the job cannot run as set up"))
     if oom and not fatal:
         # the job ran out of GPU memory: an application's limit, and the other WARN lines (a peer's socket closed,
@@ -502,6 +511,8 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+#: a process of the job killed by SIGBUS (ccparse.nccl_log keeps its line)
+_BUS_ERROR = re.compile(r"Caught signal 7 \(Bus error|Unexpected bus error encountered in worker", re.IGNORECASE)
 #: NCCL cannot load the verbs library ('Failed to open libibverbs.so[.1]'): no NET/IB transport in this process
 _NO_VERBS = re.compile(r"Failed to open libibverbs", re.IGNORECASE)
 
@@ -564,6 +575,22 @@ def _on(nccl: Mapping[str, Any]) -> str:
     """' (on node23)': the hosts NCCL's own lines name, where there are one to three of them."""
     hosts = [str(h) for h in nccl.get("hosts") or []]
     return f" (on {', '.join(hosts)})" if 0 < len(hosts) <= 3 else ""
+
+
+#: a WARN of NCCL's own socket calls failing ('Call to bind failed : Cannot assign requested address', 'Call to connect
+#: failed : Connection timed out', 'Connect to 10.0.0.7<43215> failed : ...')
+_SOCKET_CALL = re.compile(r"Call to (?:bind|connect|listen|accept)\b|\bConnect to \S{1,80} failed", re.IGNORECASE)
+
+
+def _sockets(nccl: Mapping[str, Any], warnings: list[str]) -> str:
+    """'; NCCL's sockets use ib0 fe80::...%ib0 (an IPv6 link-local address ...)' where a WARN is a failed socket call
+    and the log names the interfaces of NCCL's sockets (its Bootstrap and NET/Socket lines), else ''."""
+    addrs = list((nccl.get("socket_addresses") or {}).items())
+    if not addrs or not any(_SOCKET_CALL.search(w[:2000]) for w in warnings):
+        return ""
+    said = ", ".join(f"{name} {addr}" + (" (an IPv6 link-local address, not routed off its link)"
+                                         if addr.lower().startswith("fe80") else "") for name, addr in addrs[:4])
+    return f"; NCCL's sockets use {said}"
 
 
 def _only_no_p2p(warnings: list[str]) -> bool:

@@ -263,7 +263,8 @@ _HYPERVISOR = re.compile(r"Hypervisor detected: (?P<hv>[\w -]{1,32}?)\s*$|Bootin
 #: the hung-task watchdog: 'INFO: task node:1646922 blocked for more than 122 seconds.'
 _HUNG_TASK = re.compile(r"INFO: task (?P<task>\S{1,64}):(?P<pid>\d{1,10}) blocked for more than "
                         r"(?P<secs>\d{1,7}) seconds")
-#: the soft-lockup watchdog: a CPU kept in kernel mode ('watchdog: BUG: soft lockup - CPU#40 stuck for 26s! [python3:510]')
+#: the soft-lockup watchdog: a CPU kept in kernel mode ('watchdog: BUG: soft lockup - CPU#40 stuck for 26s!
+#: [python3:510]')
 _SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d{1,5}) stuck for (?P<secs>\d{1,7})s!"
                           r"(?: \[(?P<task>.{1,64}):(?P<pid>\d{1,10})\])?")
 #: AMD's decoded northbridge machine check of a DRAM ECC error ('[Hardware Error]: MC4 Error (node 3): DRAM ECC error

@@ -14,6 +14,7 @@ ignored, so a log with application output or nccl-tests tables interleaved parse
      "transport": "IB"|"RoCE"|"Socket"|"P2P"|"SHM"|None,
      "net_devices": [{"index": 0, "name": "mlx5_0", "port": 1, "link_layer": "IB"|"RoCE"}],
      "ib_devices": ["mlx5_0"], "socket_interfaces": ["eth0"], "ib_no_device": True,
+     "socket_addresses": {"eth0": "10.0.0.7", "ib0": "fe80::ba59:9f03:fc:765c%ib0"},  # Bootstrap / NET/Socket lines
      "channel_transports": ["NET/IB", "P2P/IPC", "SHM"],      # from "via ..." channel lines
      "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True},
      "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312,
@@ -82,8 +83,10 @@ _APP_RESULTS = (("UnhandledCuda", 1), ("unhandled cuda", 1), ("System", 2), ("un
 #: '[pid] ' before it):
 #: '[rank5]:[E901 05:20:03.445217639 ProcessGroupNCCL.cpp:684] [Rank 5] Watchdog caught collective ...'; torch
 #: before 2.3 prints the level alone: '[rank2]:[E ProcessGroupNCCL.cpp:754] [Rank 2] Watchdog caught ...'
-_PG_LINE = re.compile(r"^(?:\[\d+\]\s*)?\[rank(?P<rank>\d+)\]:\[(?P<lvl>[EWIF])(?:\d{3,4} [\d:.]+)?\s+"
-                      r"ProcessGroupNCCL\.cpp:\d+\]\s*(?P<msg>.*)$")
+#: older PyTorch (1.x, 2.0) prints no '[rankN]:' head: '[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught ...'
+#: (the rank, if any, in the message; 'Some NCCL operations have failed or timed out' names none)
+_PG_LINE = re.compile(r"^(?:\[\d+\]\s*)?(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[EWIF])(?:\d{3,4} [\d:.]+)?\s+"
+                      r"ProcessGroupNCCL\.cpp:\d+\]\s*(?=(?:\[Rank (?P<rank2>\d+)\])?)(?P<msg>.*)$")
 #: the watchdog's timeout of one collective: 'WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, ... Timeout(ms)=600000)'
 _PG_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
                          r"OpType=(?P<op>\w+)(?:.*?Timeout\(ms\)=(?P<ms>\d+))?")
@@ -93,6 +96,9 @@ _NET_USING = re.compile(r"^NET/(IB|Socket)\s*: Using (.*)$")
 _NET_IFACE_OLD = re.compile(r"^NET : Using interface ([\w.-]+):")
 _IB_DEV = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(IB|RoCE)")
 _SOCK_DEV = re.compile(r"\[(\d+)\]([\w.-]+):")
+#: an interface and its address in a 'Bootstrap : Using' / 'NET/Socket : Using' line ('[0]eno1:172.18.40.41<0>',
+#: 'ib0:fe80::ba59:9f03:fc:765c%ib0<0>')
+_SOCK_ADDR = re.compile(r"(?:^|\s|\])([\w.-]{1,64}):([0-9A-Fa-f.:]{2,45}(?:%[\w.-]{1,64})?)<\d+>")
 _VIA = re.compile(r"via ((?:NET/[\w]+(?:/[\w()]+)*)|P2P/[\w]+|SHM(?:/[\w]+)*|COLLNET\S*|NVLS\S*)")
 #: (the HCA's name may be cut off by a wrap: 'for HCA 0' then the HCA's index names it)
 _GDR_HCA = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for HCA (\d+)(?: '([^']+)')?")
@@ -109,6 +115,10 @@ _PROVIDER_CQE = re.compile(r"\bmlx[45]: [\w.-]{1,64}: got completion with error\
 #: efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address ...'): the transfer failed in the provider
 _FABRIC_CQ_ERROR = re.compile(r"libfabric:\d{1,10}:\d{1,12}::\w{1,20}:cq:\w{1,80}\(\):\d{1,6}<warn> err: [1-9]\d{0,4}, "
                               r"message: ")
+#: a process of the job killed by SIGBUS: UCX's handler ('[host:378934:0:382579] Caught signal 7 (Bus error:
+#: nonexistent physical address)'), PyTorch's DataLoader ('ERROR: Unexpected bus error encountered in worker. This might
+#: be caused by insufficient shared memory (shm)')
+_BUS_ERROR = re.compile(r"Caught signal 7 \(Bus error|Unexpected bus error encountered in worker")
 #: NCCL 1.x's lines ('INFO rank 0 using device 0 (0000:06:00.0)', 'WARN src/reduce.cu:126 Cuda failure ...'), under
 #: its 'NCCL version 1.3.4 compiled with CUDA 8.0' banner: no host:pid head and no 'NCCL ' before the level
 _NCCL1_LINE = re.compile(r"^(INFO|WARN) ")
@@ -129,7 +139,7 @@ def _unflattened(text: str) -> list[str]:
 def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     """Summarise ``(lineno, text)`` NCCL lines (also used by the nccl-tests parser)."""
     out: dict[str, Any] = {"version": None, "cuda": None, "network": None, "transport": None, "net_devices": [],
-                           "ib_devices": [], "socket_interfaces": [], "ib_no_device": False,
+                           "ib_devices": [], "socket_interfaces": [], "ib_no_device": False, "socket_addresses": {},
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
                            "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
                            "pg_errors": [], "pg_timeouts": [], "error_returns": []}
@@ -154,6 +164,12 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             elif "completion with error" in text and _PROVIDER_CQE.search(text):
                 # the verbs provider's own line of a work completion in error (libmlx5: 'mlx5: host: got completion
                 # with error:'), the failure NCCL's NET/IB WARN names: a transport error line
+                out["lines"] += 1
+                out["warnings"].append(text.strip())
+                continue
+            elif "bus error" in text.lower() and _BUS_ERROR.search(text):
+                # a process of the job killed by SIGBUS (UCX's signal handler, PyTorch's DataLoader): kept as an error
+                # line of the job (judged in checks/nccl.py)
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
                 continue
@@ -187,6 +203,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             if out["network"] not in out["networks"]:
                 out["networks"].append(out["network"])
             continue
+        if msg.startswith(("Bootstrap", "NET/Socket")) and "Using" in msg:
+            # the interfaces and addresses of NCCL's sockets ('Bootstrap : Using ib0:fe80::ba59:9f03:fc:765c%ib0<0>')
+            for name, addr in _SOCK_ADDR.findall(msg):
+                out["socket_addresses"].setdefault(name, addr)
         if msg.startswith("NET/IB") and "No device found" in msg:
             out["ib_no_device"] = True
         u = _NET_USING.match(msg)
@@ -261,7 +281,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
 def _pg_line(out: dict[str, Any], pg: re.Match[str], lineno: int) -> None:
     """Record one PyTorch ProcessGroupNCCL line (an error or warning of the watchdog, no NCCL line of its own)."""
     out["lines"] += 1
-    rank = int(pg.group("rank"))
+    rank = int(pg.group("rank") or pg.group("rank2")) if pg.group("rank") or pg.group("rank2") else None
     msg = pg.group("msg").strip()
     if pg.group("lvl") in ("E", "F"):
         out["pg_errors"].append({"rank": rank, "line": lineno, "msg": msg})
