@@ -1385,12 +1385,14 @@ def _general(text: str, kind: str) -> Cleaned:
     # before a launcher's prefix is counted on every line
     numbered = _without_terminal_lines(numbered, kind)
     if kind not in NO_LAUNCHER_KINDS and _any_launcher([ln for _n, ln in numbered[:40]], kind):
+        prefixed = False
         for _depth in range(3):  # nested: pdsh running srun -l ('node07: 0: ...'), mpirun under a parallel shell
             before = [ln for _n, ln in numbered]
             bare, named = strip_launcher_prefix(before, kind)
             hosts += [h for h in named if h not in hosts]
             if bare is before:
                 break
+            prefixed = True
             numbered = [(n, ln) for (n, _old), ln in zip(numbered, bare)]
             # what the launcher's host printed around the tool's output: 'node07: Warning: Permanently added ...',
             # a container's banner, each line prefixed
@@ -1400,8 +1402,9 @@ def _general(text: str, kind: str) -> Cleaned:
                 numbered = _without_container_banner(numbered)
             if not any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
                 break
-        if hosts and kind not in ELISION_KINDS and any(_ELISION.match(ln) for _n, ln in numbered):
-            elided += [n for n, ln in numbered if _ELISION.match(ln)]  # '0: ...': the elision behind the prefix
+        if prefixed and kind not in ELISION_KINDS and any(_ELISION.match(ln) for _n, ln in numbered):
+            # '0: ...', '[10:21:33] [...]': the elision behind a launcher's prefix or a log's time
+            elided += [n for n, ln in numbered if _ELISION.match(ln)]
             numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
     stripped = [ln for _n, ln in numbered]
     first = next((ln for ln in stripped if ln.strip()), "")
