@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass
 
 from .capture import strip_grep_numbers, strip_launcher_prefix, strip_quoting
+from .ibdev2netdev import RDMA_LINK_HEAD
+from .ip_link import BRIEF_HEAD
 
 #: how much of a file is looked at
 SNIFF_CHARS = 65536
@@ -178,13 +180,11 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          # dmesg without its times: a driver's line naming its PCI function ('hns3 0000:bd:00.2: ...')
          r"^\s*[a-z][\w-]{1,30} [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7][: ]).*$", 0.2),
         ("ibstat", "ibstat's own failure line", r"^.*\bibpanic: \[\d+\] .*$", 0.2),
+        # the row heads of the parsers themselves (ibdev2netdev.RDMA_LINK_HEAD, ip_link.BRIEF_HEAD)
         ("ibdev2netdev", "rdma link's port lines",
-         r"^[ \t]*(?:link|\d{1,4}/\d{1,4}:)[ \t]+[^\s/]{1,64}/\d{1,4}:?[ \t]+(?:subnet_prefix \S+ lid \d+ .*)?"
-         r"state [A-Z_]+ physical_state .*$", 0.5),
+         r"^[ \t]*" + RDMA_LINK_HEAD + r"(?:subnet_prefix \S+ lid \d+ .*)?state [A-Z_]+ physical_state .*$", 0.5),
         ("ip-link", "ip -br link/addr rows (a netdev and its state)",
-         r"^[ \t]{0,4}[^\s@:<>]{1,64}(?:@\S{1,64})?[ \t]+(?:UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT)"
-         r"(?:[ \t]+\S.*)?[ \t]*$",
-         0.6),
+         r"^" + BRIEF_HEAD + r"(?:[ \t]+\S.*)?[ \t]*$", 0.6),
         ("sinfo", "sinfo -h rows (a node or count and a Slurm state)",
          r"^[ \t]*[\w.\-\[\],]+(?:[ \t|,]+[^ \t|,\n]+){0,12}?[ \t|,]+" + _STATES + r"(?=[ \t|,]|$).*$", 0.6),
     ))

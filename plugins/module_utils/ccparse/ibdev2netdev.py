@@ -39,7 +39,9 @@ _LINE = re.compile(
 
 
 #: a port of ``rdma link [show]``: the device/port, then key-value pairs (the old form numbers it: '2/1: mlx5_0/1:')
-_RDMA_LINK = re.compile(r"^(?:link\s+|\d{1,4}/\d{1,4}:\s+)(?P<device>[^\s/]{1,64})/(?P<port>\d{1,4}):?\s+(?P<rest>.*)$")
+#: (its head: the device/port, also what ccparse.detect recognises such rows by)
+RDMA_LINK_HEAD = r"(?:link|\d{1,4}/\d{1,4}:)[ \t]+(?P<device>[^\s/]{1,64})/(?P<port>\d{1,4}):?[ \t]+"
+_RDMA_LINK = re.compile(r"^" + RDMA_LINK_HEAD + r"(?P<rest>.*)$")
 
 
 def _rdma_link(lines: list[tuple[int, str]]) -> dict[str, Any] | None:

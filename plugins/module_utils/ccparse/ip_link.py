@@ -104,8 +104,10 @@ def _head_rest(head_attrs: list[str], raw: str) -> list[str] | None:
 
 #: a line of ``ip -br link`` / ``ip -br addr``: the netdev (``veth1@if12``), its operational state, then the MAC and
 #: flags (``-br link``) or the addresses (``-br addr``)
-_BRIEF = re.compile(r"^[ \t]{0,4}([^\s@:<>]{1,64})(?:@(\S{1,64}))?\s+"
-                    r"(UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|TESTING)(?:\s+(.*?))?\s*$")
+#: (its head: the netdev and its state, also what ccparse.detect recognises such rows by)
+BRIEF_HEAD = (r"[ \t]{0,4}(?P<ifname>[^\s@:<>]{1,64})(?:@(?P<parent>\S{1,64}))?[ \t]+"
+              r"(?P<state>UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|TESTING)")
+_BRIEF = re.compile(r"^" + BRIEF_HEAD + r"(?:\s+(?P<rest>.*?))?\s*$")
 _BRIEF_FLAGS = re.compile(r"<([A-Z0-9_,-]{0,400})>")
 
 
@@ -116,13 +118,13 @@ def _brief(lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
         m = _BRIEF.match(raw)
         if m is None:
             continue
-        fl = _BRIEF_FLAGS.search(m.group(4) or "")
+        fl = _BRIEF_FLAGS.search(m.group("rest") or "")
         flags = [f for f in fl.group(1).split(",") if f] if fl else None
-        links.append({"index": None, "ifname": m.group(1), "parent": m.group(2), "flags": flags or [],
-                      "mtu": None, "qdisc": None, "master": None, "state": m.group(3), "mode": None, "group": None,
-                      "qlen": None, "carrier": ("NO-CARRIER" not in flags) if flags is not None else
-                      (True if m.group(3) == "UP" else None),
-                      "link_type": "loopback" if m.group(1) == "lo" else None, "address": None, "minmtu": None,
+        links.append({"index": None, "ifname": m.group("ifname"), "parent": m.group("parent"), "flags": flags or [],
+                      "mtu": None, "qdisc": None, "master": None, "state": m.group("state"), "mode": None,
+                      "group": None, "qlen": None, "carrier": ("NO-CARRIER" not in flags) if flags is not None else
+                      (True if m.group("state") == "UP" else None),
+                      "link_type": "loopback" if m.group("ifname") == "lo" else None, "address": None, "minmtu": None,
                       "maxmtu": None, "kind": None, "kind_info": {}, "altnames": [], "parentdev": None, "vfs": 0,
                       "vfs_assigned": 0})
     return links if len(links) >= 2 else []
