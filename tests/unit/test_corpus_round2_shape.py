@@ -43,6 +43,10 @@ def test_every_capture_has_a_source_and_an_expectation() -> None:
         # YAML 1.1 reads an unquoted PCI address as a number ('0000:01:00.0' is 60.0, sexagesimal): quote it
         assert all(isinstance(s, str) for s in entry.get("subjects") or []), \
             f"{rel}: a subject is not a string (quote PCI addresses): {entry.get('subjects')}"
+        # the bench scores subjects against the findings that make a verdict failed or degraded: a healthy or
+        # cannot-judge capture has none, so a subject there could never be met
+        assert entry["verdict"] in ("failed", "degraded") or not entry.get("subjects"), \
+            f"{rel}: subjects {entry.get('subjects')} on a {entry['verdict']} verdict (only failed/degraded name them)"
         assert isinstance(entry.get("spec", {}), dict), f"{rel}: spec is not a mapping"
         assert entry.get("what") and entry.get("note"), f"{rel}: what/note missing"
 
