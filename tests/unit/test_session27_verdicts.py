@@ -147,3 +147,51 @@ def test_a_failed_socket_call_names_the_interface_of_nccls_sockets() -> None:
 def test_no_interface_is_named_where_no_socket_call_failed() -> None:
     text = BIND.replace("Call to bind failed : Cannot assign requested address", "Cuda failure 'out of memory'")
     assert all("NCCL's sockets" not in f.message for f in judge_text("nccl-log", text))
+
+
+# --- i40e/ice: 'may be insufficient' judged against the port's own rate ---
+
+# round2/kernel-log/pfring277-no-ts-module-load-i40e-xl710-eth10-40g-link-up-pcie-5gts-x8-...-cut.txt (ntop/PF_RING#277)
+XL710 = _text("i40e 0000:04:00.0 eth10: NIC Link is Up, 40 Gbps Full Duplex, Flow Control: None",
+              "i40e 0000:04:00.0: PCI-Express: Speed 5.0GT/s Width x8",
+              "i40e 0000:04:00.0: PCI-Express bandwidth available for this device may be insufficient for optimal "
+              "performance.",
+              "i40e 0000:04:00.0: Please move the device to a different PCI-e link with more lanes and/or higher "
+              "transfer rate.")
+
+
+def test_a_40g_port_on_a_gen2_x8_link_is_limited() -> None:
+    # Gen2 carries 4 Gb/s a lane after 8b/10b: x8 is 32 Gb/s, below the port's 40 Gb/s
+    findings = [f for f in judge_text("kernel-log", XL710) if f.severity != "info"]  # (no times: flaps not counted)
+    assert _checks(findings) == [("kernel_pcie", "warning", "n1/0000:04:00.0")]
+    assert "32 Gb/s" in findings[0].message and "40 Gb/s" in findings[0].message
+
+
+def test_the_same_warning_for_a_1g_port_is_not_judged() -> None:
+    # the driver prints it for any link below Gen3 x8: a port at 1 Gb/s needs nothing more
+    assert [f for f in judge_text("kernel-log", XL710.replace("40 Gbps", "1000 Mbps")) if f.severity != "info"] == []
+
+
+def test_the_warning_without_the_ports_link_line_is_not_judged() -> None:
+    text = "".join(XL710.splitlines(keepends=True)[1:])
+    assert [f for f in judge_text("kernel-log", text) if f.severity != "info"] == []
+
+
+# --- nvidia-smi -q -x: PCIe generation of a GPU that says it is idle ---
+
+VERTEX = "nvidia-smi-q-xml/vertex-470.82.00-gtx1070ti-xorg-gnome-chrome-processes-19pct-gen1-x16.txt"
+
+
+def test_an_idle_gpus_gen1_link_is_not_judged_whatever_its_sampled_utilisation() -> None:
+    # f1shl3gs/vertex's fixture: GTX 1070 Ti at P8, 'gpu_idle' Active, 19 % utilisation, PCIe Gen 1 of 3 at x16
+    (g,) = parse_text("nvidia-smi-q-xml", corpus_capture("round2", VERTEX))["gpus"]
+    assert (g["performance_state"], g["pcie"]["gen_current"], g["pcie"]["gen_max"]) == ("P8", 1, 3)
+    assert judge_text("nvidia-smi-q-xml", corpus_capture("round2", VERTEX)) == []
+
+
+def test_a_busy_gpus_gen1_link_is_still_judged() -> None:
+    text = corpus_capture("round2", VERTEX).replace("<performance_state>P8</performance_state>",
+                                                      "<performance_state>P0</performance_state>")
+    text = text.replace("<clocks_throttle_reason_gpu_idle>Active</clocks_throttle_reason_gpu_idle>",
+                        "<clocks_throttle_reason_gpu_idle>Not Active</clocks_throttle_reason_gpu_idle>")
+    assert ("gpu_pcie", "warning", "n1/gpu0") in _checks(judge_text("nvidia-smi-q-xml", text))

@@ -298,6 +298,20 @@ def _throttle(host: str, g: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+#: performance states a GPU drops to when it has no work (P0 is full performance, P2 compute; P8 and deeper idle): the
+#: driver lowers the PCIe link's generation with them
+_IDLE_PSTATES = frozenset(f"P{n}" for n in range(5, 16))
+
+
+def _idle(g: Mapping[str, Any]) -> bool:
+    """The GPU says it is idle: its clock event reason 'GPU idle' is active or its performance state is P5 or deeper.
+    A lower PCIe generation is then the driver's power saving, whatever a sampled utilisation reads."""
+    reasons = g.get("clocks_event_reasons")
+    if isinstance(reasons, Mapping) and reasons.get("idle") is True:
+        return True
+    return str(g.get("performance_state") or g.get("pstate") or "").strip().upper() in _IDLE_PSTATES
+
+
 def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
     p = g.get("pcie") or {}
     out: list[Finding] = []
@@ -307,7 +321,7 @@ def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:
                            _subject(host, g), f"PCIe link width x{wc}, device maximum x{wm}{_bus(g)}"))
     gc, gm = p.get("gen_current"), p.get("gen_max")
     util = (g.get("utilization_pct") or {}).get("gpu")
-    if gc is not None and gm is not None and gc < gm and util is not None and util > 0:
+    if gc is not None and gm is not None and gc < gm and util is not None and util > 0 and not _idle(g):
         out.append(Finding(host, "gpu_pcie", rule_sev("gpu_pcie.gen_reduced_under_load"), _subject(host, g),
                            f"PCIe Gen{gc} under load ({util:g}% busy), device maximum Gen{gm}{_bus(g)}"))
     return out

@@ -153,7 +153,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import ParseError, need_int, parser, strip_source_line, to_int, unwrap_log
+from .common import ParseError, need_int, parser, strip_source_line, to_float, to_int, unwrap_log
 from .syslog_linkflap import DMESG_CLOCK, DMESG_TIME, parse_syslog_linkflap
 
 TOOL = "kernel log"
@@ -200,8 +200,23 @@ _LIMITED = re.compile(r"PCIe bandwidth, limited by (?P<at>.{0,80}?link at \S+) \
 #: ixgbe's own report of a slot that cannot carry the card ('This is not sufficient for optimal performance of this
 #: card.', after the link it found, '(Speed:5.0GT/s, Width: x4, Encoding Loss:20%)', and before the bandwidth the card's
 #: ports need, 'at least 20GT/s of bandwidth is required'); i40e/ice's 'may be insufficient' is printed for any link
-#: below Gen3 x8 whatever the ports need, and is not read
+#: below Gen3 x8 whatever the ports need: it is read only where the log shows that function's port up at a rate above
+#: what its PCIe link carries (:data:`_MAY_BE_INSUFFICIENT`, :func:`_pcie_gbps`)
 _NOT_SUFFICIENT = re.compile(r"not sufficient for optimal performance")
+_MAY_BE_INSUFFICIENT = re.compile(r"bandwidth available for this device may be insufficient")
+#: an Intel NIC port's link as its driver reports it ('i40e 0000:04:00.0 eth10: NIC Link is Up, 40 Gbps Full Duplex',
+#: ice: 'NIC Link is up 100 Gbps Full Duplex')
+_NIC_LINK_UP = re.compile(r"(?P<pci>" + _PCI + r") [\w.-]{1,32}: NIC Link is [Uu]p,? (?P<rate>\d{1,4}(?:\.\d{1,3})?) "
+                          r"?(?P<unit>Gbps|Mbps)")
+#: each lane's payload of a PCIe rate (GT/s): 8b/10b encoding up to 5 GT/s, 128b/130b from 8 GT/s
+_LANE_GBPS = {2.5: 2.0, 5.0: 4.0, 8.0: 8.0 * 128 / 130, 16.0: 16.0 * 128 / 130, 32.0: 32.0 * 128 / 130}
+
+
+def _pcie_gbps(speed: str, width: str) -> float | None:
+    """The payload bandwidth (Gb/s) of a PCIe link ('5.0GT/s', 'x8' -> 32.0), or None for a rate not in the table."""
+    lane = _LANE_GBPS.get(to_float(speed.replace("GT/s", "").strip()) or 0.0)
+    lanes = to_int(width.lstrip("x"))
+    return lane * lanes if lane is not None and lanes else None
 _NIC_LINK = re.compile(r"Speed:?\s*(?P<speed>[\d.]{1,5}\s?GT/s),?\s+Width:?\s*(?P<width>x\d{1,2})")
 _DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
 _AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
@@ -498,6 +513,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     sxids: list[dict[str, Any]] = []
     amd_node: str | None = None  # the node of the last AMD DRAM ECC report, until its status line
     hypervisor: str | None = None
+    maybe_limited: list[tuple[str, re.Match[str], dict[str, Any]]] = []  # i40e/ice's 'may be insufficient'
+    port_gbps: dict[str, float] = {}  # an Intel NIC function's port rate, from its 'NIC Link is Up' line
     recent: list[str] = []  # the last lines, for the bus id of a multi-line "fallen off the bus"
     oopses: list[dict[str, Any]] = []
     total = recognised = 0
@@ -743,10 +760,24 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,
                                   link=f"{nl.group('speed')} {nl.group('width')} link" if nl else "its slot's link",
                                   capable="more, in the driver's words: not sufficient for optimal performance"))
+        elif "may be insufficient" in msg and _MAY_BE_INSUFFICIENT.search(msg) and (dev := _DEV_PREFIX.match(own)):
+            nl = next((m for prev in reversed(recent[:-1]) if (m := _NIC_LINK.search(prev))), None)
+            if nl:
+                maybe_limited.append((dev.group("pci").lower(), nl, _event(lineno, time, msg)))
+        elif "NIC Link is" in msg and (up := _NIC_LINK_UP.search(msg)):
+            rate = to_float(up.group("rate")) or 0.0
+            port_gbps[up.group("pci").lower()] = rate / 1000 if up.group("unit") == "Mbps" else rate
         elif "limited by" in msg and (lim := _LIMITED.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,
                                   link=lim.group("at"), capable=lim.group("cap")))
+    for pci, nl, ev in maybe_limited:
+        # i40e/ice: the warning counts only where this function's port runs faster than its PCIe link can carry
+        link_gbps = _pcie_gbps(nl.group("speed"), nl.group("width"))
+        if link_gbps is not None and port_gbps.get(pci, 0.0) > link_gbps:
+            link = f"{nl.group('speed')} {nl.group('width')} link, {link_gbps:g} Gb/s"
+            limited.append({**ev, "pci": pci, "link": link,
+                            "capable": f"more: its port runs at {port_gbps[pci]:g} Gb/s"})
     if total and not recognised:
         raise ParseError(TOOL, "no line looks like a kernel log line (journalctl -k, dmesg or syslog prefix, "
                                "or an NVRM: message)", first_bad)
