@@ -28,7 +28,8 @@ operators paste ``grep Xid`` output too):
 ``pcie_limited``
     the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
     a device trained below its capability (``pci``, ``link``, ``capable``); also ixgbe's own ``This is not sufficient
-    for optimal performance of this card``.
+    for optimal performance of this card``, and i40e/ice's ``PCI-Express bandwidth available for this device may be
+    insufficient`` where the same log shows that function's port up faster than the link carries.
 ``init_failed``
     a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``; kernel 6.x:
     ``nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1``):
@@ -210,6 +211,8 @@ _NIC_LINK_UP = re.compile(r"(?P<pci>" + _PCI + r") [\w.-]{1,32}: NIC Link is [Uu
                           r"?(?P<unit>Gbps|Mbps)")
 #: each lane's payload of a PCIe rate (GT/s): 8b/10b encoding up to 5 GT/s, 128b/130b from 8 GT/s
 _LANE_GBPS = {2.5: 2.0, 5.0: 4.0, 8.0: 8.0 * 128 / 130, 16.0: 16.0 * 128 / 130, 32.0: 32.0 * 128 / 130}
+_NIC_LINK = re.compile(r"Speed:?\s*(?P<speed>[\d.]{1,5}\s?GT/s),?\s+Width:?\s*(?P<width>x\d{1,2})")
+_DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
 
 
 def _pcie_gbps(speed: str, width: str) -> float | None:
@@ -217,8 +220,8 @@ def _pcie_gbps(speed: str, width: str) -> float | None:
     lane = _LANE_GBPS.get(to_float(speed.replace("GT/s", "").strip()) or 0.0)
     lanes = to_int(width.lstrip("x"))
     return lane * lanes if lane is not None and lanes else None
-_NIC_LINK = re.compile(r"Speed:?\s*(?P<speed>[\d.]{1,5}\s?GT/s),?\s+Width:?\s*(?P<width>x\d{1,2})")
-_DEV_PREFIX = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):")
+
+
 _AER_SOURCE = re.compile(r"received: (" + _PCI + ")")
 #: the kernel's AER error injector at work (a test, not a fault): 'pcieport 0000:ed:00.4: aer_inject: Injecting errors
 #: 00000000/00040000 into device 0000:ed:01.0'
