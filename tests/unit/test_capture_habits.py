@@ -189,6 +189,8 @@ EXCLUDED = {
            "outlook-wrapped",
            "nccl-log/nccl563-efa-double-pdsh-prefix-ofi-unable-to-register-memory-rc12-traceback-cut",
            "nccl-log/tcpx1-gcp-a3-gpudirecttcpx-commprogress-rx-ctrl-timeout-enp12s0-enp134s0-hour-long-init",
+           "nccl-log/glm173-deepspeed-pdsh-ip-prefix-docker-595d69b310a0-bootstrap-connect-172.17.0.6-no-route-to-"
+           "host-two-ranks",
            "nccl-log/nccl394-quoted-gt-prefix-pdsh-node01-prefix-gid-table-change-then-completion-error12-vendor129-"
            "cut",
            "kernel-log/gpud348-quoted-ctime-host-ny2g1r12hh2-one-mlx5-5c-00.0-insufficient-slot-power-27w",
@@ -279,6 +281,10 @@ EXCLUDED = {
            "round2/nccl-log/fastsafetensors36-dgx-spark-2node-ray-nested-prefixes-torn-receive-line-net-ib-0.txt",
            "round2/nccl-log/pwhmass-hygon-dcu-rccl-2.13.4-bluerdma-mock-verbs-force-ib-rust-panic-addrinuse-recv-reset-"
            "by-peer-abort.txt")},
+    ("mail-wrap", "round2/kernel-log/pfring277-no-ts-module-load-i40e-xl710-eth10-40g-link-up-pcie-5gts-x8-bandwidth-"
+                  "insufficient-move-device-cut.txt"):
+        "kernel lines without a time (and a module's banner lines between them): a wrapped line's rest cannot be told "
+        "from the next line and joined back, so the driver's PCIe warning and its port's link line are cut",
     **{(habit, "round2/kernel-log/emaste-oci-a1-metal-freebsd14-arm64-dmesg-mlx5-two-ports-plugged-link-down-before-"
                "ifconfig.txt"):
        "a FreeBSD dmesg: no line of it is a Linux log line as pasted (cannot judge); a Linux head before each makes "

@@ -204,6 +204,15 @@ NOT_RECOGNISABLE: dict[str, str] = {
         "bare '41, 6, 13' rows of a 'noheader,nounits' loop under a zsh theme's '\u276f' prompt: any CSV rows",
     "round2/nvidia-smi-query/zabbix17-rtx3080-27-field-row-mostly-n-a-utilization-and-power-p3-fenced.txt":
         "one 'noheader' row of 27 fields without its command line: any CSV row (a round2 known miss too)",
+    # blind batches 110-116 (session 27), round2 known misses too
+    "round2/ibdev2netdev/3fs183-kunpeng-monitor-collector-log-hns0-hns1-bond0-up-hns2-hns3-down-rocep-bond1-bond2-"
+    "up-cut.txt": "ibdev2netdev lines inside 3FS's own bracketed log lines, the collector's 'parsed' lines between: "
+                  "an application's log",
+    "round2/nvidia-smi-query/possatti-collectd-418.56-gtx1060-one-field-per-query-gpu-call-header-value-pairs-x8-"
+    "of-x16.txt": "about a hundred one-field CSV answers, each a header then its value: no CSV table",
+    "round2/sinfo/wehiexporter-testdata-sinfo-he-O-allocmem-features-statelong-colon-padded-22-rows-one-drained-star-"
+    "no-node-names.txt": "'460800    :Broadwell :mixed     :' rows of an exporter's sinfo -O with no header and no "
+                         "node name: any colon-separated rows",
     # batches 64-69 (session 21)
     "round2/ip-link/k3s209-ip-d-l-show-flannel-1-one-line-elided-both-ends-dstport-8472.txt":
         "one 'ip -d l' detail line between two elisions, without its header: no ip link form (labelled cannot-judge)",

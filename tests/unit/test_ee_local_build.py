@@ -55,7 +55,8 @@ def test_the_derived_definition_builds_on_debian(ee_build: types.ModuleType, tmp
         (tmp_path / "dist" / name).write_bytes(b"")
     definition = ee_build.derive_definition(tmp_path, "localhost/clusterctl-ee-base:x",
                                             [tmp_path / "dist" / "ansible-posix-2.1.0.tar.gz"])
-    r = subprocess.run([str(BIN / "ansible-builder"), "create", "-f", str(definition), "-c", str(tmp_path / "ctx")],
+    r = subprocess.run([str(BIN / "ansible-builder"), "create", "-f", str(definition), "-c", str(tmp_path / "ctx"),
+                        "--output-filename", "Containerfile"],
                        cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stdout + r.stderr  # ansible-builder's v3 schema accepts it
     cf = (tmp_path / "ctx" / "Containerfile").read_text()

@@ -43,7 +43,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def context(work: Path) -> Path:
     ctx = work / "context"
-    _run([str(BIN / "ansible-builder"), "create", "-f", "execution-environment.yml", "-c", str(ctx)], work)
+    _run([str(BIN / "ansible-builder"), "create", "-f", "execution-environment.yml", "-c", str(ctx),
+          "--output-filename", "Containerfile"], work)
     return ctx
 
 

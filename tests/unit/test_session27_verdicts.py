@@ -195,3 +195,27 @@ def test_a_busy_gpus_gen1_link_is_still_judged() -> None:
     text = text.replace("<clocks_throttle_reason_gpu_idle>Active</clocks_throttle_reason_gpu_idle>",
                         "<clocks_throttle_reason_gpu_idle>Not Active</clocks_throttle_reason_gpu_idle>")
     assert ("gpu_pcie", "warning", "n1/gpu0") in _checks(judge_text("nvidia-smi-q-xml", text))
+
+
+# --- nvidia-smi -q: the identity-only head of a report whose own count is met ---
+
+# round2/nvidia-smi-q/hami347-pod-535.86.10-...-v100-pcie-16gb-identity-head-cut-at-vbios.txt (Project-HAMi/HAMi#347):
+# 'Attached GPUs : 1', one GPU block cut after its VBIOS Version: product, modes, serial, UUID, minor number
+HEAD = ("nvidia-smi-q/hami347-pod-535.86.10-hami-core-initializing-line-between-driver-and-cuda-version-v100-pcie-"
+        "16gb-identity-head-cut-at-vbios.txt")
+
+
+def test_an_identity_only_head_whose_count_is_met_holds_nothing_to_judge() -> None:
+    out = parse_text("nvidia-smi-q", corpus_capture("round2", HEAD))
+    assert (out["attached_gpus"], len(out["gpus"]), out["gpus"][0]["name"]) == (1, 1, "Tesla V100-PCIE-16GB")
+    findings = judge_text("nvidia-smi-q", corpus_capture("round2", HEAD))
+    # the persistence mode (a setting) is said as a note beside it
+    assert _checks(findings) == [("coverage", "info", "n1"), ("gpu_persistence", "info", "n1/gpu0")]
+    assert "identity only" in findings[0].message
+
+
+def test_with_an_inventory_count_the_same_head_is_judged_by_it() -> None:
+    assert _checks(judge_text("nvidia-smi-q", corpus_capture("round2", HEAD), {"gpus_per_node": 1})) == [
+        ("gpu_persistence", "info", "n1/gpu0")]
+    assert _checks(judge_text("nvidia-smi-q", corpus_capture("round2", HEAD), {"gpus_per_node": 2}))[0][:2] == (
+        "gpu_count", "critical")

@@ -527,12 +527,12 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             res.findings.append(Finding(host, "gpu_count", rule_sev("gpu_count.cannot_judge"), host,
                                         f"cannot judge: needs gpus_per_node ({found} GPU(s) listed; the capture "
                                         "holds no health field and states no expected count)"))
-        elif _report_cut(data) and gpus and not any(map(_has_health, gpus)) \
-                and not data.get("lost_gpus") and not res.findings:
+        elif (_report_cut(data) or (attached is not None and exp.get("gpus_per_node") is None)) and gpus \
+                and not any(map(_has_health, gpus)) and not data.get("lost_gpus") and not res.findings:
             # a report cut inside the GPUs' identity fields (or before the blocks its 'Attached GPUs' count
-            # announces): no GPU shown carries a reading or health field, nothing says they are healthy
-            # (severity.yml coverage.nothing_judgeable); the head of a report whose count is met is judged by that
-            # count (the labels split on it: session 24's bench/RESULTS.md)
+            # announces), or the head of one whose own count is met with no inventory count to hold it to: no GPU
+            # shown carries a reading or health field, nothing says they are healthy (severity.yml
+            # coverage.nothing_judgeable); with gpus_per_node set, the count is judged against it
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                         f"{NOTHING}{len(gpus)} GPU(s) listed with their identity only: no reading "
                                         "(temperature, power, ECC, PCIe link, ...) and no health field"))
