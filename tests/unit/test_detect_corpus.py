@@ -213,6 +213,9 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "round2/sinfo/wehiexporter-testdata-sinfo-he-O-allocmem-features-statelong-colon-padded-22-rows-one-drained-star-"
     "no-node-names.txt": "'460800    :Broadwell :mixed     :' rows of an exporter's sinfo -O with no header and no "
                          "node name: any colon-separated rows",
+    "round2/sinfo/unigehpc4093-bamboo-new-gpu007-sinfo-N-format-rtx-pro-6000-blackwell-4-s0-features-cut-at-57-no-"
+    "state-column.txt": "a custom sinfo -N format without a state column: rows of names and resources, no state to "
+                        "recognise sinfo by",
     # batches 64-69 (session 21)
     "round2/ip-link/k3s209-ip-d-l-show-flannel-1-one-line-elided-both-ends-dstport-8472.txt":
         "one 'ip -d l' detail line between two elisions, without its header: no ip link form (labelled cannot-judge)",
