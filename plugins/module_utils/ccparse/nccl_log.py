@@ -167,7 +167,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
                 continue
-            elif "bus error" in text.lower() and _BUS_ERROR.search(text):
+            elif ("Bus error" in text or "bus error" in text) and _BUS_ERROR.search(text):
                 # a process of the job killed by SIGBUS (UCX's signal handler, PyTorch's DataLoader): kept as an error
                 # line of the job (judged in checks/nccl.py)
                 out["lines"] += 1
