@@ -64,7 +64,11 @@ disable='for u in munge slurmd slurmctld slurmdbd mariadb redis-server ssh cron;
   rm -f "$1"/etc/munge/munge.key "$1"/etc/ssh/ssh_host_*
   ln -sf /dev/null "$1/etc/systemd/system/systemd-logind.service"
   echo clusterctl-lab > "$1/etc/hostname"'
+# --skip=cleanup/apt/lists: the package lists stay in the image. mmdebstrap would empty /var/lib/apt/lists and leave
+# the folder's mtime at build time, which ansible.builtin.apt's cache_valid_time reads as a fresh cache for an hour:
+# a role's install within that hour would find no package at all ('No package matching ... is available').
 mmdebstrap --variant=apt --include="$include" \
+  --skip=cleanup/apt/lists \
   --customize-hook="$disable" \
   --aptopt='Acquire::Retries "3"' \
   bookworm "$work/rootfs.tar" "${mirrors[@]}"
