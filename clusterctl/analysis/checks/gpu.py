@@ -309,7 +309,7 @@ def _idle(g: Mapping[str, Any]) -> bool:
     reasons = g.get("clocks_event_reasons")
     if isinstance(reasons, Mapping) and reasons.get("idle") is True:
         return True
-    return str(g.get("performance_state") or g.get("pstate") or "").strip().upper() in _IDLE_PSTATES
+    return str(g.get("performance_state") or "").strip().upper() in _IDLE_PSTATES
 
 
 def _pcie(host: str, g: Mapping[str, Any]) -> list[Finding]:

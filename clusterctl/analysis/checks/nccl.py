@@ -482,8 +482,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                    f"{cause}")
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
                            f"an NCCL call failed ({how}){_on(nccl)}{_sockets(nccl, rest)}: the communicator or "
-                           "collective did not "
-                           "complete, the job cannot run as set up"))
+                           "collective did not complete, the job cannot run as set up"))
     if oom and not fatal:
         # the job ran out of GPU memory: an application's limit, and the other WARN lines (a peer's socket closed,
         # a failed proxy operation) follow from ranks dying of it: nothing in them judges a device or link
