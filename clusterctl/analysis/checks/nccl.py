@@ -421,6 +421,9 @@ def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
                                     f"{ver}communicator of a single rank (nRanks 1): no GPU-to-GPU traffic, "
                                     "no bus bandwidth to judge"))
     res.findings += warning_findings(host, data)
+    if not any(f.severity == rule_sev("nccl_error.connect_retry") for f in res.findings):
+        # the retries before a WARN that ended them, or beside a fatal error, add nothing the failed finding lacks
+        res.findings += connect_retry_findings(host, data)
     timeouts = data.get("pg_timeouts") or []
     if timeouts or data.get("pg_errors"):
         # PyTorch's watchdog alone: the job is dead, no host or device is named (severity.yml nccl_watchdog.timeout)
@@ -445,7 +448,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.fatal"), host,
                            f"NCCL fatal transport error: {w[:200]}"
                            + (f" (and {len(fatal) - 5} more)" if len(fatal) > 5 and w is fatal[4] else "")))
-    bus = [w for w in warnings if w not in fatal and _BUS_ERROR.search(w[:2000])]
+    bus = [w for w in nccl.get("bus_errors") or [] if w not in fatal]
     if bus:
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.bus_error"), host,
                            f"{len(bus)} line(s) of a process of the job killed by SIGBUS ({bus[0][:160]}){_on(nccl)}: "
@@ -510,8 +513,6 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-#: a process of the job killed by SIGBUS (ccparse.nccl_log keeps its line)
-_BUS_ERROR = re.compile(r"Caught signal 7 \(Bus error|Unexpected bus error encountered in worker", re.IGNORECASE)
 #: NCCL cannot load the verbs library ('Failed to open libibverbs.so[.1]'): no NET/IB transport in this process
 _NO_VERBS = re.compile(r"Failed to open libibverbs", re.IGNORECASE)
 
@@ -590,6 +591,28 @@ def _sockets(nccl: Mapping[str, Any], warnings: list[str]) -> str:
     said = ", ".join(f"{name} {addr}" + (" (an IPv6 link-local address, not routed off its link)"
                                          if addr.lower().startswith("fe80") else "") for name, addr in addrs[:4])
     return f"; NCCL's sockets use {said}"
+
+
+def connect_retry_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
+    """NCCL's socket connect retried after a timeout or an unreachable route ('Call to connect returned Connection
+    timed out, retrying'): its peer's address cannot be reached from this node over the interface NCCL chose; each try
+    waits out the kernel's connect timeout and the set-up fails when the tries run out (severity.yml
+    nccl_error.connect_retry). A refused connect is retried while the peer starts listening: not judged."""
+    unreachable = [r for r in nccl.get("connect_retries") or [] if "refused" not in str(r.get("error")).lower()]
+    if not unreachable:
+        return []
+    names = list(nccl.get("socket_interfaces") or [])
+    addrs = nccl.get("socket_addresses") or {}
+    used = [names[i] for i in nccl.get("socket_channel_devices") or [] if 0 <= i < len(names)]
+    said = ", ".join(f"{name} {addrs[name]}" + (" (an IPv6 link-local address, not routed off its link)"
+                                                if str(addrs[name]).lower().startswith("fe80") else "")
+                     if name in addrs else name for name in used[:4])
+    over = f"; its channels run over socket device(s) {said}" if said else _sockets(nccl, ["Call to connect"])
+    errors = sorted({str(r["error"]) for r in unreachable})
+    return [Finding(host, "nccl_error", rule_sev("nccl_error.connect_retry"), host,
+                    f"NCCL's socket connect retried {len(unreachable)} time(s) after {', '.join(errors)}{_on(nccl)}"
+                    f"{over}: the peer cannot be reached over the interface NCCL chose, the communicator's set-up "
+                    "stalls and fails when the tries run out (NCCL_SOCKET_IFNAME names a routed interface)")]
 
 
 def _only_no_p2p(warnings: list[str]) -> bool:

@@ -107,6 +107,11 @@ _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
 #: 'group.cc:64 -> 1 [Async thread]'): an ncclResult_t other than ncclSuccess returned by the call at that line
 _RETURN = re.compile(r"^(?P<at>[\w./-]{1,80}\.(?:cc|cu|h|c|cpp):\d{1,6}) -> (?P<code>[1-9])\b")
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
+#: NCCL's socket connect retried after an error ('Call to connect returned Connection timed out, retrying'; NCCL 2.7-2.11
+#: include/socket.h, later misc/socket.cc): INFO lines, the WARN comes only when the retries run out
+_CONNECT_RETRY = re.compile(r"^Call to connect returned (.{1,80}?), retrying")
+#: a channel over NCCL's socket transport and the index of the socket device it uses ('via NET/Socket/1')
+_SOCKET_CHANNEL = re.compile(r"via NET/Socket/(\d{1,3})\b")
 
 
 #: libmlx5's report of a completion in error ('mlx5: host_unknown: got completion with error:', its CQE dump follows)
@@ -142,7 +147,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                            "ib_devices": [], "socket_interfaces": [], "ib_no_device": False, "socket_addresses": {},
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
                            "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
-                           "pg_errors": [], "pg_timeouts": [], "error_returns": []}
+                           "pg_errors": [], "pg_timeouts": [], "error_returns": [], "bus_errors": [],
+                           "connect_retries": [], "socket_channel_devices": []}
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
@@ -168,10 +174,11 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 out["warnings"].append(text.strip())
                 continue
             elif ("Bus error" in text or "bus error" in text) and _BUS_ERROR.search(text):
-                # a process of the job killed by SIGBUS (UCX's signal handler, PyTorch's DataLoader): kept as an error
-                # line of the job (judged in checks/nccl.py)
+                # a process of the job killed by SIGBUS (UCX's signal handler, PyTorch's DataLoader): an error line of
+                # the job, and its own key (judged in checks/nccl.py)
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
+                out["bus_errors"].append(text.strip())
                 continue
             elif "<warn> err:" in text and _FABRIC_CQ_ERROR.search(text):
                 out["lines"] += 1
@@ -189,6 +196,12 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         msg = (groups.get("msg") or groups.get("msg2") or groups.get("msg3") or "").strip()
         if (groups.get("lvl") or groups.get("lvl2")) == "WARN" or groups.get("msg3"):
             out["warnings"].append(msg)
+            if ("Bus error" in msg or "bus error" in msg) and _BUS_ERROR.search(msg):
+                out["bus_errors"].append(msg)
+            continue
+        if msg.startswith("Call to connect returned") and (cr := _CONNECT_RETRY.match(msg)):
+            if len(out["connect_retries"]) < 50:
+                out["connect_retries"].append({"error": cr.group(1), "line": _lineno})
             continue
         if " -> " in msg and (ret := _RETURN.match(msg)):
             if len(out["error_returns"]) < 50:
@@ -232,6 +245,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if g:
             out["gdr_hcas"][g.group(3) or f"HCA {g.group(2)}"] = g.group(1) == "Enabled"
             continue
+        if "NET/Socket/" in msg:
+            for dev in _SOCKET_CHANNEL.findall(msg):
+                if int(dev) not in out["socket_channel_devices"]:
+                    out["socket_channel_devices"].append(int(dev))
         for path in _VIA.findall(msg):
             if "GDRDMA" in path:
                 gdr_channel = True
@@ -294,12 +311,16 @@ def _pg_line(out: dict[str, Any], pg: re.Match[str], lineno: int) -> None:
 
 #: an NCCL line's ``host:pid:tid [dev] `` head alone (a wrap may cut the line before its level: '... NCCL' / 'WARN ...')
 _HEAD = re.compile(r"^(?:\[[\d,]+\](?:<\w+>)?:?\s*)?[^\s:]+:\d+:\d+ \[[^\]]*\] ")
+#: UCX's ``[host:pid:thread-index:tid]`` head ('[cf0b62962198:378934:0:382579] Caught signal 7 (Bus error: ...')
+_UCX_HEAD = re.compile(r"^\[[\w.-]{1,64}:\d{1,10}:\d{1,6}:\d{1,10}\] ")
 
 
 def _log_line(line: str) -> bool:
-    """An NCCL line (its ``host:pid:tid [dev]`` head, or ``NCCL INFO`` / ``NCCL WARN``): what a wrapped rest lacks."""
+    """An NCCL line (its ``host:pid:tid [dev]`` head, or ``NCCL INFO`` / ``NCCL WARN``) or a line of UCX beside it
+    (its ``[host:pid:n:tid]`` head): what a wrapped rest lacks."""
     bare = line.strip()
-    return bool(_LINE.match(bare) or _HEAD.match(bare) or ("NCCL " in line and _LINE_INSIDE.search(line)))
+    return bool(_LINE.match(bare) or _HEAD.match(bare) or ("NCCL " in line and _LINE_INSIDE.search(line))
+                or (bare.startswith("[") and _UCX_HEAD.match(bare)))
 
 
 @parser("nccl-log")
