@@ -198,9 +198,26 @@ DROP_FRACTION = 0.5
 def _gdr_off(host: str, nccl: Mapping[str, Any], ver: str, where: str) -> Finding:
     """nccl_gdr.off: the HCAs NCCL printed GPUDirect RDMA disabled for (all of them when it named none)."""
     hcas = ", ".join(h for h, on in (nccl.get("gdr_hcas") or {}).items() if not on)
+    gpus = ", ".join(f"GPU {g}" for g, on in (nccl.get("gdr_gpus") or {}).items() if not on)
+    which = hcas or gpus
     return Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
-                   f"{ver}GPUDirect RDMA disabled" + (f" for {hcas}" if hcas else "") + where
+                   f"{ver}GPUDirect RDMA disabled" + (f" for {which}" if which else "") + where
                    + ": inter-node traffic is staged through host memory")
+
+
+def _gdr_partial(host: str, nccl: Mapping[str, Any], ver: str) -> list[Finding]:
+    """NCCL 2.4-2.6's per-GPU decision with GPUDirect RDMA on for some GPUs and off for others (their distance to
+    the HCA beyond NCCL_NET_GDR_LEVEL, a GPU on the other CPU socket): those GPUs' inter-node traffic is staged
+    through host memory (severity.yml nccl_gdr.off)."""
+    gpus = nccl.get("gdr_gpus") or {}
+    off = [g for g, on in gpus.items() if not on]
+    if not off or len(off) == len(gpus) or _said_one_node(nccl):
+        return []
+    on = [g for g, v in gpus.items() if v]
+    return [Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
+                    f"{ver}GPUDirect RDMA disabled for GPU {', '.join(off)} (enabled for GPU {', '.join(on)}){_on(nccl)}"
+                    ": their inter-node traffic is staged through host memory (an HCA beyond NCCL_NET_GDR_LEVEL "
+                    "from them: a GPU on the other CPU socket, or no HCA of their own)")]
 
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
@@ -240,13 +257,15 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
             (transport in ("IB", "RoCE") and multi)
             # NCCL's IB transport names the HCAs it set GPUDirect RDMA off for: lines an operator singles out
             # (no transport line pasted) say the node's HCAs run without it, unless NCCL says the job is on one node
-            or (transport is None and nccl.get("gdr_hcas") and not _said_one_node(nccl))):
+            or (transport is None and (nccl.get("gdr_hcas") or nccl.get("gdr_gpus")) and not _said_one_node(nccl))):
         # no fabric stated: NCCL's own use of IB/RoCE devices says it is an RDMA fabric
         out.append(_gdr_off(host, nccl, ver, f" on the {transport or 'IB'} devices NCCL uses"))
     elif transport == "Socket":
         out.append(Finding(host, "nccl_transport", rule_sev("nccl_transport.socket_no_fabric"), host,
                            f"{ver}NCCL used sockets" + (f" (fabric {fabric})" if fabric else " (fabric not specified)")
                            + ("" if multi else f"; {_one_node_words(nccl)}, the network was not on the data path")))
+    if nccl.get("gdr") and exp.get("nccl_gdr_expected") is not False:
+        out += _gdr_partial(host, nccl, ver)
     return out
 
 
@@ -509,7 +528,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
             out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.device_skipped"), host,
                                f"NCCL WARN {w[:200]}: left out of the HCAs NCCL uses ({used})"))
             continue
-        out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}"))
+        out.append(Finding(host, "nccl_warn", rule_sev("nccl_warn.warning"), host, f"NCCL WARN {w[:200]}{_on(nccl)}"))
     return out
 
 

@@ -16,7 +16,7 @@ ignored, so a log with application output or nccl-tests tables interleaved parse
      "ib_devices": ["mlx5_0"], "socket_interfaces": ["eth0"], "ib_no_device": True,
      "socket_addresses": {"eth0": "10.0.0.7", "ib0": "fe80::ba59:9f03:fc:765c%ib0"},  # Bootstrap / NET/Socket lines
      "channel_transports": ["NET/IB", "P2P/IPC", "SHM"],      # from "via ..." channel lines
-     "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True},
+     "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True}, "gdr_gpus": {"18000": False},
      "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312,
      "networks": ["Socket", "IB"],                             # every 'Using network X' seen
      "error_returns": [{"at": "init.cc:695", "code": 2, "line": 9}]}
@@ -102,6 +102,9 @@ _SOCK_ADDR = re.compile(r"(?:^|\s|\])([\w.-]{1,64}):([0-9A-Fa-f.:]{2,45}(?:%[\w.
 _VIA = re.compile(r"via ((?:NET/[\w]+(?:/[\w()]+)*)|P2P/[\w]+|SHM(?:/[\w]+)*|COLLNET\S*|NVLS\S*)")
 #: (the HCA's name may be cut off by a wrap: 'for HCA 0' then the HCA's index names it)
 _GDR_HCA = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for HCA (\d+)(?: '([^']+)')?")
+#: NCCL 2.4-2.6's decision per GPU and HCA ('GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)'): the
+#: GPU's PCI bus number in hex; Enabled with any HCA is GPUDirect RDMA for that GPU
+_GDR_GPU = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for GPU ([0-9A-Fa-f]{1,8}) / HCA (\d+)")
 _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
 #: NCCL's trace of an error result climbing its call stack ('init.cc:695 -> 2', 'bootstrap.cu:45 -> 2 [Net]',
 #: 'group.cc:64 -> 1 [Async thread]'): an ncclResult_t other than ncclSuccess returned by the call at that line
@@ -145,7 +148,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
     """Summarise ``(lineno, text)`` NCCL lines (also used by the nccl-tests parser)."""
     out: dict[str, Any] = {"version": None, "cuda": None, "network": None, "transport": None, "net_devices": [],
                            "ib_devices": [], "socket_interfaces": [], "ib_no_device": False, "socket_addresses": {},
-                           "channel_transports": [], "gdr": None, "gdr_hcas": {}, "n_ranks": None,
+                           "channel_transports": [], "gdr": None, "gdr_hcas": {}, "gdr_gpus": {}, "n_ranks": None,
                            "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
                            "pg_errors": [], "pg_timeouts": [], "error_returns": [], "bus_errors": [],
                            "connect_retries": [], "socket_channel_devices": []}
@@ -241,6 +244,10 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
             if old.group(1) not in out["socket_interfaces"]:
                 out["socket_interfaces"].append(old.group(1))
             continue
+        if "for GPU" in msg and (gg := _GDR_GPU.search(msg)):
+            gpu = gg.group(2).lower()
+            out["gdr_gpus"][gpu] = out["gdr_gpus"].get(gpu, False) or gg.group(1) == "Enabled"
+            continue
         g = _GDR_HCA.search(msg)
         if g:
             out["gdr_hcas"][g.group(3) or f"HCA {g.group(2)}"] = g.group(1) == "Enabled"
@@ -287,9 +294,9 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         out["transport"] = "P2P"
     elif "SHM" in via:
         out["transport"] = "SHM"
-    if gdr_channel or any(out["gdr_hcas"].values()):
+    if gdr_channel or any(out["gdr_hcas"].values()) or any(out["gdr_gpus"].values()):
         out["gdr"] = True
-    elif out["gdr_hcas"] or "NET/IB" in via:
+    elif out["gdr_hcas"] or out["gdr_gpus"] or "NET/IB" in via:
         # NCCL names a channel over the IB transport '.../GDRDMA' when it uses GPUDirect RDMA: none did
         out["gdr"] = False
     return out
