@@ -510,6 +510,13 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
             rep.add(Finding(host, COVERAGE, "info", host, why))
             rep.nothing.append(why)
             continue
+        if isinstance(data, Mapping) and data.get("tool_refused"):
+            # the tool ran without the access it needs (dmesg_restrict, NVML's device files): nothing shown to judge
+            why = (f"{rel}: the tool was refused access, not judged (run it as root or with the access it needs): "
+                   f"{data['tool_refused']!r}")
+            rep.add(Finding(host, COVERAGE, "info", host, why))
+            rep.nothing.append(why)
+            continue
         if kind in PORT_RATE_KINDS and isinstance(data, Mapping):
             port_evidence.append((rel, data))
         if kind == "ib_write_bw" and exp.get("ib_rate_gbps") is None and isinstance(data, Mapping):

@@ -192,10 +192,12 @@ def test_sinfo_node_oriented_then_default_in_one_paste_reads_both_runs() -> None
 
 def test_an_enforced_limit_below_the_requested_one_of_a_shared_module_is_the_design() -> None:
     # tests/fixtures/labelled/set2/nvidia-smi-q/gh200-...: GH200 'Current Power Limit 700 W', 'Requested Power Limit
-    # 900 W', 'Default Power Limit 900 W' (the module's 1000 W shared with the Grace CPU): healthy
+    # 900 W', 'Default Power Limit 900 W', then its 'Module Power Readings' (the module's 1000 W shared with the Grace
+    # CPU): healthy
     q = ("Attached GPUs                     : 1\nGPU 00000000:DD:00.0\n    GPU Power Readings\n"
          "        Current Power Limit               : 700.00 W\n        Requested Power Limit             : 900.00 W\n"
-         "        Default Power Limit               : 900.00 W\n        Max Power Limit                   : 900.00 W\n")
+         "        Default Power Limit               : 900.00 W\n        Max Power Limit                   : 900.00 W\n"
+         "    Module Power Readings\n        Current Power Limit               : 1000.00 W\n")
     assert [f for f in judge_text("nvidia-smi-q", q) if f.check == "gpu_power"] == []
     lowered = q.replace("Requested Power Limit             : 900.00 W", "Requested Power Limit             : 500.00 W")
     assert [f.check for f in judge_text("nvidia-smi-q", lowered) if f.check == "gpu_power"] == ["gpu_power"]

@@ -5,6 +5,8 @@ derived form is what the named tool prints for that case."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import judge_text, parse_text
 from conftest import finding_keys as _checks
 from conftest import text_of as _text
@@ -77,3 +79,149 @@ def test_refused_connect_retries_alone_are_not_judged() -> None:
     # the peer not yet listening: NCCL retries a refused connect while the job starts
     text = RETRIES.replace("Connection timed out", "Connection refused")
     assert not [f for f in judge_text("nccl-log", text) if f.severity == "critical"]
+
+
+# --- NCCL 2.4-2.6: GPUDirect RDMA decided per GPU, off for the GPUs beyond NCCL_NET_GDR_LEVEL ---
+
+# round2/nccl-log/dle383-bert-tf-squad-node-1-gdr-level-phb-gdr-enabled-86000-af000-disabled-18000-3b000-distance-5-cut.txt
+# (NVIDIA/DeepLearningExamples#383: four GPUs and one HCA, NCCL_NET_GDR_LEVEL=PHB), rank 0's lines
+GDR_PER_GPU = _text(
+    "node-1:32726:33054 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB",
+    "node-1:32726:33054 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)",
+    "node-1:32726:33054 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 3b000 / HCA 0 (distance 5 > 4)",
+    "node-1:32726:33054 [0] NCCL INFO GPU Direct RDMA Enabled for GPU 86000 / HCA 0 (distance 4 <= 4), read 0",
+    "node-1:32726:33054 [0] NCCL INFO GPU Direct RDMA Enabled for GPU af000 / HCA 0 (distance 4 <= 4), read 0")
+
+
+def test_the_per_gpu_gdr_decision_is_read() -> None:
+    summary = parse_text("nccl-log", GDR_PER_GPU)
+    assert summary["gdr_gpus"] == {"18000": False, "3b000": False, "86000": True, "af000": True}
+    assert summary["gdr"] is True  # some GPUs have it
+
+
+def test_gdr_off_for_some_gpus_degrades_the_node_naming_them() -> None:
+    findings = judge_text("nccl-log", GDR_PER_GPU)
+    assert _checks(findings) == [("nccl_gdr", "warning", "n1")]
+    assert "disabled for GPU 18000, 3b000 (enabled for GPU 86000, af000) (on node-1)" in findings[0].message
+
+
+def test_gdr_on_for_every_gpu_is_no_finding() -> None:
+    text = GDR_PER_GPU.replace("Disabled", "Enabled").replace("> 4)", "<= 4), read 0")
+    assert [f for f in judge_text("nccl-log", text) if f.check == "nccl_gdr"] == []
+
+
+def test_gdr_off_for_every_gpu_is_gdr_off() -> None:
+    text = _text(*[ln for ln in GDR_PER_GPU.splitlines() if "Enabled" not in ln])
+    assert parse_text("nccl-log", text)["gdr"] is False
+    findings = [f for f in judge_text("nccl-log", text) if f.check == "nccl_gdr"]
+    assert [f.severity for f in findings] == ["warning"] and "GPU 18000, GPU 3b000" in findings[0].message
+
+
+# --- an application's line of an NCCL result as vLLM's pynccl prints it ---
+
+# round2/nccl-log/vllm18997-kuberay-torn-pod-name-pynccl-ncclcomminitrank-internal-error-init-device-traceback-cut.txt
+# (vllm-project/vllm#18997), its first line without the torn pod name before it
+PYNCCL = ("ERROR 05-30 22:22:26 [pynccl.py:153] [DEBUG] ncclCommInitRank failed with error: NCCL error: internal "
+          "error - please report this issue to the NCCL developers")
+
+
+def test_pynccl_result_line_fails_the_node_as_the_call_that_failed() -> None:
+    summary = parse_text("nccl-log", PYNCCL)
+    assert summary["error_returns"] == [{"at": "application", "code": 3, "line": 1}]
+    findings = judge_text("nccl-log", PYNCCL)
+    (failed,) = [f for f in findings if f.severity == "critical"]
+    assert failed.check == "nccl_error" and "ncclInternalError" in failed.message
+    assert "after NCCL WARN" not in failed.message  # the application's own line is no NCCL WARN it followed
+
+
+def test_a_remote_error_line_is_not_read_as_this_ranks_failure() -> None:
+    # ncclRemoteError's words name no fault of this rank's
+    text = _text("node1:1234:1250 [0] NCCL INFO Connected all trees",
+                 PYNCCL.replace("internal error - please report this issue to the NCCL developers",
+                                "remote process exited or there was a network error"))
+    assert not [f for f in judge_text("nccl-log", text) if f.severity == "critical"]
+
+
+# --- an NCCL WARN names the host of NCCL's lines ---
+
+# round2/nccl-log/nccl1297-vllm-ray-head-master-ib-hca-rxe0-soft-roce-warn-no-real-path-cut.txt (NVIDIA/nccl#1297)
+def test_an_nccl_warn_finding_names_the_host_of_its_lines() -> None:
+    text = _text("master:608:608 [0] NCCL INFO NCCL_IB_HCA set to rxe0",
+                 "master:608:608 [0] transport/net_ib.cc:115 NCCL WARN Could not find real path of rxe0 "
+                 "(/sys/class/infiniband/rxe0/device)")
+    (warn,) = judge_text("nccl-log", text)
+    assert (warn.check, warn.severity) == ("nccl_warn", "warning")
+    assert warn.message.endswith("(on master)")
+
+
+# --- the tool refused access: nothing of the node shown, cannot judge ---
+
+# round2/kernel-log/cudfspark14709-databricks-azure-collector-dmesg-grep-nvrm-read-kernel-buffer-failed-operation-not-
+# permitted.txt (NVIDIA/cudf-spark#14709: dmesg in a Databricks container)
+DMESG_REFUSED = _text("sudo dmesg | grep -i nvrm : ", "dmesg: read kernel buffer failed: Operation not permitted")
+# round2/nvidia-smi/nvctk210-rootless-podman-cdi-nvidia-smi-L-insufficient-permissions-twice-group-add-27.txt
+# (NVIDIA/nvidia-container-toolkit#210: rootless podman)
+NVML_REFUSED = "Failed to initialize NVML: Insufficient Permissions"
+
+
+def test_a_refused_dmesg_is_read_as_refused() -> None:
+    assert parse_text("kernel-log", DMESG_REFUSED) == {
+        "tool_refused": "dmesg: read kernel buffer failed: Operation not permitted"}
+
+
+def test_nvml_without_permission_is_refused_not_a_lost_driver() -> None:
+    assert parse_text("nvidia-smi", NVML_REFUSED) == {"tool_refused": NVML_REFUSED}
+
+
+def test_a_refused_tool_leaves_the_host_cannot_judge(tmp_path: Path) -> None:
+    from clusterctl.analysis import checks
+    from clusterctl.analysis.engine import analyze_dir
+
+    checks.load_all()
+    for kind, text in (("kernel-log", DMESG_REFUSED), ("nvidia-smi", NVML_REFUSED)):
+        host = tmp_path / kind / "n1"
+        host.mkdir(parents=True)
+        (host / f"{kind}.txt").write_text(text + "\n")
+        rep = analyze_dir(str(tmp_path / kind), {}).hosts["n1"]
+        assert rep.status == "cannot judge" and not rep.findings
+        assert any("refused access" in f.message for f in rep.notes)
+
+
+def test_a_lost_driver_is_still_a_lost_driver() -> None:
+    text = "Failed to initialize NVML: Driver/library version mismatch"
+    assert _checks(judge_text("nvidia-smi", text)) == [("gpu_driver", "critical", "n1")]
+
+
+# --- the enforced power limit held below the requested one from outside nvidia-smi ---
+
+# round2/nvidia-smi-q/slurmappliance975-root-prompt-q-d-power-595.71.05-4gpu-first-06-00-current-500w-requested-default-
+# 700w-elided.txt (stackhpc/ansible-slurm-appliance#975), its first GPU
+HELD = _text("Attached GPUs                                          : 1",
+             "GPU 00000000:06:00.0",
+             "    GPU Power Readings",
+             "        Average Power Draw                             : 78.83 W",
+             "        Instantaneous Power Draw                       : 78.75 W",
+             "        Current Power Limit                            : 500.00 W",
+             "        Requested Power Limit                          : 700.00 W",
+             "        Default Power Limit                            : 700.00 W",
+             "        Min Power Limit                                : 200.00 W",
+             "        Max Power Limit                                : 700.00 W")
+
+
+def test_an_enforced_limit_held_below_the_requested_one_degrades_the_gpu() -> None:
+    findings = judge_text("nvidia-smi-q", HELD)
+    assert [(f.check, f.severity) for f in findings] == [("gpu_power", "warning")]
+    assert "enforced power limit 500 W is below the 700 W requested" in findings[0].message
+    assert "00000000:06:00.0" in findings[0].message
+
+
+def test_a_module_sharing_its_power_is_not_held() -> None:
+    shared = HELD + "    Module Power Readings\n        Current Power Limit                            : 1000.00 W\n"
+    assert parse_text("nvidia-smi-q", shared)["gpus"][0]["module_power"] is True
+    assert [f for f in judge_text("nvidia-smi-q", shared) if f.check == "gpu_power"] == []
+
+
+def test_an_enforced_limit_near_the_requested_one_is_no_finding() -> None:
+    near = HELD.replace("Current Power Limit                            : 500.00 W",
+                        "Current Power Limit                            : 690.00 W")
+    assert [f for f in judge_text("nvidia-smi-q", near) if f.check == "gpu_power"] == []

@@ -343,10 +343,32 @@ def _power_limit(host: str, g: Mapping[str, Any]) -> list[Finding]:
     if not (isinstance(limit, int | float) and isinstance(default, int | float)) or default <= 0:
         return []
     if limit >= POWER_LIMIT_SHARE * default:
-        return []
+        return _power_held(host, g)
     return [Finding(host, "gpu_power", rule_sev("gpu_power.limit_lowered"), _subject(host, g),
                     f"power limit {limit:g} W is below the board's default {default:g} W: the GPU runs slower "
                     f"under load (nvidia-smi -pl {default:g} restores it){_bus(g)}")]
+
+
+#: products whose GPU shares one module power limit with a CPU: their enforced limit sits below the requested one by
+#: design (the Grace CPU's share)
+_SHARED_MODULE = ("GH200", "GB200", "GB300", "Grace")
+
+
+def _power_held(host: str, g: Mapping[str, Any]) -> list[Finding]:
+    """The enforced (current) power limit well below the one requested, on a GPU that shares no module power: a cap
+    from outside nvidia-smi holds it (the BMC's or chassis' power policy, a power supply lost): it runs slower under
+    load and ``nvidia-smi -pl`` cannot lift it (severity.yml gpu_power.limit_held)."""
+    power = g.get("power_w") or {}
+    enforced, requested = power.get("limit"), power.get("requested_limit")
+    if not (isinstance(enforced, int | float) and isinstance(requested, int | float)) or requested <= 0:
+        return []
+    if enforced >= POWER_LIMIT_SHARE * requested or g.get("module_power") or any(
+            p in str(g.get("name") or "") for p in _SHARED_MODULE):
+        return []
+    return [Finding(host, "gpu_power", rule_sev("gpu_power.limit_held"), _subject(host, g),
+                    f"enforced power limit {enforced:g} W is below the {requested:g} W requested: a cap from outside "
+                    f"nvidia-smi holds the GPU (the BMC's or chassis' power policy, a lost power supply), it runs "
+                    f"slower under load{_bus(g)}")]
 
 
 #: words of fields that are settings (limits, defaults), not readings of the GPU's state: an error

@@ -569,7 +569,7 @@ _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected
                           re.IGNORECASE)
 #: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
 #: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
-_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(")
+_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(|\bNCCL [Ee]rror(?: \d)?: ")
 
 
 #: RCCL's IB transport without the peer-memory module, registering GPU memory through DMA-BUF instead ('NET/IB: Peermem

@@ -72,7 +72,10 @@ _RESULT = re.compile(r"\bnccl(?:System|Remote|Internal|InvalidUsage|InvalidArgum
                      r"\b(?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument)) "
                      r"\(run with NCCL_DEBUG=|"
                      # PyTorch's 'RuntimeError: NCCL Error 2: unhandled system error (run with ...': its code first
-                     r"\bNCCL Error \d: (?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))")
+                     r"\bNCCL Error \d: (?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))|"
+                     # vLLM's pynccl: 'ncclCommInitRank failed with error: NCCL error: internal error - please report
+                     # this issue to the NCCL developers' (ncclGetErrorString after its own 'NCCL error: ')
+                     r"\bNCCL error: (?:internal error|unhandled (?:system|cuda) error|invalid (?:usage|argument))\b")
 #: the result an application's NCCL error line names, as ncclResult_t (nccl.h); ncclRemoteError (6: a peer's
 #: process exited or the network failed) names no fault of this rank's and is not one of them
 _APP_RESULTS = (("UnhandledCuda", 1), ("unhandled cuda", 1), ("System", 2), ("unhandled system", 2),

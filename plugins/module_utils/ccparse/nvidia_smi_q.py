@@ -624,6 +624,8 @@ def _gpu_fields(index: int, bus_id: str | None, t: Tree, line: int,
         "utilization_pct": dict(_part(_sec(t, "Utilization"), _utilization_part)),
         "temperature_c": dict(_part(_sec(t, "Temperature"), _temperature_part)),
         "power_w": dict(_part(power, _power_part)),
+        # a module whose power the GPU shares (GH200: the Grace CPU's and the GPU's under one module limit)
+        "module_power": isinstance(t.get("Module Power Readings"), dict),
         "pcie": dict(_part(_sec(t, "PCI"), _pcie_part)),
         "ecc_mode": _first(t, ("ECC Mode", "Current"), ("Ecc Mode", "Current")),
         "ecc_layout": layout,

@@ -85,6 +85,8 @@ _LOST = re.compile(r"Unable to (?:determine|detect) the device handle for (?i:gp
 def _driver_line(line: str) -> str | None:
     """One line saying nvidia-smi cannot reach the driver (stripped, at most 200 characters), else None."""
     s = line.strip()
+    if "Insufficient Permissions" in s:
+        return None  # NVML_ERROR_NO_PERMISSION: the account may not open the GPUs, nothing says the driver is gone
     return s[:200] if any(f in s for f in _FATAL) else None
 
 

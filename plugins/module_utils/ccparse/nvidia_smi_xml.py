@@ -373,6 +373,7 @@ def _gpu_fields(index: int, g: Node, line: int) -> dict[str, Any]:
             "default_limit": _num(_at(power, "default_power_limit")),
             "max_limit": _num(_at(power, "max_power_limit")),
         },
+        "module_power": _section(g, "module_power_readings") is not None,
         "pcie": {
             "gen_current": _int(_at(gen, "current_link_gen")),
             "gen_max": _int(_at(gen, "max_link_gen")),

@@ -64,6 +64,10 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
             # the shell's own answer that the tool is not installed: no output of it to read, and nothing wrong with
             # what it would have shown (the engine's coverage note says 'tool missing', not 'unreadable')
             return {"tool_missing": missing}
+        if salvage and (refused := tool_refused(kind, text)) is not None:
+            # the tool ran, but the account it ran as may not read what it reads (dmesg under kernel.dmesg_restrict,
+            # NVML without access to /dev/nvidia*): nothing of the node was shown, nothing wrong with it either
+            return {"tool_refused": refused}
         line = cleaned.original_line(exc.line)
         if line == exc.line:
             raise
@@ -114,6 +118,29 @@ def tool_missing(kind: str, text: str) -> str | None:
             end = text.find("\n", m.end())
             return text[start:end if end >= 0 else len(text)].strip()[:200]
     return None
+
+
+#: a tool's own words that the account it ran as may not read what it reads, per KIND: dmesg under
+#: kernel.dmesg_restrict ('dmesg: read kernel buffer failed: Operation not permitted'), journalctl without the journal
+#: group ('No journal files were opened due to insufficient permissions.'), NVML without access to the device files
+#: (NVML_ERROR_NO_PERMISSION: 'Failed to initialize NVML: Insufficient Permissions', a rootless container)
+_REFUSED = {
+    "kernel-log": re.compile(r"dmesg: read kernel buffer failed: Operation not permitted"
+                             r"|No journal files were opened due to insufficient permissions"),
+    **dict.fromkeys(("nvidia-smi", "nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-nvlink", "nvidia-smi-topo"),
+                    re.compile(r"Failed to initialize NVML: Insufficient Permissions")),
+}
+
+
+def tool_refused(kind: str, text: str) -> str | None:
+    """The line of ``text`` where a tool of ``kind`` says it was refused access (:data:`_REFUSED`), or None."""
+    pattern = _REFUSED.get(kind)
+    m = pattern.search(text) if pattern is not None else None
+    if m is None:
+        return None
+    start = text.rfind("\n", 0, m.start()) + 1
+    end = text.find("\n", m.end())
+    return text[start:end if end >= 0 else len(text)].strip()[:200]
 
 
 def _named_host(text: str, cleaned: Any) -> dict[str, str] | None:
