@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import judge_text, parse_text
 from conftest import finding_keys as _checks
+from conftest import judge_text, parse_text
 from conftest import text_of as _text
 
 # --- NCCL logs: a rank killed by SIGBUS is the parser's own key; the check has no pattern of its own ---

@@ -215,9 +215,9 @@ def _gdr_partial(host: str, nccl: Mapping[str, Any], ver: str) -> list[Finding]:
         return []
     on = [g for g, v in gpus.items() if v]
     return [Finding(host, "nccl_gdr", rule_sev("nccl_gdr.off"), host,
-                    f"{ver}GPUDirect RDMA disabled for GPU {', '.join(off)} (enabled for GPU {', '.join(on)}){_on(nccl)}"
-                    ": their inter-node traffic is staged through host memory (an HCA beyond NCCL_NET_GDR_LEVEL "
-                    "from them: a GPU on the other CPU socket, or no HCA of their own)")]
+                    f"{ver}GPUDirect RDMA disabled for GPU {', '.join(off)} (enabled for GPU {', '.join(on)})"
+                    f"{_on(nccl)}: their inter-node traffic is staged through host memory (an HCA beyond "
+                    "NCCL_NET_GDR_LEVEL from them: a GPU on the other CPU socket, or no HCA of their own)")]
 
 
 def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any], multi: bool) -> list[Finding]:
@@ -568,8 +568,9 @@ _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected
                           r"\bnetwork \S{1,40} not found|Invalid rank requested|" + _CUDA_FAILURE.pattern,
                           re.IGNORECASE)
 #: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
-#: error', 'ncclInternalError: ...'; NCCL's own WARN lines say what failed
-_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\(|\bNCCL [Ee]rror(?: \d)?: ")
+#: error', 'ncclInternalError: ...', vLLM pynccl's 'NCCL error: internal error'); NCCL's own WARN lines say what failed
+_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\("
+                        r"|\bNCCL [Ee]rror(?: \d)?: ")
 
 
 #: RCCL's IB transport without the peer-memory module, registering GPU memory through DMA-BUF instead ('NET/IB: Peermem

@@ -113,8 +113,8 @@ _RANKS = re.compile(r"\bnRanks (\d+)(?: nNodes (\d+))?")
 #: 'group.cc:64 -> 1 [Async thread]'): an ncclResult_t other than ncclSuccess returned by the call at that line
 _RETURN = re.compile(r"^(?P<at>[\w./-]{1,80}\.(?:cc|cu|h|c|cpp):\d{1,6}) -> (?P<code>[1-9])\b")
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
-#: NCCL's socket connect retried after an error ('Call to connect returned Connection timed out, retrying'; NCCL 2.7-2.11
-#: include/socket.h, later misc/socket.cc): INFO lines, the WARN comes only when the retries run out
+#: NCCL's socket connect retried after an error ('Call to connect returned Connection timed out, retrying'; NCCL
+#: 2.7-2.11 include/socket.h, later misc/socket.cc): INFO lines, the WARN comes only when the retries run out
 _CONNECT_RETRY = re.compile(r"^Call to connect returned (.{1,80}?), retrying")
 #: a channel over NCCL's socket transport and the index of the socket device it uses ('via NET/Socket/1')
 _SOCKET_CHANNEL = re.compile(r"via NET/Socket/(\d{1,3})\b")
