@@ -83,7 +83,8 @@ def test_refused_connect_retries_alone_are_not_judged() -> None:
 
 # --- NCCL 2.4-2.6: GPUDirect RDMA decided per GPU, off for the GPUs beyond NCCL_NET_GDR_LEVEL ---
 
-# round2/nccl-log/dle383-bert-tf-squad-node-1-gdr-level-phb-gdr-enabled-86000-af000-disabled-18000-3b000-distance-5-cut.txt
+# round2/nccl-log/dle383-bert-tf-squad-node-1-gdr-level-phb-gdr-enabled-86000-af000-disabled-18000-3b000-distance-5-
+# cut.txt
 # (NVIDIA/DeepLearningExamples#383: four GPUs and one HCA, NCCL_NET_GDR_LEVEL=PHB), rank 0's lines
 GDR_PER_GPU = _text(
     "node-1:32726:33054 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB",
