@@ -226,3 +226,26 @@ def test_an_enforced_limit_near_the_requested_one_is_no_finding() -> None:
     near = HELD.replace("Current Power Limit                            : 500.00 W",
                         "Current Power Limit                            : 690.00 W")
     assert [f for f in judge_text("nvidia-smi-q", near) if f.check == "gpu_power"] == []
+
+
+# --- perftest that could not time its transfers (CPU frequency scaling) measured nothing ---
+
+# round2/ib_write_bw/ompiusers20147-2012-no-prompt-sdr-mthca0-conflicting-cpu-frequency-65536b-bw-0.00-html.txt
+# (open-mpi users list 2012/09/20147: two i7 nodes with SDR HCAs), the table
+FREQ = _text(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]",
+             "Conflicting CPU frequency values detected: 1600.000000 != 3301.000000",
+             " 65536     5000           0.00               0.00   ")
+
+
+def test_zero_bandwidth_after_the_cpu_frequency_conflict_is_no_measurement() -> None:
+    data = parse_text("ib_write_bw", FREQ)
+    assert data["cpu_freq_conflict"] == "Conflicting CPU frequency values detected: 1600.000000 != 3301.000000"
+    findings = judge_text("ib_write_bw", FREQ, {"ib_rate_gbps": 10})
+    assert _checks(findings) == [("coverage", "info", "n1")]
+    assert "could not time the transfers" in findings[0].message
+
+
+def test_a_measured_bandwidth_beside_the_warning_is_still_judged() -> None:
+    measured = FREQ.replace("0.00               0.00", "937.60             937.60")
+    findings = judge_text("ib_write_bw", measured, {"ib_rate_gbps": 10})
+    assert [f.check for f in findings if f.check == "coverage"] == []

@@ -209,6 +209,15 @@ def judge_ib_write_bw(host: str, data: Mapping[str, Any], expectations: Mapping[
                                         + (f" (its messages: {'; '.join(errs[:2])})" if errs else
                                            " (the capture ends before the measurement)")))
         return res
+    if data.get("cpu_freq_conflict") and not any(r.get("bw_avg_gbps") for r in data.get("results") or []):
+        # every bandwidth 0.00 after perftest's word that the cores' clocks conflict: it could not time the
+        # transfers (frequency scaling), nothing was measured (severity.yml coverage.nothing_judgeable)
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}perftest printed 0.00 after {str(data['cpu_freq_conflict'])[:100]!r}: "
+                                    "its cycle-count clock could not time the transfers under CPU frequency scaling "
+                                    "(set the cores' governor to performance, or perftest's -F), no bandwidth "
+                                    "was measured"))
+        return res
     device = data.get("device")
     port = expectations.get("ib_port", DEFAULT_IB_PORT)
     subject = f"{device}/{port}" if device else "loopback"

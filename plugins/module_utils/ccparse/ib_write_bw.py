@@ -31,6 +31,9 @@ at client``, ``Failed status 4: wr_id 0 syndrom 0x51``): the RDMA transfer faile
 attributes``, ``Unable to create QP``, ``Couldn't allocate PD``, ``Couldn't create CQ``): the HCA is not usable for
 RDMA; such a log parses too.
 
+``cpu_freq_conflict`` is perftest's ``Conflicting CPU frequency values detected: 1600.000000 != 3301.000000``: its
+cycle-count clock is not trusted under CPU frequency scaling (old perftests then print 0.00 for every bandwidth).
+
 ``not_run`` is perftest's own message when the test never ran: the out-of-band TCP connection between
 client and server failed (``Couldn't connect to <host>:<port>``, ``Unable to init the socket
 connection``, ``Failed to exchange data between server and clients``; with ``-R`` the RDMA CM connection that was
@@ -128,7 +131,7 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                            "mode": "iterations", "results": [], "max_size_bytes": None,
                            "bw_avg_gbps": None, "bw_peak_gbps": None, "errors": [], "not_run": None, "gids": [],
                            "gpu_buffer": False, "gpu_mr_failed": None, "completion_error": None,
-                           "device_error": None}
+                           "device_error": None, "cpu_freq_conflict": None}
     cols: list[tuple[str, str | None]] | None = None
     by_size: dict[int, dict[str, Any]] = {}
     lineno = offset
@@ -183,6 +186,11 @@ def parse_ib_write_bw(text: str) -> dict[str, Any]:
                 row["line"] = lineno
                 row["reports"] = 1
                 by_size[size] = row
+            continue
+        if out["cpu_freq_conflict"] is None and line.startswith("Conflicting CPU frequency"):
+            # perftest's cycle-count clock: the cores report different frequencies (frequency scaling), so it
+            # cannot turn its cycle counts into time (an old perftest then prints 0.00 for every bandwidth)
+            out["cpu_freq_conflict"] = line
             continue
         if line.startswith("GID:"):
             out["gids"].append(line[4:].strip())  # the local/remote address exchange on RoCE
