@@ -170,6 +170,21 @@ def test_a_refused_dmesg_is_read_as_refused() -> None:
         "tool_refused": "dmesg: read kernel buffer failed: Operation not permitted"}
 
 
+def test_a_refused_dmesg_under_a_time_on_every_line_is_still_refused() -> None:
+    # kubectl logs --timestamps: the label and the refusal each behind a time (a kernel log's lines are stamped too)
+    stamped = "".join(f"2024-03-05T10:21:33.123456789Z {ln}\n" for ln in DMESG_REFUSED.splitlines())
+    assert parse_text("kernel-log", stamped) == {
+        "tool_refused": "dmesg: read kernel buffer failed: Operation not permitted"}
+
+
+def test_a_log_with_a_refused_line_among_its_own_is_read() -> None:
+    # one refused dmesg in a log of other lines: the lines there are read and judged
+    text = _text("[    1.000000] Linux version 6.8.0", "[    2.000000] pci 0000:00:00.0: [8086:1234] type 00",
+                 "[    3.000000] nvidia: loading out-of-tree module taints kernel.",
+                 "dmesg: read kernel buffer failed: Operation not permitted")
+    assert "tool_refused" not in parse_text("kernel-log", text)
+
+
 def test_nvml_without_permission_is_refused_not_a_lost_driver() -> None:
     assert parse_text("nvidia-smi", NVML_REFUSED) == {"tool_refused": NVML_REFUSED}
 

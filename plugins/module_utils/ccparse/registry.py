@@ -57,6 +57,9 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
     if kind in _XML_KINDS and _raw_xml(text):
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
+    if salvage and (refused := _only_refused(kind, text, cleaned.text)) is not None:
+        # the tool's refusal with at most a label or prompt around it (whatever time or host prefix each line has)
+        return {"tool_refused": refused}
     try:
         out, unread = _salvaging(PARSERS[kind], cleaned.text) if salvage else (PARSERS[kind](cleaned.text), [])
     except ParseError as exc:
@@ -133,14 +136,27 @@ _REFUSED = {
 
 
 def tool_refused(kind: str, text: str) -> str | None:
-    """The line of ``text`` where a tool of ``kind`` says it was refused access (:data:`_REFUSED`), or None."""
+    """The tool's words in ``text`` that it was refused access (:data:`_REFUSED`; to the end of their line, without
+    the line's prefix), or None."""
     pattern = _REFUSED.get(kind)
-    m = pattern.search(text) if pattern is not None else None
+    if pattern is None or not ("not permitted" in text or "nsufficient" in text):  # the words every form holds
+        return None
+    m = pattern.search(text)
     if m is None:
         return None
-    start = text.rfind("\n", 0, m.start()) + 1
     end = text.find("\n", m.end())
-    return text[start:end if end >= 0 else len(text)].strip()[:200]
+    return text[m.start():end if end >= 0 else len(text)].strip()[:200]  # from the tool's words: no prefix
+
+
+def _only_refused(kind: str, text: str, cleaned: str) -> str | None:
+    """:func:`tool_refused`'s line where the capture holds little else: at most two other lines (a label, a prompt),
+    which a parser would otherwise read as a log of nothing wrong."""
+    refused = tool_refused(kind, text)
+    if refused is None:
+        return None
+    pattern = _REFUSED[kind]
+    others = [ln for ln in cleaned.splitlines() if ln.strip() and not pattern.search(ln)]
+    return refused if len(others) <= 2 else None
 
 
 def _named_host(text: str, cleaned: Any) -> dict[str, str] | None:
