@@ -264,3 +264,27 @@ def test_a_measured_bandwidth_beside_the_warning_is_still_judged() -> None:
     measured = FREQ.replace("0.00               0.00", "937.60             937.60")
     findings = judge_text("ib_write_bw", measured, {"ib_rate_gbps": 10})
     assert [f.check for f in findings if f.check == "coverage"] == []
+
+
+# --- --query-gpu CSV without its header: the cells' units say what some of them are ---
+
+# round2/nvidia-smi-query/tgi2238-rtx-a6000-19-field-csv-no-header-p8-idle-two-whole-lines.txt
+# (huggingface/text-generation-inference#2238), its first row
+NOHEADER = ("NVIDIA RTX A6000, 00000000:01:00.0, 550.54.15, P8, 4, 1, 44, 0 %, 0 %, 49140 MiB, 48668 MiB, 1 MiB, No, "
+            "[N/A], 8.6, [N/A], [N/A], 18.51 W, 300.00 W")
+
+
+def test_a_rows_units_name_its_pstate_power_and_utilisation() -> None:
+    (g,) = parse_text("nvidia-smi-query", NOHEADER)["gpus"]
+    assert (g["name"], g["bus_id"], g["performance_state"]) == ("NVIDIA RTX A6000", "00000000:01:00.0", "P8")
+    assert (g["power_w"]["draw"], g["power_w"]["limit"]) == (18.51, 300.0)
+    assert (g["utilization_pct"]["gpu"], g["utilization_pct"]["memory"]) == (0.0, 0.0)
+
+
+def test_a_headerless_row_with_readings_that_answer_is_healthy() -> None:
+    assert judge_text("nvidia-smi-query", NOHEADER) == []
+
+
+def test_a_headerless_row_of_identity_only_holds_nothing_to_judge() -> None:
+    findings = judge_text("nvidia-smi-query", "NVIDIA RTX A6000, 00000000:01:00.0, 550.54.15")
+    assert [f.check for f in findings] in (["coverage"], ["gpu_count"])

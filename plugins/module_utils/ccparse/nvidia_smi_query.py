@@ -6,7 +6,7 @@ suffix, values converted: numbers to float, ``Active``/``Not Active``/``Yes``/``
 hex bit masks to int) and the normalised GPU shape shared with :mod:`ccparse.nvidia_smi_q`::
 
     {"fields": ["index", "pcie.link.gen.current", ...],
-     "gpus": [{"index": 0, "bus_id": .., "name": .., "uuid": .., "driver_version": ..,
+     "gpus": [{"index": 0, "bus_id": .., "name": .., "uuid": .., "driver_version": .., "performance_state": "P8",
                "utilization_pct": {"gpu": .., "memory": ..},
                "temperature_c": {"gpu": .., "memory": ..},
                "power_w": {"draw": .., "limit": ..},
@@ -137,6 +137,7 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
         "name": f.get("name"),
         "uuid": f.get("uuid"),
         "driver_version": f.get("driver_version"),
+        "performance_state": f.get("pstate"),  # as nvidia-smi -q's 'Performance State' ('P8')
         "utilization_pct": {"gpu": _num(f.get("utilization.gpu")), "memory": _num(f.get("utilization.memory"))},
         "temperature_c": {"gpu": _num(f.get("temperature.gpu")), "memory": _num(f.get("temperature.memory"))},
         "power_w": {"draw": _num(get("power.draw", "power.draw.instant", "power.draw.average")),
@@ -277,12 +278,18 @@ def _asked_fields(line: str) -> list[str] | None:
 
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 _DRIVER = re.compile(r"\d{3}\.\d{1,3}(?:\.\d{1,3})?")
+#: cells whose unit says what they are (the units form of --format=csv): a performance state, watts, a percentage
+_PSTATE = re.compile(r"P\d{1,2}")
+_WATTS = re.compile(r"\d{1,4}(?:\.\d{1,2})? W")
+_PERCENT = re.compile(r"\d{1,3} %")
 _PRODUCT = re.compile(r"(?:NVIDIA|Tesla|Quadro|GeForce|GRID|A\d{1,3}\b|H\d{3}\b)", re.IGNORECASE)
 
 
 def _infer_header(cells: list[str]) -> list[str] | None:
-    """Field names for a ``noheader`` row from what its cells look like, or None when no cell is a
-    GPU's bus id, UUID or product name (then it is not a GPU row)."""
+    """Field names for a ``noheader`` row from what its cells look like (a bus id, a UUID, a product name, a driver
+    version, a performance state; watts and percentages in the order nvidia-smi lists their fields: the draw before
+    the limit, the GPU's utilisation before its memory's), or None when no cell is a GPU's bus id, UUID or product
+    name (then it is not a GPU row)."""
     names: list[str] = []
     for i, c in enumerate(cells):
         if _BUS.fullmatch(c) and "pci.bus_id" not in names:
@@ -295,6 +302,14 @@ def _infer_header(cells: list[str]) -> list[str] | None:
             names.append("index")
         elif _DRIVER.fullmatch(c) and "driver_version" not in names:
             names.append("driver_version")
+        elif _PSTATE.fullmatch(c) and "pstate" not in names:
+            names.append("pstate")
+        elif _WATTS.fullmatch(c) and (shape := next((n for n in ("power.draw", "power.limit") if n not in names),
+                                                    None)):
+            names.append(shape)  # a query names the draw before the limit (nvidia-smi --help-query-gpu's order)
+        elif _PERCENT.fullmatch(c) and (shape := next((n for n in ("utilization.gpu", "utilization.memory")
+                                                       if n not in names), None)):
+            names.append(shape)
         else:
             names.append(f"col{i}")
     return names if {"pci.bus_id", "uuid", "name"} & set(names) else None
