@@ -288,3 +288,64 @@ def test_a_headerless_row_with_readings_that_answer_is_healthy() -> None:
 def test_a_headerless_row_of_identity_only_holds_nothing_to_judge() -> None:
     findings = judge_text("nvidia-smi-query", "NVIDIA RTX A6000, 00000000:01:00.0, 550.54.15")
     assert [f.check for f in findings] in (["coverage"], ["gpu_count"])
+
+
+# --- sinfo: nodes counted by state (no names), and the process table psnode prints after the node's row ---
+
+# round2/sinfo/vpensoexporter-testdata-sinfo-h-o-D-T-state-counts-20-mixed-2-drained-star-5-drained.txt
+# (vpenso/prometheus-slurm-exporter's test data of 'sinfo -h -o %D,%T')
+COUNTS = _text("20,mixed", "9,idle", "1,allocated", "2,drained*", "5,drained")
+
+
+def test_state_counts_are_read_without_node_names() -> None:
+    data = parse_text("sinfo", COUNTS)
+    assert [(c["count"], c["state"]) for c in data["state_counts"]] == [
+        (20, "mixed"), (9, "idle"), (1, "allocated"), (2, "drained*"), (5, "drained")]
+    assert data["nodes"] == {}
+
+
+def test_counted_nodes_are_judged_by_their_state() -> None:
+    findings = judge_text("sinfo", COUNTS)
+    assert [(f.severity, f.subject) for f in findings] == [("critical", "2 node(s)"), ("warning", "5 node(s)")]
+    assert "not responding" in findings[0].message
+
+
+def test_counts_of_healthy_states_are_healthy() -> None:
+    assert judge_text("sinfo", _text("20 mixed", "9 idle")) == []
+
+
+# round2/sinfo/slurmtools-psnode-2017-a058-xeon8-mixed-reason-none-ps-table.txt (OleHolmNielsen/Slurm_tools' psnode)
+PSNODE = _text(
+    "NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON              ",
+    "a058           1    xeon8*       mixed    8    2:4:1  23900    32752      1 xeon5570 none                ",
+    "  PID S USER      STARTED     TIME %CPU   RSS COMMAND",
+    " 1213 S user01   20:27:07 00:00:00  0.0  1684 /bin/bash /var/spool/slurmd/job127132/slurm_script")
+
+
+def test_psnodes_process_table_ends_the_sinfo_rows() -> None:
+    data = parse_text("sinfo", PSNODE)
+    assert list(data["nodes"]) == ["a058"] and data["nodes"]["a058"]["states"] == ["mixed"]
+    assert judge_text("sinfo", PSNODE) == []
+    drained = PSNODE.replace("  mixed  ", "drained  ")
+    assert [f.subject for f in judge_text("sinfo", drained)] == ["a058"]
+
+
+# --- --query-gpu after the plain table a job script printed first ---
+
+# round2/nvidia-smi-query/semiactiveseizure-job-gpu-stats-495.44-v100-sxm2-32gb-smi-table-then-query-csv-54-rows-...txt
+# (theabrusch/semi_active_seizure's gpu_stats.csv), its table's frame and the query's header and first row
+TABLE_THEN_QUERY = _text(
+    "Mon Dec  6 10:11:47 2021       ",
+    "+-----------------------------------------------------------------------------+",
+    "| NVIDIA-SMI 495.44       Driver Version: 495.44       CUDA Version: 11.5     |",
+    "|   0  Tesla V100-SXM2...  On   | 00000000:3A:00.0 Off |                    0 |",
+    "+-------------------------------+----------------------+----------------------+",
+    "index, name, memory.total [MiB], memory.used [MiB], memory.free [MiB], temperature.gpu, pstate, "
+    "utilization.gpu [%], utilization.memory [%]",
+    "0, Tesla V100-SXM2-32GB, 32510 MiB, 0 MiB, 32510 MiB, 27, P0, 0 %, 0 %")
+
+
+def test_the_query_after_a_table_is_read() -> None:
+    (g,) = parse_text("nvidia-smi-query", TABLE_THEN_QUERY)["gpus"]
+    assert (g["name"], g["temperature_c"]["gpu"], g["performance_state"]) == ("Tesla V100-SXM2-32GB", 27.0, "P0")
+    assert judge_text("nvidia-smi-query", TABLE_THEN_QUERY) == []

@@ -46,7 +46,8 @@ _CRITICAL = {"down", "fail", "failing", "failg"}
 _WARNING = {"drain", "drained", "draining", "drng", "inval", "unknown", "unk"}
 
 
-def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, kind: str) -> list[Finding]:
+def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, kind: str,
+           noun: str = "node ") -> list[Finding]:
     b = base.lower()
     sev: Severity | None = None
     why = ""
@@ -60,7 +61,7 @@ def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, k
         return []
     if b in _WARNING and not not_responding and _lost_hardware(detail[:600]):
         sev, why = rule_sev("slurm_node_state.lost_hardware"), f"{b}: the reason names lost or failed hardware"
-    return [Finding(host, "slurm_node_state", sev, node, f"{kind}: node {node} {why}{detail}")]
+    return [Finding(host, "slurm_node_state", sev, node, f"{kind}: {noun}{node} {why}{detail}")]
 
 
 @check("sinfo")
@@ -79,6 +80,10 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
             res.findings.append(Finding(host, "slurm_partition", rule_sev("slurm_partition.down"),
                                         str(r.get("partition")),
                                         f"sinfo: partition {r.get('partition')} is {r.get('avail')}"))
+    for c in data.get("state_counts") or []:
+        # 'sinfo -h -o %D,%T': nodes counted by state, not named; each count judged as a node in that state would be
+        res.findings += _judge(host, f"{c['count']} node(s)", c["base_state"], "not_responding" in c["flags"],
+                               f" (sinfo state {c['state']}; the format names no node)", "sinfo", noun="")
     for node, n in sorted((data.get("nodes") or {}).items()):
         states = ", ".join(x for x in n.get("states") or [] if x)
         lists = [x for x in n.get("nodelists") or [] if x != node]

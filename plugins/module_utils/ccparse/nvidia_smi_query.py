@@ -192,6 +192,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue
         if raw.startswith("$ ") and capture.is_command(raw[2:], ("nvidia-smi",)):
             continue  # a later run's command line, kept by the clean-up ('$ time nvidia-smi ...')
+        if not rows and (raw.lstrip()[:1] in ("+", "|") or _TABLE_TIME.match(raw)):
+            continue  # the plain nvidia-smi table a job script printed before its query (its time line above it)
         if not rows and raw.lstrip().startswith("GPU ") and listed_gpu(raw):
             continue  # 'nvidia-smi -L' run before the query ('GPU 0: ... (UUID: GPU-...)'): its listing, not CSV
         if raw.lstrip().startswith("#") or _LABEL.fullmatch(raw.strip()):
@@ -262,6 +264,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
 
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+#: the time line above nvidia-smi's table ('Mon Dec  6 10:11:47 2021')
+_TABLE_TIME = re.compile(r"^\s*[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\s*$")
 _QUERY_ARG = re.compile(r"--query-gpu[= ]\s*['\"]?([A-Za-z0-9_.,]+)")
 _FORMAT_ARG = re.compile(r"--format[= ]\s*['\"]?([A-Za-z,]+)")
 

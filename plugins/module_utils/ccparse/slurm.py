@@ -222,6 +222,25 @@ def _headerless_tokens(tok: list[str], tool: str, lineno: int) -> dict[str, Any]
     return _row("", "up", None, state, base, flags, nodelist, hosts, lineno)
 
 
+def _state_counts(numbered: list[tuple[int, str]]) -> list[dict[str, Any]] | None:
+    """``sinfo -h -o %D,%T`` (or ``'%D %T'``, ``%T|%D``): every line a node count and a node state and nothing else
+    (no node names: the nodes are counted, not named); None when any line is not one."""
+    out: list[dict[str, Any]] = []
+    for lineno, raw in numbered:
+        line = raw.strip()
+        if not line or capture.is_command(line, ("sinfo",)):
+            continue
+        vals = next((v for v in _field_splits(line) if len(v) == 2), None)
+        if vals is None:
+            return None
+        count, state = (vals[0], vals[1]) if vals[0].isdigit() else (vals[1], vals[0])
+        if not count.isdigit() or not _is_state(state):
+            return None
+        base, flags = _split_state(state)
+        out.append({"count": int(count), "state": state, "base_state": base, "flags": flags, "line": lineno})
+    return out or None
+
+
 def _default_header(tok: list[str]) -> bool:
     return "PARTITION" in tok and "NODELIST" in tok
 
@@ -319,6 +338,9 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     # follows; a closing paragraph of prose after the last table (the wrapper's 'NOTE: ...'): not read
     titled = any(map(_default_header, toks))
     body = [raw.strip() for _n, raw in numbered if raw.strip()]
+    if not titled and body and (counts := _state_counts(numbered)) is not None:
+        # 'sinfo -h -o %D,%T' (exporters, monitoring scripts): a node count and a state per line, no node names
+        return {"partitions": [], "nodes": {}, "state_counts": counts}
     if not titled and body and all(_REASON_ROW.match(ln) for ln in body):
         # 'sinfo -R | grep ...': the rows without their REASON USER TIMESTAMP NODELIST header
         header, generic = True, (None, ["REASON", "USER", "TIMESTAMP", "NODELIST"])
@@ -337,6 +359,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
                 g := _generic_header(line)) is not None:
             header, generic = True, g  # node-oriented (-N, -lNe) or -o '%all' layout: read by its header
             continue
+        if rows and tok[:1] in (["PID"], ["UID"]) and tok[-1] in ("COMMAND", "CMD"):
+            # ps's header after the rows (Slurm_tools' psnode: the node's sinfo row, then its processes): not sinfo's
+            other = f"line {lineno}: the paste goes on with a process table ({line[:60]!r}), not read"
+            break
         if generic is not None:
             if _default_header(tok):  # a second run in the default layout ('sinfo -Nel', then 'sinfo')
                 generic, header = None, True
