@@ -349,3 +349,69 @@ def test_the_query_after_a_table_is_read() -> None:
     (g,) = parse_text("nvidia-smi-query", TABLE_THEN_QUERY)["gpus"]
     assert (g["name"], g["temperature_c"]["gpu"], g["performance_state"]) == ("Tesla V100-SXM2-32GB", 27.0, "P0")
     assert judge_text("nvidia-smi-query", TABLE_THEN_QUERY) == []
+
+
+# --- perftest's later unit name, MiB/sec ---
+
+# round2/ib_write_bw/strixhalowiki-bare-command-then-one-row-65536-3293.63-mibs-fdr-cx3-behind-pcie3-x4-no-header.txt
+# (kyuz0/strixhalo-homelab: two ConnectX-3 cards on PCIe 3.0 x4 adapters, FDR 56 Gb/s)
+MIB = _text("#bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]",
+            " 65536      5000             3293.63            3293.56             0.052697")
+
+
+def test_mib_per_second_is_perftests_two_to_the_twenty_bytes() -> None:
+    (row,) = parse_text("ib_write_bw", MIB)["results"]
+    assert round(row["bw_avg_gbps"], 2) == round(3293.56 * 1048576 * 8 / 1e9, 2) == 27.63
+
+
+def test_half_the_fdr_line_rate_is_judged() -> None:
+    findings = judge_text("ib_write_bw", MIB, {"ib_rate_gbps": 56})
+    assert [f.check for f in findings] == ["ib_write_bw"] and "49% of the 56 Gb/s" in findings[0].message
+
+
+# --- the GSP's RPCs failing with NV_ERR_GPU_IS_LOST: a lost GPU without an Xid ---
+
+# round2/kernel-log/ninfer12-anthill-journal-us-ts-gsp-rpc-status-0xf-gspRmFree-failed-fullchip-reset-asserts-mid-
+# paste.txt (Neroued/ninfer#12, host anthill)
+GSP_LOST = _text(
+    "Aug 10 22:40:59.893888 anthill kernel: NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status "
+    "0x0000000f for fn 10 sequence 800!",
+    "Aug 10 22:40:59.893943 anthill kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: (status == NV_OK) || "
+    "(status == NV_ERR_GPU_IN_FULLCHIP_RESET) @ vaspace_api.c:573")
+
+
+def test_gsp_rpcs_failing_with_gpu_is_lost_fail_the_gpu() -> None:
+    (ev,) = parse_text("kernel-log", GSP_LOST)["gpu_fatal"]
+    assert (ev["gpu"], ev["what"]) == ("GPU0", "GSP RPC failed: GPU lost (NV_ERR_GPU_IS_LOST)")
+    assert [k for k in _checks(judge_text("kernel-log", GSP_LOST)) if k[1] != "info"] == [
+        ("kernel_gpu", "critical", "n1/GPU0")]
+
+
+def test_a_gsp_rpc_failing_with_another_status_is_not_a_lost_gpu() -> None:
+    text = GSP_LOST.replace("status 0x0000000f", "status 0x00000065")
+    assert parse_text("kernel-log", text)["gpu_fatal"] == []
+
+
+# --- a RoCE GID the kernel could not program ---
+
+# round2/kernel-log/linuxrdma2023-cx6-vpi-eth-mode-set-roce-address-bad-parameter-syndrome-0x63c66-gid-add-failed-
+# mlx5_2-mail-wrapped.txt (linux-rdma, 2023-07-18: a ConnectX-6 VPI in Ethernet mode), its lines unwrapped
+GID = _text("[    9.863871] mlx5_core 0000:01:00.0: mlx5_cmd_out_err:803:(pid 1440): SET_ROCE_ADDRESS(0x761) op_mod(0x0) "
+            "failed, status bad parameter(0x3), syndrome (0x63c66), err(-22)",
+            "[    9.881250] infiniband mlx5_2: add_roce_gid GID add failed port=1 index=0",
+            "[    9.889095] __ib_cache_gid_add: unable to add gid fe80:0000:0000:0000:ad3e:e3ff:fe92:b31b error=-22")
+
+
+def test_a_gid_add_failure_is_read_once_with_its_adapter() -> None:
+    (ev,) = parse_text("kernel-log", GID)["roce_gid_failed"]
+    assert (ev["ibdev"], ev["port"], ev["index"], ev["pci"]) == ("mlx5_2", 1, 0, "0000:01:00.0")
+
+
+def test_a_gid_add_failure_fails_the_adapter() -> None:
+    assert _checks(judge_text("kernel-log", GID)) == [("kernel_net", "critical", "n1/mlx5_2 0000:01:00.0")]
+
+
+def test_the_cache_line_alone_is_a_gid_add_failure_too() -> None:
+    text = _text("[    9.889095] __ib_cache_gid_add: unable to add gid fe80:0000:0000:0000:ad3e:e3ff:fe92:b31b "
+                 "error=-22")
+    assert _checks(judge_text("kernel-log", text)) == [("kernel_net", "critical", "n1")]

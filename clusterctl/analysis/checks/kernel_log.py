@@ -327,6 +327,14 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                     f"RDMA device {dev}: the driver's work completions came back in error ({_whats(evs)}): "
                     f"{len(evs)} line(s) {_when(evs)}; the kernel's RDMA consumers over it (NVMe-oF, NFS/iSER, IPoIB) "
                     "lose their connections; check the port, the IOMMU and the firmware before the next job"))
+    gid = [{**e, "dev": " ".join(x for x in (e.get("ibdev"), e.get("pci")) if x)} for e in data.get("roce_gid_failed")
+           or []]
+    _per_device(res, host, gid, "dev", "kernel_net", "kernel_net.roce_gid_failed", lambda dev, evs: (
+        f"RoCE adapter {dev or '(not named)'}: the kernel could not add a RoCE GID (GID index "
+        f"{', '.join(dict.fromkeys(str(e.get('index')) for e in evs if e.get('index') is not None)) or 'not said'}; "
+        f"{len(evs)} line(s) {_when(evs)}): "
+        "RoCE connections over those addresses cannot be set up; check the firmware's answer above it and the port's "
+        "GID table (show_gids)"))
     _per_device(res, host, data.get("nic_removed"), "pci", "kernel_net", "kernel_net.adapter_removed",
                 lambda pci, evs: (f"the {evs[-1].get('driver')} driver gave up network adapter {pci} (it read all "
                                   f"ones: the device left the bus) {_when(evs)}; the port is gone until the card is "

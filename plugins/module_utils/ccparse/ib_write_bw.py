@@ -1,6 +1,7 @@
 """Parser for perftest ``ib_write_bw`` (also ib_read_bw/ib_send_bw) text output.
 
-Handles MB/sec (default) and Gb/sec (``--report_gbits``) tables, all-sizes runs (``-a``),
+Handles MB/sec (default; ``MiB/sec`` in later releases, the same 2^20-byte unit) and Gb/sec (``--report_gbits``)
+tables, all-sizes runs (``-a``),
 duration mode (``-D``: perftest does not measure a peak there and prints ``0.00`` in the peak
 column, so ``bw_peak_gbps`` is None), and server/client outputs interleaved in one log. Every
 bandwidth is normalised to Gb/s (10^9 bit/s): perftest's MB is 2^20 bytes
@@ -105,7 +106,7 @@ def _col_key(name: str) -> tuple[str, str | None]:
 def _to_gbps(value: float, unit: str | None, lineno: int) -> float:
     if unit == "Gb/sec":
         return value
-    if unit == "MB/sec":
+    if unit in ("MB/sec", "MiB/sec"):  # perftest's MB is 2^20 bytes; later releases print it as MiB/sec
         return value * MB_PER_SEC_TO_GBPS
     raise ParseError(TOOL, f"unknown bandwidth unit {unit!r}", lineno)
 

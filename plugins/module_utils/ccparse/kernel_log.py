@@ -88,6 +88,11 @@ operators paste ``grep Xid`` output too):
     timed out (``CREATE_DCT(0x710) timeout. Will cause a leak of a command resource``, ``... No done
     completion``): ``pci``.
 
+``roce_gid_failed``
+    a RoCE GID the kernel could not program into the port (``infiniband mlx5_2: add_roce_gid GID add failed port=1
+    index=0``, ``__ib_cache_gid_add: unable to add gid fe80:...:b31b error=-22``; the firmware's refusal, mlx5's
+    ``SET_ROCE_ADDRESS(0x761) ... failed`` line, names the adapter): ``ibdev`` (or None), ``port``, ``index``,
+    ``pci`` (the adapter whose SET_ROCE_ADDRESS failed just before, or None); RoCE over that address fails.
 ``rdma_wc_errors``
     an RDMA driver's work completion in error for a kernel consumer (NVMe-oF, iSER, NFS over RDMA, IPoIB):
     ``infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error``:
@@ -328,6 +333,10 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re
 #: boot-time 'no space for' / 'failed to assign' lines of bridge windows are not this
 _BAR_UNCLAIMED = re.compile(r"(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): BAR (?P<bar>\d{1,2}): "
                             r"can[\u2019']t reserve ")
+#: the RDMA core failing to add a RoCE GID ('infiniband mlx5_2: add_roce_gid GID add failed port=1 index=0'; the cache's
+#: '__ib_cache_gid_add: unable to add gid fe80:0000:...:b31b error=-22')
+_GID_ADD_FAILED = re.compile(r"(?:infiniband (?P<ibdev>[\w.-]{1,40}): )?add_roce_gid GID add failed "
+                             r"port=(?P<port>\d{1,3}) index=(?P<index>\d{1,5})|__ib_cache_gid_add: unable to add gid")
 #: an RDMA driver's completion in error ('infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message:
 #: local protection error'); ibv_wc_status 5, IBV_WC_WR_FLUSH_ERR, is the flush of a queue pair being torn down
 _WC_ERROR = re.compile(r"infiniband (?P<ibdev>[a-z]\w{0,20}?\d{1,3}): .{0,80}?WC error: (?P<status>\d{1,3}), "
@@ -374,14 +383,18 @@ _GPU_FATAL = re.compile(r"NVRM:? (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r
                         r"|\w{1,48}: (?:Max )?)?"
                         r"(?P<what>RmInitAdapter failed|rm_init_adapter failed|Heartbeat timed out|GSP Timeout"
                         r"|Cannot initialize GSP firmware RM|GSP-RM boot attempts exceeded|FSP boot cmds failed"
-                        r"|Memory Subsystem Error|BAR\d is 0M @ 0x0 \(PCI:(?P<bar_pci>" + _PCI + r")\))",
+                        r"|Memory Subsystem Error|BAR\d is 0M @ 0x0 \(PCI:(?P<bar_pci>" + _PCI + r")\)"
+                        # the GSP's RPCs failing with NV_ERR_GPU_IS_LOST (0x0f): the GPU no longer answers
+                        r"|rpcSendMessage failed with status 0x0000000f|GPU lost from the bus \[NV_ERR_GPU_IS_LOST\])",
                         re.IGNORECASE)
 #: 'minor number 0' of an old driver's rm_init_adapter line: the GPU's /dev/nvidia<N>
 _MINOR = re.compile(r"minor number (\d{1,3})")
 _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
                     "Memory Subsystem Error", "Cannot initialize GSP firmware RM", "GSP-RM boot attempts exceeded",
                     "FSP boot cmds failed")
-_GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS}
+_GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS} | {
+    "rpcsendmessage failed with status 0x0000000f": "GSP RPC failed: GPU lost (NV_ERR_GPU_IS_LOST)",
+    "gpu lost from the bus [nv_err_gpu_is_lost]": "GPU lost from the bus (NV_ERR_GPU_IS_LOST)"}
 #: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
 _SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)
 #: the driver's 'the GPU must be reset' status ('Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)')
@@ -507,6 +520,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
     wc_errors: list[dict[str, Any]] = []
+    gid_failed: list[dict[str, Any]] = []
+    roce_address_pci: str | None = None  # the adapter whose firmware refused a RoCE address just before
     io_region: list[dict[str, Any]] = []
     last_mlx5: str | None = None  # the mlx5 PCI function the driver's last line named
     hung_tasks: list[dict[str, Any]] = []
@@ -704,6 +719,15 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
             continue
+        if "SET_ROCE_ADDRESS" in msg and "failed" in msg and (dev := _DEV_PREFIX.match(msg)):
+            roce_address_pci = dev.group("pci").lower()
+            continue
+        if ("GID add failed" in msg or "unable to add gid" in msg) and (gf := _GID_ADD_FAILED.search(msg)):
+            if gf.group("port") is None and gid_failed and gid_failed[-1]["line"] >= lineno - 3:
+                continue  # the cache's own line of the failure add_roce_gid just reported
+            gid_failed.append(_event(lineno, time, msg, ibdev=gf.group("ibdev"), port=to_int(gf.group("port")),
+                                     index=to_int(gf.group("index")), pci=roce_address_pci))
+            continue
         if "WC error" in msg and (wc := _WC_ERROR.search(msg)) and wc.group("status") != _WC_FLUSHED:
             wc_errors.append(_event(lineno, time, msg, ibdev=wc.group("ibdev"), status=to_int(wc.group("status")),
                                     what=wc.group("what").strip()))
@@ -811,7 +835,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "hung_tasks": hung_tasks,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "roce_gid_failed": gid_failed, "hung_tasks": hung_tasks,
             "soft_lockups": lockups, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
