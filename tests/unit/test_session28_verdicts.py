@@ -396,8 +396,8 @@ def test_a_gsp_rpc_failing_with_another_status_is_not_a_lost_gpu() -> None:
 
 # round2/kernel-log/linuxrdma2023-cx6-vpi-eth-mode-set-roce-address-bad-parameter-syndrome-0x63c66-gid-add-failed-
 # mlx5_2-mail-wrapped.txt (linux-rdma, 2023-07-18: a ConnectX-6 VPI in Ethernet mode), its lines unwrapped
-GID = _text("[    9.863871] mlx5_core 0000:01:00.0: mlx5_cmd_out_err:803:(pid 1440): SET_ROCE_ADDRESS(0x761) op_mod(0x0) "
-            "failed, status bad parameter(0x3), syndrome (0x63c66), err(-22)",
+GID = _text("[    9.863871] mlx5_core 0000:01:00.0: mlx5_cmd_out_err:803:(pid 1440): SET_ROCE_ADDRESS(0x761) "
+            "op_mod(0x0) failed, status bad parameter(0x3), syndrome (0x63c66), err(-22)",
             "[    9.881250] infiniband mlx5_2: add_roce_gid GID add failed port=1 index=0",
             "[    9.889095] __ib_cache_gid_add: unable to add gid fe80:0000:0000:0000:ad3e:e3ff:fe92:b31b error=-22")
 
