@@ -166,6 +166,11 @@ EXCLUDED = {
                   "terminate-interleaved-cut.txt"):
         "a time ('[2025-05-04 23:32:59] ') before NCCL's WARN lines only, and the C++ runtime's terminate text spliced "
         "into NCCL's lines: a wrapped WARN's rest cannot be told from that text and joined back",
+    **{(habit, "round2/ib_write_bw/strixhalowiki-bare-command-then-one-row-65536-3293.63-mibs-fdr-cx3-behind-pcie3-x4-"
+               "no-header.txt"):
+       "a '$ ' prompt line, then perftest's '#bytes' header as the output's first line: behind a time or a pod's tag "
+       "on every line (no terminal prints a prompt there) the '#' line reads as a comment under a bare command line"
+       for habit in ("ts", "kubectl-prefix")},
     **{(habit, "round2/sinfo/ozstar-guide-sinfo-nl-2018-percent-prompt-elided-idle.txt"):
        "a csh '%' prompt line inside the paste: a log that puts a time or a service before every line is no "
        "terminal, and prints no prompt" for habit in ("runner-time", "kubectl-timestamps", "ts")},

@@ -246,6 +246,16 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "round2/sinfo/unigehpc3664-yggdrasil-new-cpu151-158-sinfo-N-format-root-prompt-gres-null-two-partitions-no-state-"
     "column.txt":
         "an 'sinfo -N --format' without a state column: no header sinfo's readings know (labelled cannot-judge)",
+    # blind batch 126 (session 28)
+    "round2/sinfo/uzhexporter-testdata-sinfo-a-h-Format-nodes-gres-gresused-idle-allocated-v100x8-a100x8-one-a100-7-"
+    "t4.txt":
+        "headerless 'Nodes Gres GresUsed' rows of an exporter's test data: no header and no state to find (labelled "
+        "cannot-judge; a known miss of round2)",
+    # blind batch 127 (session 28)
+    "round2/ibv_devinfo/ompidevel3976-2008-queeg-time-csh-prompt-no-ib-devices-found-then-ibv_devices-empty-table-no-"
+    "verbs-hardware.txt":
+        "ibv_devinfo's one line 'No IB devices found' and ibv_devices' empty table under csh prompts: one error line "
+        "is no signature (the verdict is right when the file is named as its KIND)",
 }
 
 
@@ -285,6 +295,10 @@ READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
     "nvlink.txt": (
         "nvidia-smi", "a PR's prose line holding a GPU listing and nvidia-smi nvlink's answer run together: the "
         "listing is what is found first"),
+    # blind batch 126 (session 28)
+    "round2/nvidia-smi-query/semiactiveseizure-job-gpu-stats-495.44-v100-sxm2-32gb-smi-table-then-query-csv-54-rows-"
+    "idle-then-training-load.txt": (
+        "nvidia-smi", "a job's log of the plain table, then its --query-gpu CSV: the table is what is found first"),
 }
 
 

@@ -115,10 +115,12 @@ def test_headerless_default_columns_and_non_node_listings() -> None:
     data = registry.parse("sinfo", "container*    up   infinite      1  drain c001\n")
     (row,) = data["partitions"]
     assert (row["partition"], row["default"], row["base_state"], row["hosts"]) == ("container", True, "drain", ["c001"])
-    # 'sinfo -h -o %C' and 'sinfo -h -o %D,%T' (the exporter's other test data) name no node: still not read
-    for text in ("5725/877/34/6636\n", "20,mixed\n9,idle\n"):
-        with pytest.raises(ParseError):
-            registry.parse("sinfo", text)
+    # 'sinfo -h -o %C' (the exporter's other test data) names no node and no state: still not read
+    with pytest.raises(ParseError):
+        registry.parse("sinfo", "5725/877/34/6636\n")
+    # 'sinfo -h -o %D,%T' names no node either, but a state per count: read as counts since session 28
+    counts = registry.parse("sinfo", "20,mixed\n9,idle\n")["state_counts"]
+    assert [(c["count"], c["base_state"]) for c in counts] == [(20, "mixed"), (9, "idle")]
 
 
 def test_headerless_O_row_whose_gres_holds_commas_is_split_at_whitespace() -> None:
