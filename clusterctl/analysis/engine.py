@@ -504,16 +504,12 @@ def _analyze_host(host: str, host_dir: Path, exp: Mapping[str, Any], root: Path,
                 rep.add(Finding(host, "parse", "warning", host,
                                 f"{rel}: {kind} parser crashed: {type(exc).__name__}: {exc}"))
                 continue
-        if isinstance(data, Mapping) and data.get("tool_missing"):
-            # the capture is the shell saying the tool is not installed: nothing it would show was shown
-            why = f"{rel}: tool missing, not judged: {data['tool_missing']!r}"
-            rep.add(Finding(host, COVERAGE, "info", host, why))
-            rep.nothing.append(why)
-            continue
-        if isinstance(data, Mapping) and data.get("tool_refused"):
-            # the tool ran without the access it needs (dmesg_restrict, NVML's device files): nothing shown to judge
-            why = (f"{rel}: the tool was refused access, not judged (run it as root or with the access it needs): "
-                   f"{data['tool_refused']!r}")
+        if isinstance(data, Mapping) and (said := data.get("tool_missing") or data.get("tool_refused")):
+            # the capture is the shell saying the tool is not installed, or the tool saying it ran without the access
+            # it needs (dmesg_restrict, NVML's device files): nothing it would show was shown
+            why = (f"{rel}: tool missing, not judged: {said!r}" if data.get("tool_missing") else
+                   f"{rel}: the tool was refused access, not judged (run it as root or with the access it needs): "
+                   f"{said!r}")
             rep.add(Finding(host, COVERAGE, "info", host, why))
             rep.nothing.append(why)
             continue

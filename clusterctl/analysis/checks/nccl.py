@@ -608,9 +608,16 @@ def _sockets(nccl: Mapping[str, Any], warnings: list[str]) -> str:
     addrs = list((nccl.get("socket_addresses") or {}).items())
     if not addrs or not any(_SOCKET_CALL.search(w[:2000]) for w in warnings):
         return ""
-    said = ", ".join(f"{name} {addr}" + (" (an IPv6 link-local address, not routed off its link)"
-                                         if addr.lower().startswith("fe80") else "") for name, addr in addrs[:4])
-    return f"; NCCL's sockets use {said}"
+    return f"; NCCL's sockets use {', '.join(_socket_said(name, addr) for name, addr in addrs[:4])}"
+
+
+def _socket_said(name: str, addr: Any) -> str:
+    """'ib0 fe80::...%ib0 (an IPv6 link-local address, not routed off its link)': an interface of NCCL's sockets and
+    its address (the interface alone where the log names none)."""
+    if addr is None:
+        return name
+    return f"{name} {addr}" + (" (an IPv6 link-local address, not routed off its link)"
+                               if str(addr).lower().startswith("fe80") else "")
 
 
 def connect_retry_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
@@ -624,9 +631,7 @@ def connect_retry_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     names = list(nccl.get("socket_interfaces") or [])
     addrs = nccl.get("socket_addresses") or {}
     used = [names[i] for i in nccl.get("socket_channel_devices") or [] if 0 <= i < len(names)]
-    said = ", ".join(f"{name} {addrs[name]}" + (" (an IPv6 link-local address, not routed off its link)"
-                                                if str(addrs[name]).lower().startswith("fe80") else "")
-                     if name in addrs else name for name in used[:4])
+    said = ", ".join(_socket_said(name, addrs.get(name)) for name in used[:4])
     over = f"; its channels run over socket device(s) {said}" if said else _sockets(nccl, ["Call to connect"])
     errors = sorted({str(r["error"]) for r in unreachable})
     return [Finding(host, "nccl_error", rule_sev("nccl_error.connect_retry"), host,

@@ -140,6 +140,11 @@ _NCCL1_BANNER = re.compile(r"^NCCL version 1\.\d")
 _JOINED = re.compile(r"\s+(?=(?:[^\s:\[\]]+:\d+:\d+ )?\[\d{1,4}\] NCCL (?:INFO|WARN|TRACE) )")
 
 
+def _bus_error(text: str) -> bool:
+    """A line of a process of the job killed by SIGBUS (:data:`_BUS_ERROR`), the cheap test first."""
+    return ("Bus error" in text or "bus error" in text) and bool(_BUS_ERROR.search(text))
+
+
 def _unflattened(text: str) -> list[str]:
     """One pasted line as the NCCL lines it holds: two or more joined by blanks are split again."""
     if text.count(" NCCL ") < 2 or len(_JOINED.findall(text)) < 1:
@@ -179,7 +184,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
                 continue
-            elif ("Bus error" in text or "bus error" in text) and _BUS_ERROR.search(text):
+            elif _bus_error(text):
                 # a process of the job killed by SIGBUS (UCX's signal handler, PyTorch's DataLoader): an error line of
                 # the job, and its own key (judged in checks/nccl.py)
                 out["lines"] += 1
@@ -202,7 +207,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         msg = (groups.get("msg") or groups.get("msg2") or groups.get("msg3") or "").strip()
         if (groups.get("lvl") or groups.get("lvl2")) == "WARN" or groups.get("msg3"):
             out["warnings"].append(msg)
-            if ("Bus error" in msg or "bus error" in msg) and _BUS_ERROR.search(msg):
+            if _bus_error(msg):
                 out["bus_errors"].append(msg)
             continue
         if msg.startswith("Call to connect returned") and (cr := _CONNECT_RETRY.match(msg)):

@@ -57,7 +57,8 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
     if kind in _XML_KINDS and _raw_xml(text):
         return PARSERS[kind](text)  # the tool's own XML document: nothing pasted to clean up
     cleaned = clean_capture(text, kind)
-    if salvage and (refused := _only_refused(kind, text, cleaned.text)) is not None:
+    refused = tool_refused(kind, text) if salvage else None
+    if refused is not None and _little_else(kind, cleaned.text):
         # the tool's refusal with at most a label or prompt around it (whatever time or host prefix each line has)
         return {"tool_refused": refused}
     try:
@@ -67,7 +68,7 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
             # the shell's own answer that the tool is not installed: no output of it to read, and nothing wrong with
             # what it would have shown (the engine's coverage note says 'tool missing', not 'unreadable')
             return {"tool_missing": missing}
-        if salvage and (refused := tool_refused(kind, text)) is not None:
+        if refused is not None:
             # the tool ran, but the account it ran as may not read what it reads (dmesg under kernel.dmesg_restrict,
             # NVML without access to /dev/nvidia*): nothing of the node was shown, nothing wrong with it either
             return {"tool_refused": refused}
@@ -148,15 +149,11 @@ def tool_refused(kind: str, text: str) -> str | None:
     return text[m.start():end if end >= 0 else len(text)].strip()[:200]  # from the tool's words: no prefix
 
 
-def _only_refused(kind: str, text: str, cleaned: str) -> str | None:
-    """:func:`tool_refused`'s line where the capture holds little else: at most two other lines (a label, a prompt),
+def _little_else(kind: str, cleaned: str) -> bool:
+    """A capture holding a tool's refusal (:func:`tool_refused`) has at most two other lines (a label, a prompt),
     which a parser would otherwise read as a log of nothing wrong."""
-    refused = tool_refused(kind, text)
-    if refused is None:
-        return None
     pattern = _REFUSED[kind]
-    others = [ln for ln in cleaned.splitlines() if ln.strip() and not pattern.search(ln)]
-    return refused if len(others) <= 2 else None
+    return sum(1 for ln in cleaned.splitlines() if ln.strip() and not pattern.search(ln)) <= 2
 
 
 def _named_host(text: str, cleaned: Any) -> dict[str, str] | None:
