@@ -343,7 +343,7 @@ def _power_limit(host: str, g: Mapping[str, Any]) -> list[Finding]:
     if not (isinstance(limit, int | float) and isinstance(default, int | float)) or default <= 0:
         return []
     if limit >= POWER_LIMIT_SHARE * default:
-        return _power_held(host, g)
+        return []
     return [Finding(host, "gpu_power", rule_sev("gpu_power.limit_lowered"), _subject(host, g),
                     f"power limit {limit:g} W is below the board's default {default:g} W: the GPU runs slower "
                     f"under load (nvidia-smi -pl {default:g} restores it){_bus(g)}")]
@@ -572,7 +572,9 @@ def judge_gpu_list(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         per_gpu += _pcie(host, g)
         per_gpu += _reset(host, g)
         per_gpu += _fabric(host, g)
-        per_gpu += _power_limit(host, g)
+        # a lowered requested limit explains a low enforced one; without it (or without a default shown) the
+        # enforced limit is judged against the requested one
+        per_gpu += _power_limit(host, g) or _power_held(host, g)
         per_gpu += _persistence(host, g, exp)
         per_gpu += _vgpu_license(host, g)
         per_gpu += _error_fields(host, g)
