@@ -492,10 +492,10 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                 "the communicator cannot be set up, the job cannot run as launched")
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
                            f"NCCL WARN {setup[0][:200]}{_on(nccl)}{_sockets(nccl, setup)}: {what}"))
-    elif returns and not fatal and not oom and not _only_no_p2p(rest):
+    elif returns and not fatal and not oom and not _only_no_p2p(nccl, rest):
         first = returns[0]
         names = sorted({_RESULT_NAMES.get(r["code"], f"result {r['code']}") for r in returns})
-        own = [w for w in rest if not _APP_ERROR.search(w[:2000])]
+        own = _own(nccl, rest)
         cause = f", after NCCL WARN {own[0][:160]}" if own else ""
         if all(r["at"] == "application" for r in returns):
             how = f"the application's NCCL call returned {', '.join(names)} ({len(returns)} line(s){cause})"
@@ -567,10 +567,11 @@ _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected
                           r"No usable listening interface found|"
                           r"\bnetwork \S{1,40} not found|Invalid rank requested|" + _CUDA_FAILURE.pattern,
                           re.IGNORECASE)
-#: an application's line of NCCL's result (kept among the WARN lines): 'RuntimeError: NCCL error in: ..., unhandled cuda
-#: error', 'ncclInternalError: ...', vLLM pynccl's 'NCCL error: internal error'); NCCL's own WARN lines say what failed
-_APP_ERROR = re.compile(r"\bnccl[A-Z]\w{0,30}Error\b|NCCL error in:|NCCL operation nccl\w{1,40}\("
-                        r"|\bNCCL [Ee]rror(?: \d)?: ")
+def _own(nccl: Mapping[str, Any], warnings: list[str]) -> list[str]:
+    """NCCL's own WARN lines among ``warnings``: not the application's lines of an NCCL result the parser marked
+    (``app_errors``: 'RuntimeError: NCCL error in: ..., unhandled cuda error'); NCCL's own lines say what failed."""
+    app = set(nccl.get("app_errors") or [])
+    return [w for w in warnings if w not in app]
 
 
 #: RCCL's IB transport without the peer-memory module, registering GPU memory through DMA-BUF instead ('NET/IB: Peermem
@@ -640,9 +641,9 @@ def connect_retry_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
                     "stalls and fails when the tries run out (NCCL_SOCKET_IFNAME names a routed interface)")]
 
 
-def _only_no_p2p(warnings: list[str]) -> bool:
+def _only_no_p2p(nccl: Mapping[str, Any], warnings: list[str]) -> bool:
     """NCCL's own WARN lines (not an application's result lines) are all of GPUs without peer-to-peer access."""
-    own = [w for w in warnings if not _APP_ERROR.search(w[:2000])]
+    own = _own(nccl, warnings)
     return bool(own) and all(_NO_P2P.search(w[:2000]) for w in own)
 
 

@@ -19,7 +19,16 @@ ignored, so a log with application output or nccl-tests tables interleaved parse
      "gdr": True|False|None, "gdr_hcas": {"mlx5_0": True}, "gdr_gpus": {"18000": False},
      "n_ranks": 16, "n_nodes": 2, "hosts": ["vm"], "warnings": ["..."], "lines": 312,
      "networks": ["Socket", "IB"],                             # every 'Using network X' seen
-     "error_returns": [{"at": "init.cc:695", "code": 2, "line": 9}]}
+     "error_returns": [{"at": "init.cc:695", "code": 2, "line": 9}],
+     "pg_errors": [{"rank": 5, "line": 40, "msg": "..."}],    # PyTorch's watchdog lines
+     "pg_timeouts": [{"rank": 5, "seq": 7, "op": "ALLREDUCE", ...}],
+     "app_errors": ["RuntimeError: NCCL error in: ..., unhandled system error ..."],  # the application's result
+     "bus_errors": ["[host:378934:0:382579] Caught signal 7 (Bus error: ...)"],       # a process killed by SIGBUS
+     "connect_retries": [{"error": "Connection timed out", "line": 14}],   # 'Call to connect returned ..., retrying'
+     "socket_channel_devices": [1]}                            # the N of channels' 'via NET/Socket/N'
+
+``warnings`` holds NCCL's WARN lines and the error lines of the job read beside them; ``app_errors`` and
+``bus_errors`` are those of them that are an application's NCCL result line and a SIGBUS line.
 
 ``error_returns`` is NCCL's own trace of an error result returned up its call stack (``bootstrap.cc:100 -> 2``: the
 call at that line returned ncclSystemError): an NCCL call failed there (the first 50 such lines).
@@ -159,7 +168,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "gdr_gpus": {}, "n_ranks": None,
                            "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
                            "pg_errors": [], "pg_timeouts": [], "error_returns": [], "bus_errors": [],
-                           "connect_retries": [], "socket_channel_devices": []}
+                           "connect_retries": [], "socket_channel_devices": [], "app_errors": []}
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
@@ -173,6 +182,7 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                     (res := _RESULT.search(text)):
                 out["lines"] += 1
                 out["warnings"].append(text.strip())
+                out["app_errors"].append(text.strip())  # the application's line, not NCCL's own WARN
                 code = next((c for name, c in _APP_RESULTS if name in res.group(0)), None)
                 if code is not None and len(out["error_returns"]) < 50:
                     # the NCCL call the application made returned this error: it failed there
