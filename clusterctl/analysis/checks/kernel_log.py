@@ -322,6 +322,9 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         f"({_whats(evs)}): "
         f"{len(evs)} line(s) {_when(evs)}; queues and connections over it fail until it is reset; check the firmware "
         "version (mlxfwreset/reboot, update)"))
+    _per_device(res, host, data.get("nic_overheat"), "pci", "kernel_net", "kernel_net.nic_overheat", lambda nic, evs: (
+        f"network adapter {nic}: its temperature sensors read above the warning threshold ({len(evs)} line(s) "
+        f"{_when(evs)}); it runs, but its firmware shuts the port down at the critical one: check airflow and fans"))
     _per_device(res, host, data.get("rdma_wc_errors"), "ibdev", "kernel_net", "kernel_net.rdma_completion_error",
                 lambda dev, evs: (
                     f"RDMA device {dev}: the driver's work completions came back in error ({_whats(evs)}): "

@@ -17,7 +17,10 @@ operators paste ``grep Xid`` output too):
     ``knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!``).
 ``aer_fatal``
     PCIe AER uncorrected fatal errors (``AER: Uncorrected (Fatal) error received: <dev>``,
-    ``severity=Uncorrected (Fatal)``), with or without any Xid, and the device (``pci``) when named.
+    ``severity=Uncorrected (Fatal)``), with or without any Xid, and the device (``pci``) when named; a
+    Downstream Port Containment of an ``ERR_FATAL`` (``DPC: containment event, status:0x200d, ERR_FATAL received from
+    0015:01:00.0``; before 5.19 ``DPC: ERR_FATAL detected`` after the event's ``source:0x3400``) is one too, its
+    ``ERR_NONFATAL`` an ``aer_nonfatal`` (the port took the link down; its AER lines may not be printed).
 ``aer_corrected``, ``aer_nonfatal``
     PCIe AER corrected errors (``severity=Corrected``/``Correctable``, ``Corrected error received:
     <dev>``, ``Correctable error message received from <dev>``) and uncorrected non-fatal ones, with
@@ -78,8 +81,9 @@ operators paste ``grep Xid`` output too):
 ``nic_tx_hang``
     a network adapter whose transmit queue stopped: the driver's own words (e1000e ``Detected Hardware Unit
     Hang``, igb/ixgbe/e1000 ``Detected Tx Unit Hang``, mlx5/bnxt ``TX timeout detected``/``TX timeout on queue``,
-    i40e/ice ``tx_timeout: VSI...``) and the kernel's ``NETDEV WATCHDOG: eth0 (e1000e): transmit queue 0 timed
-    out`` (6.x: ``<drv> <pci> <netdev>: NETDEV WATCHDOG: CPU: 2: transmit queue 3 timed out 5232 ms``):
+    i40e/ice ``tx_timeout: VSI...``, IPoIB ``ib1: transmit timeout: latency 1120 msecs``) and the kernel's ``NETDEV
+    WATCHDOG: eth0 (e1000e): transmit queue 0 timed out`` (6.x: ``<drv> <pci> <netdev>: NETDEV WATCHDOG: CPU: 2:
+    transmit queue 3 timed out 5232 ms``):
     ``pci`` and ``netdev`` where the line names them.
 
 ``nic_firmware``
@@ -87,6 +91,10 @@ operators paste ``grep Xid`` output too):
     count``, ``irisc not responding``, ``Fatal error N detected``, ``mlx5_enter_error_state``, a command that
     timed out (``CREATE_DCT(0x710) timeout. Will cause a leak of a command resource``, ``... No done
     completion``): ``pci``.
+
+``nic_overheat``
+    an mlx5 adapter's temperature warning (``mlx5_core 0000:41:00.0: temp_warn:170:(pid 0): High temperature on sensors
+    with bit set 0 1``): ``pci``.
 
 ``roce_gid_failed``
     a RoCE GID the kernel could not program into the port (``infiniband mlx5_2: add_roce_gid GID add failed port=1
@@ -236,6 +244,12 @@ _AER_INJECT = re.compile(r"aer_inject: Injecting errors [0-9a-fA-F]{1,8}/[0-9a-f
 #: from <dev>' (kernel 6.x wording)
 _AER_CORRECTED = re.compile(r"severity=Correct(?:ed|able)\b|Correct(?:ed|able) error (?:message )?received")
 _AER_FROM = re.compile(r"received(?::| from) (" + _PCI + ")")
+#: Downstream Port Containment: the port took the link down on an uncorrectable error, whose AER lines it may not print
+#: ('pcieport 0015:00:00.0: DPC: containment event, status:0x200d, ERR_FATAL received from 0015:01:00.0'; before 5.19
+#: 'DPC: containment event, status:0x0005 source:0x3400' then 'DPC: ERR_FATAL detected', the source as bus/devfn)
+_DPC = re.compile(r"DPC: (?:containment event, status:0x[0-9a-fA-F]{1,4}(?:, (?P<sev>ERR_FATAL|ERR_NONFATAL) received "
+                  r"from (?P<src>" + _PCI + r")| source:0x(?P<bdf>[0-9a-fA-F]{4}))|(?P<sev2>ERR_FATAL|ERR_NONFATAL) "
+                  r"detected)")
 #: firmware-first AER (GHES, the kernel's cper_print_aer): '<drv> <pci>: AER: aer_status: 0x00000001, aer_mask: ...'
 #: then the status's bits, '<drv> <pci>:    [ 0] RxErr   (First)'; no 'severity=' line of the kernel's own: the bit's
 #: name says the register (these are the correctable error status register's, PCIe r6.0 7.8.4.5)
@@ -278,7 +292,9 @@ _BOND_BACK = re.compile(r"(?P<bond>(?<![\w.-])[A-Za-z][\w.-]{0,31}): (?:making i
 #: a transmit queue that stopped: the driver's hang detection or the kernel's watchdog (see the module doc)
 _TX_HANG = re.compile(r"Detected (?:Hardware|Tx) Unit Hang|TX timeout (?:detected|on queue)|\btx_timeout: VSI"
                       r"|NETDEV WATCHDOG: (?:(?P<wif>[\w.@-]{1,32}) \([^)]{1,40}\): )?(?:CPU: \d{1,5}: )?"
-                      r"transmit queue \d{1,5} timed out")
+                      r"transmit queue \d{1,5} timed out"
+                      # IPoIB's own watchdog handler (ipoib_timeout): 'ib1: transmit timeout: latency 1120 msecs'
+                      r"|(?:^|\s)(?P<ipif>[\w.@-]{1,32}): transmit timeout: latency \d{1,9} msecs")
 #: the kernel of a virtual machine names its hypervisor at boot ('Hypervisor detected: KVM', 'Booting paravirtualized
 #: kernel on KVM'; bare metal prints 'on bare hardware')
 _HYPERVISOR = re.compile(r"Hypervisor detected: (?P<hv>[\w -]{1,32}?)\s*$|Booting paravirtualized kernel on "
@@ -385,7 +401,9 @@ _GPU_FATAL = re.compile(r"NVRM:? (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r
                         r"|Cannot initialize GSP firmware RM|GSP-RM boot attempts exceeded|FSP boot cmds failed"
                         r"|Memory Subsystem Error|BAR\d is 0M @ 0x0 \(PCI:(?P<bar_pci>" + _PCI + r")\)"
                         # the GSP's RPCs failing with NV_ERR_GPU_IS_LOST (0x0f): the GPU no longer answers
-                        r"|rpcSendMessage failed with status 0x0000000f|GPU lost from the bus \[NV_ERR_GPU_IS_LOST\])",
+                        r"|rpcSendMessage failed with status 0x0000000f|GPU lost from the bus \[NV_ERR_GPU_IS_LOST\]"
+                        # NV_ERR_INSUFFICIENT_POWER: the board's auxiliary power is not plugged (the driver stops there)
+                        r"|GPU does not have the necessary power cables connected)",
                         re.IGNORECASE)
 #: 'minor number 0' of an old driver's rm_init_adapter line: the GPU's /dev/nvidia<N>
 _MINOR = re.compile(r"minor number (\d{1,3})")
@@ -394,7 +412,9 @@ _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat
                     "FSP boot cmds failed")
 _GPU_FATAL_WHAT = {w.lower(): w for w in _GPU_FATAL_WORDS} | {
     "rpcsendmessage failed with status 0x0000000f": "GSP RPC failed: GPU lost (NV_ERR_GPU_IS_LOST)",
-    "gpu lost from the bus [nv_err_gpu_is_lost]": "GPU lost from the bus (NV_ERR_GPU_IS_LOST)"}
+    "gpu lost from the bus [nv_err_gpu_is_lost]": "GPU lost from the bus (NV_ERR_GPU_IS_LOST)",
+    "gpu does not have the necessary power cables connected": "its power cables are not connected "
+                                                              "(NV_ERR_INSUFFICIENT_POWER)"}
 #: mlx5's report of a slot that cannot power the card ('Detected insufficient power on the PCIe slot (27W)')
 _SLOT_POWER = re.compile(r"insufficient power on the PCIe slot", re.IGNORECASE)
 #: the driver's 'the GPU must be reset' status ('Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)')
@@ -503,6 +523,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     injected: list[str] = []  # devices aer_inject wrote an error into
     aer_corrected: list[dict[str, Any]] = []
     aer_nonfatal: list[dict[str, Any]] = []
+    dpc_source: str | None = None  # the device a DPC containment event named (before 5.19: its 'source:' bus/devfn)
     edac: list[dict[str, Any]] = []
     limited: list[dict[str, Any]] = []
     init_failed: list[dict[str, Any]] = []
@@ -519,6 +540,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
+    overheat: list[dict[str, Any]] = []
     wc_errors: list[dict[str, Any]] = []
     gid_failed: list[dict[str, Any]] = []
     roce_address_pci: str | None = None  # the adapter whose firmware refused a RoCE address just before
@@ -715,6 +737,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "probe of " in msg and last_mlx5 and (aux := _AUX_PROBE_FAILED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=last_mlx5, error=to_int(aux.group("err"))))
             continue
+        if "High temperature on sensors" in msg and (dev := _DEV_PREFIX.match(msg)):
+            overheat.append(_event(lineno, time, msg, pci=dev.group("pci").lower()))  # mlx5's temperature warning
+            continue
         if ("mlx5" in msg or "wait_func" in msg) and (fw := _NIC_FW.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
@@ -740,7 +765,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if ("Hang" in msg or "imeout" in msg or "timed out" in msg) and (th := _TX_HANG.search(msg)):
             nd = _NIC_DEV.match(msg)
-            netdev = th.group("wif") or (nd and (nd.group("netdev") or nd.group("oldif")))
+            netdev = th.group("wif") or th.group("ipif") or (nd and (nd.group("netdev") or nd.group("oldif")))
             tx_hang.append(_event(lineno, time, msg, pci=nd.group("pci").lower() if nd and nd.group("pci") else None,
                                   netdev=netdev or None))
             continue
@@ -756,6 +781,15 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             nvlink.append(_event(lineno, time, msg))
         elif "aer_inject" in msg and (inj := _AER_INJECT.search(msg)):
             injected.append(inj.group(1).lower())
+        elif "DPC: " in msg and (dpc := _DPC.search(msg)):
+            port = _DEV_PREFIX.match(msg)
+            if dpc.group("bdf") is not None:
+                bdf = int(dpc.group("bdf"), 16)
+                dpc_source = (f"{port.group('pci')[:4]}:{bdf >> 8:02x}:{(bdf >> 3) & 0x1f:02x}.{bdf & 7}".lower()
+                              if port and bdf else port.group("pci").lower() if port else None)
+            elif sev := dpc.group("sev") or dpc.group("sev2"):
+                pci = dpc.group("src") or dpc_source or (port.group("pci") if port else None)
+                (aer if sev == "ERR_FATAL" else aer_nonfatal).append(_event(lineno, time, msg, pci=pci))
         elif "(Fatal)" in msg and _AER_FATAL.search(msg):
             dev = _DEV_PREFIX.match(msg)
             src = _AER_SOURCE.search(msg)
@@ -835,7 +869,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "rdma_wc_errors": wc_errors, "roce_gid_failed": gid_failed,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "nic_overheat": overheat, "rdma_wc_errors": wc_errors,
+            "roce_gid_failed": gid_failed,
             "hung_tasks": hung_tasks,
             "soft_lockups": lockups, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
