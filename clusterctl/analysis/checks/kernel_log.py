@@ -361,6 +361,20 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{max(int(e.get('seconds') or 0) for e in lockups)} s{f' ({tasks})' if tasks else ''} {_when(lockups)}: "
             "a driver or the kernel spins with the CPU held (the RIP and call trace below it say which); the jobs on "
             f"those CPUs stall. Last: {str(lockups[-1]['text'])[:160]!r}"))
+    stalls = list(data.get("rcu_stalls") or ())
+    if stalls:
+        cpus = ", ".join(dict.fromkeys(f"CPU {c}" for e in stalls for c in e.get("cpus") or ())) or "CPUs not named"
+        res.findings.append(Finding(
+            host, "kernel_task", rule_sev("kernel_task.rcu_stall"), host,
+            f"{len(stalls)} RCU stall report(s) ({cpus}) {_when(stalls)}: a CPU kept in kernel code without a "
+            "quiescent state (a driver or the kernel spinning with preemption or interrupts off); the jobs on it "
+            f"stall. Last: {str(stalls[-1]['text'])[:160]!r}"))
+    panics = list(data.get("panics") or ())
+    if panics:
+        res.findings.append(Finding(
+            host, "kernel_task", rule_sev("kernel_task.panic"), host,
+            f"the kernel panicked ({panics[-1].get('why') or 'no reason shown'}) {_when(panics)}: the node went down; "
+            "reboot it and read the crash (the lines before the panic, kdump) before it takes a job"))
     _per_device(res, host, data.get("nic_module"), "pci", "kernel_net", "kernel_net.module_error",
                 lambda pci, evs: (f"network adapter {pci or '(not named)'}: its port's cable or transceiver is in "
                                   f"error ({_whats(evs)}) {_when(evs)}; that port cannot bring its link up until the "

@@ -373,6 +373,22 @@ def _plain(text: str, kind: str) -> bool:
 _PROMPT_USER_HOST = re.compile(r"[\w.-]{1,64}@(?P<host>[A-Za-z][\w.-]{0,63}?)(?=[:\s\]$#%>])")
 
 
+#: the host a syslog's or journal's line head names ('Feb 17 08:02:06 abggdna-DGX-Station-A100 kernel: ...',
+#: '2024-05-01T10:00:00.123456+00:00 gpu07 kernel: ...'), and syslogd's console broadcast ('Message from
+#: syslogd@spinoza at May  4 22:28:15 ...', a mail archive's '_at_' for the '@')
+_LOG_HOST = re.compile(r"^[ \t]{0,8}(?:(?:" + _SYSLOG_TIME + r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
+                       r"(?:Z|[+-]\d{2}:?\d{2})?)(?:\.\d{1,9})? (?P<host>[A-Za-z][\w.-]{0,63}) kernel: "
+                       r"|Message from syslogd(?:@|_at_)(?P<wall>[A-Za-z][\w.-]{0,63}) at )", re.MULTILINE)
+
+
+def log_hosts(text: str) -> list[str]:
+    """The hosts a kernel log's syslog or journal line heads (and syslogd's broadcasts) name, in order of first
+    appearance."""
+    if " kernel: " not in text and "syslogd" not in text:
+        return []
+    return list(dict.fromkeys(m.group("host") or m.group("wall") for m in _LOG_HOST.finditer(text)))
+
+
 def prompt_hosts(text: str) -> list[str]:
     """The hosts the capture's shell prompts name (``user@host``), in order of first appearance."""
     out: list[str] = []

@@ -112,6 +112,12 @@ operators paste ``grep Xid`` output too):
 ``soft_lockups``
     the soft-lockup watchdog's ``watchdog: BUG: soft lockup - CPU#40 stuck for 26s! [python3:510]`` (older kernels:
     ``BUG: soft lockup - CPU#0 stuck for 67s! [swapper:0]``): ``cpu``, ``seconds``, ``task``, ``pid``.
+``rcu_stalls``
+    the RCU stall detector's ``INFO: rcu_sched detected stalls on CPUs/tasks: { 12 13} (detected by 17, t=60002
+    jiffies)`` (5.x: ``rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:``; ``self-detected stall on CPU``):
+    ``cpus`` (those the line names, or none).
+``panics``
+    ``Kernel panic - not syncing: <why>`` (the kernel stopped): ``why``.
 ``hypervisor``
     the hypervisor a virtual machine's kernel names at boot (``Hypervisor detected: KVM``), else None.
 ``nic_removed``
@@ -265,9 +271,13 @@ _INNER_HEAD = re.compile(r"(?:> ?){0,3}(?:[\w.@-]{1,64}\[\d{1,10}\]: (?:> ?){0,3
                          r"(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S{1,64} kernel: "
                          r"|\[\s{0,12}\d{1,10}\.\d{1,9}\] |\[" + DMESG_CLOCK + r"\] )?")
 #: the kernel's own report of a crash in kernel code (an oops): the page fault or NULL dereference it hit, the
-#: 'Oops: 0000 [#1]' line, a general protection fault, a BUG() assertion. (Not 'BUG: soft lockup', not WARNING.)
-_OOPS = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer dereference|Oops: [0-9a-fx]{1,8} \[#\d{1,4}\]|"
-                   r"general protection fault|kernel BUG at )")
+#: 'Oops: 0000 [#1]' line, a general protection fault, a BUG() assertion; x86's die() names its trap ('invalid opcode:
+#: 0000 [#1] SMP' is a BUG()'s ud2, 'stack segment: 0000 [#1]', 'divide error: 0000 [#1]'); arm64's 'Internal error:
+#: Oops: 0000000096000004 [#1] PREEMPT SMP' and 'Unable to handle kernel NULL pointer dereference at virtual address
+#: ...'. (Not 'BUG: soft lockup', not WARNING.)
+_OOPS = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer dereference|"
+                   r"(?:Internal error: )?Oops(?::| -) .{0,60}?\[#\d{1,4}\]|[a-z][a-z ]{2,30}: [0-9a-f]{4} \[#\d{1,4}\]|"
+                   r"general protection fault|kernel BUG at |Unable to handle kernel (?:NULL pointer|paging request))")
 #: a call trace frame of a module's code: ' mlx5_irq_alloc+0x22f/0x3d0 [mlx5_core 1122...]'
 _FRAME_MODULE = re.compile(r"\+0x[0-9a-f]{1,8}/0x[0-9a-f]{1,8} \[(?P<mod>[A-Za-z0-9_]{1,40})"
                            r"(?: [0-9a-f]{20,64})?\]\s*$")
@@ -306,6 +316,14 @@ _HUNG_TASK = re.compile(r"INFO: task (?P<task>\S{1,64}):(?P<pid>\d{1,10}) blocke
 #: [python3:510]')
 _SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d{1,5}) stuck for (?P<secs>\d{1,7})s!"
                           r"(?: \[(?P<task>.{1,64}):(?P<pid>\d{1,10})\])?")
+#: the RCU stall detector: CPUs that did not pass a quiescent state for rcu_cpu_stall_timeout (21-60 s): 'INFO:
+#: rcu_sched detected stalls on CPUs/tasks: { 12 13} (detected by 17, t=60002 jiffies)', 5.x 'rcu: INFO: rcu_preempt
+#: detected stalls on CPUs/tasks:' (the CPUs on the lines after it), 'INFO: rcu_sched self-detected stall on CPU { 3}'
+_RCU_STALL = re.compile(r"INFO: rcu_\w{1,16} (?:self-)?detected stalls? on CPUs?(?:/tasks)?:?\s*"
+                        r"(?:\{\s*(?P<cpus>[\d ]{1,200}?)\s*\})?")
+#: the kernel's last words before it stops: 'Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is
+#: enabled', 'Kernel panic - not syncing: Fatal exception' (after an oops), '... Hard LOCKUP'
+_PANIC = re.compile(r"Kernel panic - not syncing:?\s*(?P<why>.{0,160})")
 #: AMD's decoded northbridge machine check of a DRAM ECC error ('[Hardware Error]: MC4 Error (node 3): DRAM ECC error
 #: detected on the NB.'), then its status with the error's kind ('MC4_STATUS[Over|CE|MiscV|-|AddrV|CECC]: 0x...')
 _AMD_DRAM = re.compile(r"MC4 Error \(node (?P<node>\d{1,3})\): DRAM ECC error")
@@ -541,6 +559,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
     overheat: list[dict[str, Any]] = []
+    rcu_stalls: list[dict[str, Any]] = []
+    panics: list[dict[str, Any]] = []
     wc_errors: list[dict[str, Any]] = []
     gid_failed: list[dict[str, Any]] = []
     roce_address_pci: str | None = None  # the adapter whose firmware refused a RoCE address just before
@@ -703,6 +723,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "blocked for more than" in msg and (ht := _HUNG_TASK.search(msg)):
             hung_tasks.append(_event(lineno, time, msg, task=ht.group("task"), pid=to_int(ht.group("pid")),
                                      seconds=to_int(ht.group("secs"))))
+            continue
+        if "detected stall" in msg and (rs := _RCU_STALL.search(msg)):
+            rcu_stalls.append(_event(lineno, time, msg, cpus=(rs.group("cpus") or "").split()))
+            continue
+        if "Kernel panic" in msg and (kp := _PANIC.search(msg)):
+            panics.append(_event(lineno, time, msg, why=kp.group("why").strip()))
             continue
         if "soft lockup" in msg and (sl := _SOFT_LOCKUP.search(msg)):
             lockups.append(_event(lineno, time, msg, cpu=to_int(sl.group("cpu")), seconds=to_int(sl.group("secs")),
@@ -872,7 +898,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "nic_overheat": overheat, "rdma_wc_errors": wc_errors,
             "roce_gid_failed": gid_failed,
             "hung_tasks": hung_tasks,
-            "soft_lockups": lockups, "nic_removed": removed,
+            "soft_lockups": lockups, "rcu_stalls": rcu_stalls, "panics": panics, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}

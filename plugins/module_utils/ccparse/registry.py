@@ -9,7 +9,7 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
-from .capture import KIND_COMMANDS, clean_capture, prompt_hosts, typeset
+from .capture import KIND_COMMANDS, STAMPED_KINDS, clean_capture, log_hosts, prompt_hosts, typeset
 from .common import COMMAND_READERS, PARSERS, ParseError, with_cut
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
@@ -78,7 +78,7 @@ def parse(kind: str, text: str, *, salvage: bool = False) -> Any:
         raise ParseError(exc.tool, exc.reason, line) from exc
     if isinstance(out, dict) and cleaned.commands and (reader := COMMAND_READERS.get(kind)):
         out = reader(out, cleaned.commands)  # what the KIND reads off the capture's own command lines
-    if isinstance(out, dict) and (named := _named_host(text, cleaned)):
+    if isinstance(out, dict) and (named := _named_host(kind, text, cleaned)):
         out = {**out, "named_host": named}  # the one host the capture names (the engine says it in each finding)
     if isinstance(out, dict) and cleaned.commands and (cut := next(
             (m.group(1) for c in cleaned.commands if (m := _HEAD_TAIL.search(c))), None)):
@@ -156,13 +156,16 @@ def _little_else(kind: str, cleaned: str) -> bool:
     return sum(1 for ln in cleaned.splitlines() if ln.strip() and not pattern.search(ln)) <= 2
 
 
-def _named_host(text: str, cleaned: Any) -> dict[str, str] | None:
+def _named_host(kind: str, text: str, cleaned: Any) -> dict[str, str] | None:
     """``{"host": "n1", "by": "shell prompt"}`` where the capture's ``user@host`` prompts name one host, or
-    ``"by": "line prefix"`` where a launcher's or parallel shell's prefix names one (``gpu017: ...``); else None."""
+    ``"by": "line prefix"`` where a launcher's or parallel shell's prefix names one (``gpu017: ...``), or (a kernel
+    log) ``"by": "syslog line head"`` where its syslog/journal lines name one; else None."""
     if len(cleaned.hosts) == 1 and any(c.isalpha() for c in cleaned.hosts[0]):
         return {"host": cleaned.hosts[0], "by": "line prefix"}
     if cleaned.commands and len(hosts := prompt_hosts(text)) == 1 and hosts[0] not in _NOT_NAMED:
         return {"host": hosts[0], "by": "shell prompt"}
+    if kind in STAMPED_KINDS and len(hosts := log_hosts(text)) == 1 and hosts[0] not in _NOT_NAMED:
+        return {"host": hosts[0], "by": "syslog line head"}
     return None
 
 
