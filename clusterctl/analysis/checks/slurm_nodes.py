@@ -64,6 +64,23 @@ def _judge(host: str, node: str, base: str, not_responding: bool, detail: str, k
     return [Finding(host, "slurm_node_state", sev, node, f"{kind}: {noun}{node} {why}{detail}")]
 
 
+def _aiot_findings(host: str, counts: list[Mapping[str, Any]]) -> list[Finding]:
+    """A summary's counts (``sinfo -s`` NODES(A/I/O/T), ``%C`` CPUS(A/I/O/T)): a partition not up, and nodes or CPUs
+    counted Other (down, drained or failing: out of service; the format names neither the nodes nor their state)."""
+    out = [Finding(host, "slurm_partition", rule_sev("slurm_partition.down"), str(c["partition"]),
+                   f"sinfo: partition {c['partition']} is {c['avail']}")
+           for c in counts if c.get("avail") and str(c["avail"]).lower() != "up"]
+    other = [c for c in counts if c["other"] > 0]
+    if other:
+        said = ", ".join(f"{c['partition']} {c['allocated']}/{c['idle']}/{c['other']}/{c['total']}" for c in other[:6])
+        out.append(Finding(host, "slurm_node_state", rule_sev("slurm_node_state.other_counted"), host,
+                           f"sinfo: {sum(c['other'] for c in other)} {other[0]['counted']} counted Other (down, "
+                           f"drained or failing: out of service) in {len(other)} partition(s) ({said}; A/I/O/T; "
+                           "partitions may share nodes); the format names neither the nodes nor their state: "
+                           "'sinfo -R' says which and why"))
+    return out
+
+
 @check("sinfo")
 def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
@@ -84,6 +101,7 @@ def judge_sinfo(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> C
         # 'sinfo -h -o %D,%T': nodes counted by state, not named; each count judged as a node in that state would be
         res.findings += _judge(host, f"{c['count']} node(s)", c["base_state"], "not_responding" in c["flags"],
                                f" (sinfo state {c['state']}; the format names no node)", "sinfo", noun="")
+    res.findings += _aiot_findings(host, data.get("aiot_counts") or [])
     for node, n in sorted((data.get("nodes") or {}).items()):
         states = ", ".join(x for x in n.get("states") or [] if x)
         lists = [x for x in n.get("nodelists") or [] if x != node]

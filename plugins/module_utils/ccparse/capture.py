@@ -392,6 +392,8 @@ def log_hosts(text: str) -> list[str]:
 def prompt_hosts(text: str) -> list[str]:
     """The hosts the capture's shell prompts name (``user@host``), in order of first appearance."""
     out: list[str] = []
+    if "_at_" in text:
+        text = _ARCHIVE_AT.sub(r"\g<u>@\g<h>", text)
     for ln in text.split("\n", 4000)[:4000]:
         if "@" not in ln:
             continue
@@ -909,7 +911,39 @@ def _unescaped(text: str) -> str:
         text = _inline_tick(_each_line_unticked(text))
     if _has_autolink_end(text):
         text = _AUTOLINK.sub(r"\g<t>", text)
+    if "_at_" in text:
+        text = _ARCHIVE_AT.sub(r"\g<u>@\g<h>", text)
+    if "\u23bf" in text:
+        text = _agent_unframed(text)
     return text
+
+
+#: a coding agent's transcript of a shell tool call (Claude Code): '● Bash(sinfo -s | head -20)', its output behind
+#: '  ⎿  ' on the first line and indented under it, the display's '… +18 lines (ctrl+o to expand)' for a collapsed rest
+_AGENT_CALL = re.compile(r"^[ \t]{0,4}[\u25cf\u23fa] ?Bash\((?P<cmd>.{1,1000})\)[ \t]*$")
+_AGENT_RESULT = re.compile(r"^([ \t]{0,8})\u23bf  ?")
+_AGENT_COLLAPSED = re.compile(r"^[ \t]*(?:\u2026|\.\.\.) ?\+\d{1,7} lines?(?: \(ctrl\+\w to expand\))?[ \t]*$")
+
+
+def _agent_unframed(text: str) -> str:
+    """An agent transcript's tool call as a shell session: the call as a '$ ' command line, the result marker as
+    blanks (the output keeps its columns), the collapsed rest as the paster's '...'."""
+    out = []
+    for ln in text.split("\n"):
+        if (call := _AGENT_CALL.match(ln)) is not None:
+            ln = f"$ {call.group('cmd')}"
+        elif (res := _AGENT_RESULT.match(ln)) is not None:
+            ln = res.group(1) + " " * (res.end() - res.start(1) - len(res.group(1))) + ln[res.end():]
+        elif _AGENT_COLLAPSED.match(ln):
+            ln = "..."
+        out.append(ln)
+    return "\n".join(out)
+
+
+#: a mail archive's spelling of a prompt's '@' (MHonArc, the Open MPI list archive: 'asnrcw_at_dmc129:~> ulimit -l',
+#: '[root_at_node01 ~]# ibstat'): the user and host of a prompt at a line's start
+_ARCHIVE_AT = re.compile(r"^(?P<u>[ \t]{0,8}\[?[a-z_][\w.-]{0,31})_at_(?P<h>[A-Za-z0-9][\w.-]{0,63})(?=[:\s\]~]|$)",
+                         re.MULTILINE)
 
 
 #: the entities a page's source escapes a paste's text with ('&amp;' last: '&amp;lt;' is a literal '&lt;')

@@ -177,8 +177,40 @@ def _normalise(index: int, f: dict[str, Any], line: int) -> dict[str, Any]:
 _LABEL = re.compile(r"[A-Za-z][\w .-]{0,40}:")
 
 
+def _one_field_runs(text: str) -> str | None:
+    """Several ``--query-gpu`` runs of one field each, concatenated (a monitoring plugin's sample, an agent's
+    per-field calls: ``memory.total`` then its values, ``memory.used`` then its values; or each run's command line
+    ``nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0`` then its values), as the one CSV of
+    their fields a single query would print; None when ``text`` is not that (two fields at least, each with the same
+    number of values, none of them a field name)."""
+    fields: list[tuple[str, list[str]]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line in ("[...]", "...", "…"):
+            continue
+        cmd = line[2:] if line.startswith("$ ") else line
+        if capture.is_command(cmd, ("nvidia-smi",)):
+            asked = _asked_fields(cmd)
+            if asked is None or len(asked) != 1:
+                return None
+            fields.append((asked[0], []))
+        elif _LOWER_FIELD.fullmatch(name := _UNIT_SUFFIX.sub("", line).strip()) and (
+                "." in name or name in _UNDOTTED_FIELDS):
+            fields.append((line, []))  # its header line (--format=csv: 'power.draw [W]')
+        elif fields and "," not in line:
+            fields[-1][1].append(line)
+        else:
+            return None
+    if len(fields) < 2 or len({len(v) for _n, v in fields}) != 1 or not fields[0][1]:
+        return None
+    rows = [[n for n, _v in fields]] + [[v[i] for _n, v in fields] for i in range(len(fields[0][1]))]
+    return "\n".join(",".join(row) for row in rows) + "\n"
+
+
 @parser("nvidia-smi-query", commands=gpu_selection)
 def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
+    if (joined := _one_field_runs(text)) is not None:
+        text = joined
     rows: list[tuple[int, list[str]]] = []
     lost: list[dict[str, str]] = []
     asked: list[str] | None = None  # the fields a shown ``--query-gpu=... --format=csv,noheader`` command names
@@ -264,6 +296,8 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
 
 
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+#: a field name as nvidia-smi spells it (a lower-case first letter: an InfoROM version 'G001.0000.01.04' is a value)
+_LOWER_FIELD = re.compile(r"[a-z_][A-Za-z0-9_.]*")
 #: the time line above nvidia-smi's table ('Mon Dec  6 10:11:47 2021')
 _TABLE_TIME = re.compile(r"^\s*[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\s*$")
 _QUERY_ARG = re.compile(r"--query-gpu[= ]\s*['\"]?([A-Za-z0-9_.,]+)")

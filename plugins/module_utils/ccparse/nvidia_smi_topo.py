@@ -46,6 +46,19 @@ _AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _ROW = re.compile(r"^(?:GPU|NIC)\d{1,3}$")
 
 
+#: a paste that lost the tab between two columns (a web page's copy): 'NIC6NIC7' in the header, 'SYSSYS' in a row
+_GLUED_DEVS = re.compile(r"(?:GPU|NIC|mlx5_)\d{1,3}")
+_GLUED_CELLS = re.compile(r"SYS|NODE|PHB|PXB|PIX|NV\d{1,2}")
+
+
+def _unglued(token: str, part: re.Pattern[str]) -> list[str]:
+    """``token`` as the cells it glues together when it is two or more of ``part`` run together, else itself."""
+    if len(token) < 6 or not token[:1].isupper():
+        return [token]
+    parts = part.findall(token)
+    return parts if len(parts) > 1 and "".join(parts) == token else [token]
+
+
 def nvlinks(value: str | None) -> int:
     m = re.fullmatch(r"NV(\d+)", value or "")
     return (to_int(m.group(1)) or 0) if m else 0
@@ -100,7 +113,7 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
                     aff.append(name)
             for name in aff:
                 head = head.replace(name, " ")
-            cols = head.split()
+            cols = [part for c in head.split() for part in _unglued(c, _GLUED_DEVS)]
             if cols and all(_DEV.match(c) for c in cols):
                 columns, aff_cols = cols, sorted(aff, key=line.find)
                 continue
@@ -113,7 +126,7 @@ def parse_nvidia_smi_topo(text: str) -> dict[str, Any]:
                 skipped += 1  # an environment report's lines around the matrix
                 first_skipped = first_skipped or (lineno, s)
             continue
-        tokens = s.split()
+        tokens = [part for c in s.split() for part in _unglued(c, _GLUED_CELLS)]
         label = tokens[0]
         if not _DEV.match(label):
             raise ParseError(TOOL, f"matrix row does not start with a device name: {s[:80]!r}", lineno)

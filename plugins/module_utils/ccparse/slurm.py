@@ -318,6 +318,37 @@ _OTHER_SLURM_COMMANDS = ("scontrol", "squeue", "sacct", "sacctmgr", "sbatch", "s
                          "nvidia-smi", "systemctl", "journalctl")
 
 
+#: a count of nodes or CPUs by state: 'NODES(A/I/O/T)' (sinfo -s, %F) and 'CPUS(A/I/O/T)' (%C): allocated, idle,
+#: other (down, drained, failing: out of service) and total
+_AIOT = re.compile(r"(?P<a>\d{1,7})/(?P<i>\d{1,7})/(?P<o>\d{1,7})/(?P<t>\d{1,7})")
+
+
+def _aiot_counts(numbered: list[tuple[int, str]]) -> list[dict[str, Any]] | None:
+    """The rows of a summary table (``sinfo -s``: PARTITION AVAIL TIMELIMIT NODES(A/I/O/T) NODELIST; ``-o "%P %C"``:
+    CPUS(A/I/O/T)): each row's partition, AVAIL (where shown), what is counted (``nodes``/``cpus``) and its four
+    counts. None when the capture has no such header; the rows after it are read while they have its columns."""
+    cols: list[str] | None = None
+    out: list[dict[str, Any]] = []
+    for lineno, raw in numbered:
+        tok = raw.split()
+        if cols is None:
+            if any(t.endswith("(A/I/O/T)") for t in tok) and "PARTITION" in tok:
+                cols = tok
+            continue
+        if not tok or capture.is_command(raw.strip(), ("sinfo",)):
+            continue
+        if len(tok) != len(cols):
+            break
+        row = dict(zip(cols, tok))
+        for col, val in row.items():
+            if col.endswith("(A/I/O/T)") and (m := _AIOT.fullmatch(val)):
+                out.append({"partition": row["PARTITION"].rstrip("*"), "avail": row.get("AVAIL"),
+                            "counted": col.split("(")[0].lower(), "allocated": int(m.group("a")),
+                            "idle": int(m.group("i")), "other": int(m.group("o")), "total": int(m.group("t")),
+                            "nodelist": row.get("NODELIST"), "line": lineno})
+    return out if cols is not None and out else None
+
+
 @parser("sinfo")
 def parse_sinfo(text: str) -> dict[str, Any]:
     """Parse default-format ``sinfo`` output (one row per partition and state). A custom format whose header has no
@@ -341,6 +372,10 @@ def parse_sinfo(text: str) -> dict[str, Any]:
     if not titled and body and (counts := _state_counts(numbered)) is not None:
         # 'sinfo -h -o %D,%T' (exporters, monitoring scripts): a node count and a state per line, no node names
         return {"partitions": [], "nodes": {}, "state_counts": counts}
+    if "(A/I/O/T)" in text and "STATE" not in text and (aiot := _aiot_counts(numbered)) is not None:
+        # 'sinfo -s' / '%F' / '%C': nodes or CPUs counted allocated/idle/other/total per partition, no state named
+        # (a capture with a STATE column names its nodes' states: read by it)
+        return {"partitions": [], "nodes": {}, "aiot_counts": aiot}
     if not titled and body and all(_REASON_ROW.match(ln) for ln in body):
         # 'sinfo -R | grep ...': the rows without their REASON USER TIMESTAMP NODELIST header
         header, generic = True, (None, ["REASON", "USER", "TIMESTAMP", "NODELIST"])
