@@ -124,3 +124,134 @@ def test_an_mlx5_temperature_warning_degrades_the_adapter() -> None:
     lines = (f"[   51.227747] mlx5_core 0000:41:00.1: {warn}", f"[   51.227791] mlx5_core 0000:41:00.0: {warn}")
     assert _kernel(*lines) == [
         ("kernel_net", "warning", "n1/0000:41:00.0"), ("kernel_net", "warning", "n1/0000:41:00.1")]
+
+
+def test_x86_and_arm64_oops_heads_are_crashes() -> None:
+    # x86 die() names its trap ('invalid opcode: 0000 [#1] SMP' is a BUG()'s ud2: open-mpi users list 2010/05/12907,
+    # round2/kernel-log/ompiusers12907-...); arm64's __die() prints 'Internal error: Oops: ... [#1]'
+    for head in ("invalid opcode: 0000 [#1] SMP", "stack segment: 0000 [#1] SMP NOPTI",
+                 "Internal error: Oops: 0000000096000004 [#1] PREEMPT SMP",
+                 "Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008"):
+        assert _kernel(f"[  100.123456] {head}") == [("kernel_oops", "critical", "n1")], head
+
+
+def test_a_driver_line_naming_an_opcode_is_no_oops() -> None:
+    assert _kernel("[    5.000000] mlx5_core 0000:17:00.0: firmware version: 28.39.1002") == []
+
+
+def test_an_rcu_stall_degrades_the_node() -> None:
+    # open-mpi users list 2013/04/21462 (round2/kernel-log/ompiusers21462-...): the stall detector names CPUs 12, 13
+    findings = judge_text("kernel-log", _text(
+        "[ 1273.079260] INFO: rcu_sched detected stalls on CPUs/tasks: { 12 13} (detected by 17, t=60002 jiffies)"))
+    assert [(f.check, f.severity) for f in findings] == [("kernel_task", "warning")]
+    assert "CPU 12, CPU 13" in findings[0].message
+
+
+def test_a_kernel_panic_fails_the_node() -> None:
+    # open-mpi users list 2015/02/26375 (round2/kernel-log/ompiusers26375-...): syslogd's console broadcast
+    findings = judge_text("kernel-log", _text("Message from syslogd@localhost at Feb 23 22:42:17 ...",
+                                              " kernel:Kernel panic - not syncing: Out of memory: system-wide "
+                                              "panic_on_oom is enabled"))
+    (panic,) = [f for f in findings if f.severity != "info"]
+    assert (panic.check, panic.severity) == ("kernel_task", "critical")
+    assert "Out of memory" in panic.message
+
+
+def test_the_host_of_a_journals_lines_is_named_in_each_finding() -> None:
+    # open-gpu-kernel-modules#688 (round2/kernel-log/ogkm688-...): journal lines of one DGX Station
+    line = ("Feb 17 08:02:06 abggdna-DGX-Station-A100 kernel: NVRM: _issueRpcAndWait: rpcSendMessage failed with "
+            "status 0x0000000f for fn 76!")
+    assert parse_text("kernel-log", _text(line))["named_host"] == {"host": "abggdna-DGX-Station-A100",
+                                                                   "by": "syslog line head"}
+
+
+def test_lines_of_two_hosts_name_none() -> None:
+    text = _text("Feb 17 08:02:06 gpu01 kernel: NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05",
+                 "Feb 17 08:02:07 gpu02 kernel: NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05")
+    assert "named_host" not in parse_text("kernel-log", text)
+
+
+def test_a_mail_archives_at_in_a_prompt_is_a_prompt() -> None:
+    # the Open MPI list archive writes a prompt's '@' as '_at_' (users 2009/10768, round2/proc-limits/ompiusers2009-...)
+    assert _checks(judge_text("proc-limits", _text("asnrcw_at_dmc129:~> ulimit -l", "unlimited"))) == []
+    assert _checks(judge_text("proc-limits", _text("[root_at_node01 ~]# ulimit -l", "64"))) == [
+        ("memlock", "warning", "n1/process")]
+
+
+# --- a coding agent's transcript of a shell tool call ---
+
+# round2/sinfo/clipccbench-claude-code-transcript-...: Claude Code's call, its result marker and collapsed rest
+AGENT = _text('● Bash(sinfo -o "%P %D %N %G %l %C" | head -20)',
+              "  ⎿  PARTITION NODES NODELIST GRES TIMELIMIT CPUS(A/I/O/T)",
+              "     all-gpu 5 g[001-005] gpu:2 14-00:00:00 48/144/48/240",
+              "     all-gpu 2 lg[001-002] gpu:4 14-00:00:00 48/0/48/96",
+              "     … +2 lines (ctrl+o to expand)")
+
+
+def test_an_agent_transcript_is_read_as_a_shell_session() -> None:
+    from ccparse.capture import clean_capture
+
+    cleaned = clean_capture(AGENT, "sinfo")
+    assert cleaned.commands == ['sinfo -o "%P %D %N %G %l %C" | head -20']
+    assert cleaned.elided  # the display's collapsed rest is the paster's '...'
+    assert cleaned.text.split("\n")[1].split() == ["PARTITION", "NODES", "NODELIST", "GRES", "TIMELIMIT",
+                                                   "CPUS(A/I/O/T)"]
+
+
+# --- sinfo's summary counts: allocated / idle / other / total ---
+
+def test_cpus_counted_other_degrade_without_naming_a_node() -> None:
+    findings = judge_text("sinfo", AGENT)
+    assert [(f.check, f.severity, f.subject) for f in findings if f.severity != "info"] == [
+        ("slurm_node_state", "warning", "n1")]
+    assert "96 cpus counted Other" in findings[0].message
+
+
+def test_a_summary_without_other_is_healthy() -> None:
+    # UC Davis' Hive (round2/sinfo/ucdavisdatalab-remote-computing-hive-...): sinfo --summarize, every node idle
+    text = _text("sinfo --summarize", "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST",
+                 "low          up 1-00:00:00          0/8/0/8 hive-dc-7-10-[18,22,26,30,42,46,50,54]",
+                 "high*        up 30-00:00:0          0/8/0/8 hive-dc-7-10-[18,22,26,30,42,46,50,54]")
+    assert parse_text("sinfo", text)["aiot_counts"][1] == {
+        "partition": "high", "avail": "up", "counted": "nodes", "allocated": 0, "idle": 8, "other": 0, "total": 8,
+        "nodelist": "hive-dc-7-10-[18,22,26,30,42,46,50,54]", "line": 4}
+    assert [f for f in judge_text("sinfo", text) if f.severity != "info"] == []
+
+
+def test_a_summary_partition_down_is_judged() -> None:
+    text = _text("PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST",
+                 "gpu        down 2-00:00:00          0/4/0/4 gpu[01-04]")
+    assert _checks(judge_text("sinfo", text)) == [("slurm_partition", "warning", "gpu")]
+
+
+# --- concatenated one-field --query-gpu runs ---
+
+# round2/nvidia-smi-query/zabbixint6-four-single-field-queries-...: each run's command line, then its answer
+RUNS = _text(" nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0", "16130",
+             " nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0", "0")
+
+
+def test_one_field_runs_are_read_as_one_query() -> None:
+    gpu = parse_text("nvidia-smi-query", RUNS)["gpus"][0]
+    assert gpu["utilization_pct"]["gpu"] == 0
+
+
+def test_header_and_value_pairs_are_read_as_one_query() -> None:
+    # possatti/collectd-nvidia-smi's sample (round2/nvidia-smi-query/possatti-collectd-...): each field's header line
+    # then its value; a value that looks dotted ('G001.0000.01.04', an InfoROM image) is no header
+    text = _text("name", "GeForce GTX 1060 6GB", "pci.bus_id", "00000000:01:00.0", "inforom.img", "G001.0000.01.04",
+                 "pcie.link.width.current", "8", "pcie.link.width.max", "16", "utilization.gpu [%]", "3 %")
+    findings = judge_text("nvidia-smi-query", text)
+    assert [(f.check, f.severity) for f in findings] == [("gpu_pcie", "warning")]
+    assert "x8, device maximum x16 (00000000:01:00.0)" in findings[0].message
+
+
+# --- topo -m whose tabs a web page's copy lost ---
+
+def test_glued_topo_columns_are_split() -> None:
+    # vllm-project/vllm#6737 (round2/nvidia-smi-topo/vllm6737-...): 'NIC6NIC7' in the header, 'SYSSYS' in the rows
+    text = _text("\tGPU0\tGPU1\tNIC0\tNIC1NIC2\tCPU Affinity\tNUMA Affinity",
+                 "GPU0\t X \tNV8\tPIX\tSYSSYS\t0-47\t0",
+                 "GPU1\tNV8\t X \tSYS\tPIXSYS\t0-47\t0")
+    data = parse_text("nvidia-smi-topo", text)
+    assert [g["links"] for g in data["gpus"]][1] == {"GPU0": "NV8", "NIC0": "SYS", "NIC1": "PIX", "NIC2": "SYS"}
