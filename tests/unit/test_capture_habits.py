@@ -166,6 +166,27 @@ EXCLUDED = {
                   "terminate-interleaved-cut.txt"):
         "a time ('[2025-05-04 23:32:59] ') before NCCL's WARN lines only, and the C++ runtime's terminate text spliced "
         "into NCCL's lines: a wrapped WARN's rest cannot be told from that text and joined back",
+    # session 29: captures whose outer decoration a habit would come inside of, never before
+    **{(habit, "round2/sinfo/clipccbench-claude-code-transcript-sinfo-o-P-D-N-G-l-C-all-gpu-g001-005-48-cpus-other-"
+               "lg001-002-48-other-folded.txt"):
+       "a coding agent's transcript ('● Bash(...)', its '⎿' result marker): the agent's display is the outer frame, a "
+       "launcher's prefix, a time or a quote would come inside its result, never before its call line"
+       for habit in ("pdsh", "srun-l", "srun-l-wide", "mpirun-tag", "quoted", "runner-time", "kubectl-timestamps",
+                     "ts", "journal", "compose", "kubectl-prefix", "ansible", "pssh-i", "dshbak", "indent4",
+                     "tab-indent", "prompt", "glyph-prompt", "notebook", "gentoo-prompt", "line-ticks", "details",
+                     "fence", "watch", "ssh-known-hosts", "sudo-password", "kubectl-container", "srun-allocation",
+                     "setlocale", "container-banner", "container-banner-srun-l", "ssh-known-hosts-pdsh", "docker-pull",
+                     "pyxis", "apptainer", "ssh-closed", "kubectl-run-rm", "script", "ansible-debug", "ansible-v",
+                     "ansible-yaml", "ansible-o", "ts-syslog", "page-copy", "html-source")},
+    ("journal", "round2/kernel-log/ompiusers12907-2010-spinoza-syslogd-wall-messages-invalid-opcode-oops-interleaved-"
+                "mpiexec-segfault.txt"):
+        "syslogd's console broadcast ('Message from syslogd@spinoza at ...', then ' kernel:...') is what a terminal "
+        "shows; a journal's head before each of its lines is no paste any terminal or journal prints",
+    **{(habit, "round2/proc-limits/ompiusers2012-20105-digest-quoted-gt-ulimit-a-returns-label-misaligned-columns-"
+               "memlock-32-rhel4-cloud.txt"):
+       "a mail digest's quoted reply ('> ' on every line, its first the label 'ulimit -a returns:'): the quote is the "
+       "outer decoration, an indentation would come inside it, never before it"
+       for habit in ("indent4", "tab-indent")},
     **{(habit, "round2/ib_write_bw/strixhalowiki-bare-command-then-one-row-65536-3293.63-mibs-fdr-cx3-behind-pcie3-x4-"
                "no-header.txt"):
        "a '$ ' prompt line, then perftest's '#bytes' header as the output's first line: behind a time or a pod's tag "

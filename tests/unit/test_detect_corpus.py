@@ -256,6 +256,11 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "verbs-hardware.txt":
         "ibv_devinfo's one line 'No IB devices found' and ibv_devices' empty table under csh prompts: one error line "
         "is no signature (the verdict is right when the file is named as its KIND)",
+    # blind batch 130 (session 29)
+    "round2/proc-limits/ompiusers2006-0716-orterun-two-nodes-bash-c-ulimit-l-quoting-prints-file-size-unlimited-"
+    "twice.txt":
+        "'unlimited' twice under an orterun whose continuation line runs 'bash -c ulimit -l': no output signature, and "
+        "the command is behind a launcher's continuation, not at a line's start (labelled cannot-judge)",
 }
 
 

@@ -255,3 +255,36 @@ def test_glued_topo_columns_are_split() -> None:
                  "GPU1\tNV8\t X \tSYS\tPIXSYS\t0-47\t0")
     data = parse_text("nvidia-smi-topo", text)
     assert [g["links"] for g in data["gpus"]][1] == {"GPU0": "NV8", "NIC0": "SYS", "NIC1": "PIX", "NIC2": "SYS"}
+
+
+# --- nccl-tests rows without a rank list: the run's own busbw/algbw says how many ranks it had at least ---
+
+# NVIDIA/nccl-tests#78 (round2/nccl-tests/nccltests78-ngc7292-8node-...): eight nodes of eight V100 on a 100 Gb/s
+# InfiniBand fabric (the comment says so); the rows and trailer as pasted, without the device list
+ROWS78 = _text(
+    "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+    "#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    "   268435456      67108864     float     sum   122131    2.20    4.33  2e-06   122165    2.20    4.33  2e-06",
+    "   536870912     134217728     float     sum   244833    2.19    4.32  2e-06   244844    2.19    4.32  2e-06",
+    "# Out of bounds values : 0 OK",
+    "# Avg bus bandwidth    : 4.32178")
+SPEC78 = {"gpus_per_node": 8, "fabric": "infiniband", "ib_rate_gbps": 100}
+
+
+def test_a_run_below_half_of_one_ports_line_rate_fails() -> None:
+    findings = [f for f in judge_text("nccl-tests", ROWS78, SPEC78) if f.check == "nccl_busbw"]
+    assert [f.severity for f in findings] == ["critical"]
+    assert "inter-node, at least 58 (by busbw/algbw) ranks" in findings[0].message  # 2/(2 - 4.325/2.195)
+    assert "35% of one 100 Gb/s port's 12.5 GB/s line rate" in findings[0].message
+
+
+def test_without_a_line_rate_the_run_has_no_floor() -> None:
+    spec = {k: v for k, v in SPEC78.items() if k != "ib_rate_gbps"}
+    assert [f.severity for f in judge_text("nccl-tests", ROWS78, spec) if f.check == "nccl_busbw"] == ["info"]
+
+
+def test_eight_ranks_by_the_ratio_stay_inside_a_node() -> None:
+    # busbw/algbw = 1.75 is 2(n-1)/n for n = 8: one node's GPUs, not judged against a port's line rate
+    rows = ROWS78.replace("2.20    4.33", "2.20    3.85").replace("2.19    4.32", "2.20    3.85")
+    findings = [f for f in judge_text("nccl-tests", rows, SPEC78) if f.check == "nccl_busbw"]
+    assert [f.severity for f in findings] == ["info"] and "intra-node" in findings[0].message

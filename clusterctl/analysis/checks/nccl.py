@@ -269,6 +269,30 @@ def transport_findings(host: str, nccl: Mapping[str, Any], exp: Mapping[str, Any
     return out
 
 
+def _one_nic_GBps(exp: Mapping[str, Any]) -> float | None:
+    """One fabric port's line rate (``ib_rate_gbps``) in GB/s, or None where the inventory does not state it."""
+    rate = exp.get("ib_rate_gbps")
+    if isinstance(rate, Mapping):
+        rate = next(iter(rate.values()), None)
+    try:
+        return float(rate) / 8.0 if rate else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _ranks_by_ratio(data: Mapping[str, Any]) -> int | None:
+    """The fewest ranks an all_reduce run can have had by its own largest row (busbw = algbw x 2(n-1)/n, so
+    n = 2 / (2 - busbw/algbw)), the two decimals nccl-tests prints taken at their worst; None for another collective,
+    an algbw below 1 GB/s (too few digits) or a ratio that says nothing."""
+    if _collective(data) != "all_reduce":
+        return None
+    algbw, busbw = data.get("algbw_largest_GBps"), data.get("busbw_largest_GBps")
+    if not isinstance(algbw, int | float) or not isinstance(busbw, int | float) or algbw < 1.0:
+        return None
+    low = (float(busbw) - 0.005) / (float(algbw) + 0.005)
+    return int(2 / (2 - low)) if 1.0 <= low < 2.0 else None
+
+
 def _nics_line_rate_GBps(exp: Mapping[str, Any]) -> float | None:
     n, rate = exp.get("rdma_devices_per_node"), exp.get("ib_rate_gbps")
     if isinstance(rate, Mapping):
@@ -329,6 +353,10 @@ def _judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings.append(Finding(host, "nccl_wrong", rule_sev("nccl_wrong.errors"), host,
                                     f"nccl-tests {coll}: {int(data['out_of_bounds'])} out-of-bounds value(s)"))
     multi = _multi_node(data)
+    at_least = _ranks_by_ratio(data) if n is None and not multi else None
+    if at_least is not None and at_least > int(exp.get("gpus_per_node") or NODE_GPUS_MAX):
+        # no rank list, but the run's own busbw/algbw says more ranks than a node holds: it crossed nodes
+        multi = True
     if data.get("nccl"):
         res.findings += transport_findings(host, data["nccl"], exp, multi)
         # NCCL WARN lines between the rows (NCCL_DEBUG=WARN/INFO) are judged as in an NCCL log
@@ -353,7 +381,8 @@ def _judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
     if line:
         model_note += f"; {busbw / line:.0%} of the {line:g} GB/s NIC line rate"
     floor, why = _floor(data, exp, scope)
-    where = f"{float(busbw):.1f} GB/s busbw at {size} B ({scope}-node, {n} ranks)"
+    ranks = n if n is not None or at_least is None else f"at least {at_least} (by busbw/algbw)"
+    where = f"{float(busbw):.1f} GB/s busbw at {size} B ({scope}-node, {ranks} ranks)"
     peak = _peak_before_largest(data)
     if peak is not None and float(busbw) < DROP_FRACTION * peak[1]:
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.drop_in_run"), host,
@@ -383,6 +412,15 @@ def _judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                     f"{NOTHING}nccl-tests {coll}: {where} with validation off (validation: 0, "
                                     f"#wrong not checked) and {why}: set nccl_busbw_floor_GBps{model_note}"))
+        return res
+    one_nic = _one_nic_GBps(exp) if multi else None
+    if floor is None and one_nic and float(busbw) < CRITICAL_FRACTION * one_nic:
+        # whatever the rails a node has, an inter-node busbw below half of one port's line rate is far below any
+        # floor they give (the bus bandwidth across nodes is at least one port's worth once it runs at all)
+        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.far_below_floor"), host,
+                                    f"nccl-tests {coll}: {where} is {float(busbw) / one_nic:.0%} of one "
+                                    f"{one_nic * 8:g} Gb/s port's {one_nic:g} GB/s line rate (ib_rate_gbps), below "
+                                    f"half of it whatever the ports a node has{model_note}"))
         return res
     if floor is None:
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.no_floor"), host,

@@ -941,9 +941,10 @@ def _agent_unframed(text: str) -> str:
 
 
 #: a mail archive's spelling of a prompt's '@' (MHonArc, the Open MPI list archive: 'asnrcw_at_dmc129:~> ulimit -l',
-#: '[root_at_node01 ~]# ibstat'): the user and host of a prompt at a line's start
-_ARCHIVE_AT = re.compile(r"^(?P<u>[ \t]{0,8}\[?[a-z_][\w.-]{0,31})_at_(?P<h>[A-Za-z0-9][\w.-]{0,63})(?=[:\s\]~]|$)",
-                         re.MULTILINE)
+#: '[root_at_node01 ~]# ibstat'): a user and host followed by a prompt's directory and mark (also behind a launcher's
+#: prefix, as the '@' form is read)
+_ARCHIVE_AT = re.compile(r"(?<![\w.@-])(?P<u>[a-z_][\w.-]{0,31})_at_(?P<h>[A-Za-z0-9][\w.-]{0,63})"
+                         r"(?=(?::\S{0,80}?|[ \t]+\S{1,80}?\])[$#>%](?:\s|$))")
 
 
 #: the entities a page's source escapes a paste's text with ('&amp;' last: '&amp;lt;' is a literal '&lt;')

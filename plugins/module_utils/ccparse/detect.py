@@ -127,7 +127,9 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("sinfo", "a sinfo header",
          r"^\s*PARTITION\s+AVAIL\s|^(?=[^\n]*\bSTATE\b)(?=[^\n]*\b(?:NODELIST|PARTITION|HOSTNAMES|NODES)\b)"
          r"[ \t]*[A-Z][A-Z_:()|/ \t]+$|"
-         r"^\s*REASON\s+(?:USER\s+)?(?:TIMESTAMP\s+)?(?:STATE\s+)?NODELIST\s*$"),
+         r"^\s*REASON\s+(?:USER\s+)?(?:TIMESTAMP\s+)?(?:STATE\s+)?NODELIST\s*$|"
+         # a summary's counts (sinfo -s, %F, %C), also behind an agent transcript's result marker
+         r"^[^\n]{0,8}?\bPARTITION\b[^\n]*\b(?:NODES|CPUS)\(A/I/O/T\)"),
         ("proc-limits", "/proc/<pid>/limits' rows or a shell's 'ulimit -a'",
          r"^Max locked memory\s|^[ \t>]*max locked memory\s+\(kbytes, -l\)|^\s*-l: locked-in-memory size \(k"),
         ("nvidia-smi-query", "nvidia-smi --query-gpu CSV",
@@ -171,6 +173,10 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          # a NIC's hang, the hung-task watchdog, a decoded machine check: the kernel's own words
          r"Detected (?:Tx|Hardware) Unit Hang|NETDEV WATCHDOG: |blocked for more than \d+ seconds|"
          r"\[Hardware Error\]: |: Adapter removed|"
+         # syslogd's console broadcast of a kernel line ('Message from syslogd@spinoza at May  4 22:28:15 ...',
+         # then ' kernel:invalid opcode: ...'); dmesg -H's relative and first times ('[  +0.000009] ', '[Feb 1 21:56] ')
+         r"^\s*kernel:\S|^Message from syslogd(?:@|_at_)\S+ at |^\[\s*\+\d+\.\d+\] |"
+         r"^\[[A-Z][a-z]{2} ?[ \d]\d \d\d:\d\d\] |"
          # dmesg -T in any locale: '[Sun Jan 11 09:52:01 2026] ', '[Ter Set 19 06:01:41 2017] '
          r"^[\s>*]*\[\w{2,4}\.? \w{3,4}\.? [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.()/-]+(?:\[\d+\])?: |"
@@ -180,6 +186,10 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          # dmesg without its times: a driver's line naming its PCI function ('hns3 0000:bd:00.2: ...')
          r"^\s*[a-z][\w-]{1,30} [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7][: ]).*$", 0.2),
         ("ibstat", "ibstat's own failure line", r"^.*\bibpanic: \[\d+\] .*$", 0.2),
+        # a GPU's device line alone ('3b:00.0 3D controller: NVIDIA ...': a class the structure tier's letter-first
+        # pattern leaves out, so that a table after such a line is read as the table)
+        ("lspci", "lspci's 3D controller lines",
+         r"^[ \t]*(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] 3D controller(?: \[[0-9a-f]{4}\])?: \S.*$", 0.5),
         # the row heads of the parsers themselves (ibdev2netdev.RDMA_LINK_HEAD, ip_link.BRIEF_HEAD)
         ("ibdev2netdev", "rdma link's port lines",
          r"^[ \t]*" + RDMA_LINK_HEAD + r"(?:subnet_prefix \S+ lid \d+ .*)?state [A-Z_]+ physical_state .*$", 0.5),

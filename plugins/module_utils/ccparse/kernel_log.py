@@ -276,7 +276,8 @@ _INNER_HEAD = re.compile(r"(?:> ?){0,3}(?:[\w.@-]{1,64}\[\d{1,10}\]: (?:> ?){0,3
 #: Oops: 0000000096000004 [#1] PREEMPT SMP' and 'Unable to handle kernel NULL pointer dereference at virtual address
 #: ...'. (Not 'BUG: soft lockup', not WARNING.)
 _OOPS = re.compile(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer dereference|"
-                   r"(?:Internal error: )?Oops(?::| -) .{0,60}?\[#\d{1,4}\]|[a-z][a-z ]{2,30}: [0-9a-f]{4} \[#\d{1,4}\]|"
+                   r"(?:Internal error: )?Oops(?::| -) .{0,60}?\[#\d{1,4}\]|"
+                   r"[a-z][a-z ]{2,30}: [0-9a-f]{4} \[#\d{1,4}\]|"
                    r"general protection fault|kernel BUG at "
                    r"|Unable to handle kernel (?:NULL pointer|paging request))")
 #: a call trace frame of a module's code: ' mlx5_irq_alloc+0x22f/0x3d0 [mlx5_core 1122...]'
