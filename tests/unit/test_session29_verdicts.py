@@ -288,3 +288,63 @@ def test_eight_ranks_by_the_ratio_stay_inside_a_node() -> None:
     rows = ROWS78.replace("2.20    4.33", "2.20    3.85").replace("2.19    4.32", "2.20    3.85")
     findings = [f for f in judge_text("nccl-tests", rows, SPEC78) if f.check == "nccl_busbw"]
     assert [f.severity for f in findings] == ["info"] and "intra-node" in findings[0].message
+
+
+# --- kernel log forms and messages of blind batches 129-136 ---
+
+def test_the_printk_caller_after_the_time_is_read() -> None:
+    # a HiSilicon arm64 server's oops (round2/kernel-log/linuxpci2026-hisilicon-...): CONFIG_PRINTK_CALLER's '[ T2808]'
+    assert _kernel("[ 1484.742859][ T2808] Unable to handle kernel NULL pointer dereference at virtual address "
+                   "0000000000000010") == [("kernel_oops", "critical", "n1")]
+
+
+def test_an_aer_recovery_that_gave_up_fails_the_device() -> None:
+    # linux-pci 2020 (round2/kernel-log/linuxpci2020-b450-...): a non-fatal error whose recovery failed
+    found = _kernel("[   55.679423] amdgpu 0000:0a:00.0: AER: can't recover (no error_detected callback)",
+                    "[   55.679455] pcieport 0000:00:03.1: AER: device recovery failed")
+    assert found == [("kernel_pcie", "critical", "n1/0000:00:03.1"), ("kernel_pcie", "critical", "n1/0000:0a:00.0")]
+
+
+def test_an_intel_nics_lost_pcie_link_is_a_removed_adapter() -> None:
+    # intel-wired-lan 2024 (round2/kernel-log/iwl2024-x670e-igc-...): dmesg -T in a German locale ('So' is Sunday)
+    assert _kernel("[So Feb 25 13:36:36 2024] igc 0000:0b:00.0 eno1: PCIe link lost, device now detached") == [
+        ("kernel_net", "critical", "n1/0000:0b:00.0")]
+
+
+def test_bridges_gone_behind_a_link_that_did_not_train_are_lost_not_unplugged() -> None:
+    # linux-pci 2023 (round2/kernel-log/linuxpci2023-intel-dg2-...): an Arc A770's own switch and GPU after resume
+    lines = ("[ 15.049948] pcieport 0000:00:01.0: Data Link Layer Link Active not set in 1000 msec",
+             "[ 15.050024] pcieport 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+             "[ 17.286576] vfio-pci 0000:03:00.0: Unable to change power state from D3cold to D0, device inaccessible")
+    assert _kernel(*lines) == [("kernel_pcie", "critical", "n1/0000:01:00.0"),
+                               ("kernel_pcie", "critical", "n1/0000:03:00.0")]
+    # without the port's line: a subtree unplugged at once (session 22's dock), a note
+    assert _kernel(*lines[1:]) == []
+
+
+def test_dmesg_h_with_a_decimal_comma_is_read() -> None:
+    # linux-nvme 2020 (round2/kernel-log/linuxnvme2020-...): '[  +0,000089] INFO: task ... blocked for more than 120 s'
+    assert _kernel("[  +0,000089] INFO: task kworker/u593:0:82293 blocked for more than 120 seconds.") == [
+        ("kernel_task", "warning", "n1")]
+
+
+# --- NCCL logs of blind batches 129-136 ---
+
+def test_gpu_pairs_without_p2p_degrade_the_node() -> None:
+    # huggingface/transformers#15618 (round2/nccl-log/transformers15618-...): neighbouring GPUs without peer access
+    text = _text("ava-s0:537554:537627 [1] NCCL INFO Could not enable P2P between dev 1(=1b000) and dev 0(=1a000)",
+                 "ava-s0:537558:537635 [5] NCCL INFO Could not enable P2P between dev 5(=89000) and dev 4(=88000)",
+                 "ava-s0:537558:537635 [5] NCCL INFO Could not enable P2P between dev 5(=89000) and dev 4(=88000)")
+    assert parse_text("nccl-log", text)["p2p_not_enabled"] == [["1a000", "1b000"], ["88000", "89000"]]
+    findings = judge_text("nccl-log", text)
+    assert [(f.check, f.severity) for f in findings] == [("nccl_p2p", "warning")]
+    assert "2 GPU pair(s) (1a000/1b000, 88000/89000)" in findings[0].message
+
+
+def test_a_log_of_ncclS_settings_alone_holds_nothing_to_judge() -> None:
+    # mlcommons/training_results v2.1, Azure (round2/nccl-log/mlperf21-...): NCCL_DEBUG_SUBSYS=ENV's lines only
+    text = _text("ip-0A23040B:84438:84438 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0",
+                 "ip-0A23040B:84438:84438 [0] NCCL INFO NCCL_IB_PCI_RELAXED_ORDERING set by environment to 1.")
+    findings = judge_text("nccl-log", text)
+    assert [(f.check, f.severity) for f in findings] == [("coverage", "info")]
+    assert "NCCL's settings only" in findings[0].message

@@ -189,7 +189,9 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     gone = data.get("pci_inaccessible") or ()
     # bridges gone with it: a subtree unplugged at once (a dock or Thunderbolt chain removed in suspend), not a device
     # lost on its slot
-    subtree = sorted({str(e.get("pci")) for e in gone if e.get("driver") == "pcieport"})
+    # (not where a port's link did not train: 'Data Link Layer Link Active not set', the devices behind it are lost)
+    subtree = sorted({str(e.get("pci")) for e in gone if e.get("driver") == "pcieport"}) \
+        if not data.get("link_not_active") else []
     for pci, events in _grouped([e for e in gone if e.get("state") == "D3cold"], "pci"):
         rule = "kernel_pcie.subtree_inaccessible" if subtree else "kernel_pcie.device_inaccessible"
         res.findings.append(Finding(
@@ -205,6 +207,15 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
             f"needed: the link is lost until a reset)" + (f"; recovery gave up on {lost}" if lost else "")
             + f"; drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
+    fatal = {str(e.get("pci")) for e in data.get("aer_fatal") or ()}
+    for pci, events in _grouped([e for e in data.get("aer_unrecovered") or () if str(e.get("pci")) not in fatal],
+                                "pci"):
+        # an uncorrectable error the AER recovery gave up on (its driver has no error handler, or the port's reset
+        # failed): the device stays in error until a reboot, whatever the error's severity
+        res.findings.append(Finding(
+            host, "kernel_pcie", rule_sev("kernel_pcie.aer_unrecovered"), f"{host}/{pci}",
+            f"PCIe AER recovery gave up on {pci} ({events[-1].get('driver')}) {_when(events)}: the device stays in "
+            f"error until the node is rebooted. Line: {str(events[-1]['text'])[:160]!r}"))
     for pci in data.get("aer_injected") or ():
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev("kernel_pcie.aer_injected"), f"{host}/{pci}",

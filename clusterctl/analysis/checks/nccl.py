@@ -468,9 +468,26 @@ def judge_nccl_tests_json(host: str, data: Mapping[str, Any], exp: Mapping[str, 
     return judge_results(host, data, exp)
 
 
+def _settings_only(data: Mapping[str, Any]) -> bool:
+    """Every NCCL line of the log is one of NCCL's settings ('NCCL_SOCKET_IFNAME set by environment to eth0'): no
+    transport, device, rank or warning to judge."""
+    return bool(data.get("lines")) and data.get("settings_lines") == data.get("lines")
+
+
 @check("nccl-log")
 def judge_nccl_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> CheckResult:
     res = CheckResult()
+    if _settings_only(data):
+        res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
+                                    f"{NOTHING}NCCL log of {data.get('lines')} line(s) without a transport, device, "
+                                    "rank or warning line (NCCL's settings only, NCCL_DEBUG_SUBSYS narrowed?)"))
+        return res
+    if pairs := data.get("p2p_not_enabled"):
+        said = ", ".join(f"{a}/{b}" for a, b in pairs[:8])
+        res.findings.append(Finding(host, "nccl_p2p", rule_sev("nccl_p2p.not_enabled"), host,
+                                    f"NCCL could not enable P2P between {len(pairs)} GPU pair(s) ({said}): their "
+                                    "traffic goes through host shared memory, slower than P2P over NVLink or PCIe "
+                                    "(ACS or the IOMMU on the PCIe switch, a VM's passthrough, a consumer board)"))
     res.findings += transport_findings(host, data, exp, _spans_nodes(data, by_ranks=True))
     if data.get("n_ranks") == 1:
         ver = f"NCCL {data['version']}: " if data.get("version") else ""

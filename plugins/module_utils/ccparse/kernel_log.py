@@ -57,7 +57,11 @@ operators paste ``grep Xid`` output too):
     ``aer_fatal``, ``aer_nonfatal`` and ``aer_corrected``.
 ``aer_unrecovered``
     the devices an AER recovery gave up on (``nvidia 0000:03:00.0: AER: can't recover (no
-    error_detected callback)``): ``pci``, ``driver``: who is lost behind a port's fatal error.
+    error_detected callback)``, a port's ``pcieport 0000:00:03.1: AER: device recovery failed``): ``pci``,
+    ``driver``: who is lost behind a port's error.
+``link_not_active``
+    the ports whose link did not train in time (``Data Link Layer Link Active not set in 1000 msec``): the devices
+    behind them are lost, not unplugged.
 
 ``oops``
     a crash in kernel code (``BUG: unable to handle page fault``, ``BUG: kernel NULL pointer dereference``,
@@ -121,7 +125,8 @@ operators paste ``grep Xid`` output too):
 ``hypervisor``
     the hypervisor a virtual machine's kernel names at boot (``Hypervisor detected: KVM``), else None.
 ``nic_removed``
-    a NIC driver that read all ones from its device and gave it up (``ixgbe 0000:05:00.0: Adapter removed``):
+    a NIC driver that read all ones from its device and gave it up (``ixgbe 0000:05:00.0: Adapter removed``; igb, igc
+    and e1000e's ``PCIe link lost, device now detached``):
     ``pci``, ``driver``.
 ``nic_module``
     mlx5's ``Port module event[error]: module 0, Cable error, Power budget exceeded``: the port's cable or
@@ -185,7 +190,8 @@ _PREFIXES = (
     re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+"
                r"(?:\S+\s+)?kernel:\s*(?P<msg>.*)$"),
     re.compile(r"^(?P<time>" + _MONTH + r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+\S+\s+(?P<msg>.*)$"),
-    re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + r")\]\s*(?P<msg>.*)$"),
+    # (CONFIG_PRINTK_CALLER's thread or CPU after it: '[ 1484.742859][ T2808] ...', '[193378.949952][   C10] ...')
+    re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + r")\](?:\[\s*[TC]\d{1,7}\])?\s*(?P<msg>.*)$"),
     re.compile(r"^\[(?P<time>" + DMESG_CLOCK + r")\]\s*(?P<msg>.*)$"),
     # OpenWrt logread: 'Wed Aug 12 17:30:58 2026 kern.info kernel: [    3.027370] ...'
     re.compile(r"^(?P<time>" + DMESG_CLOCK + r")\s+\S+\s+kernel:\s*"
@@ -332,7 +338,7 @@ _AMD_DRAM = re.compile(r"MC4 Error \(node (?P<node>\d{1,3})\): DRAM ECC error")
 _AMD_STATUS = re.compile(r"MC4_STATUS\[(?P<flags>[^\]]{0,80})\]")
 #: a NIC driver that read all ones from its device and gave it up ('ixgbe 0000:05:00.0: Adapter removed')
 _ADAPTER_REMOVED = re.compile(r"(?<![\w.-])(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"):? (?:\S{1,32}: )?"
-                              r"Adapter removed")
+                              r"(?:Adapter removed|PCIe link lost)")
 #: mlx5's port module (cable/transceiver) in error ('Port module event[error]: module 0, Cable error, High Temperature')
 _MODULE_ERROR = re.compile(r"Port module event\[error\]: module (?P<mod>\d{1,3}), (?P<what>.{1,120}?)\s*$")
 #: an NVSwitch error ('nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up')
@@ -446,7 +452,11 @@ _GPU_INDEX = re.compile(r"\bGPU:?(?P<idx>\d{1,3})\b")
 #: inaccessible)'; 5.x: 'Unable to change power state from D3cold to D0, device inaccessible'): it does not answer
 _NO_WAKE = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): (?:can't|Unable to) change power state "
                       r"from (?P<from>D3cold|D3hot|unknown)\b")
-_CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
+#: a port whose link did not come up in time ('pcieport 0000:00:01.0: Data Link Layer Link Active not set in 1000
+#: msec'): the devices behind it are lost, not unplugged
+_DLL_NOT_ACTIVE = re.compile(r"^[\w.-]{1,40} (?P<pci>" + _PCI + r"): Data Link Layer Link Active not set")
+_CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: (?:can't recover|device recovery "
+                           r"failed)")
 #: nouveau read the GPU's chip id as all ones ('nouveau 0000:01:00.0: unknown chipset (ffffffff)'): the device does
 #: not answer reads of its registers (as lspci's 'rev ff')
 _ALL_ONES_CHIP = re.compile(r"^nouveau (?P<pci>" + _PCI + r"): unknown chipset \(ffffffff\)")
@@ -562,6 +572,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     nic_fw: list[dict[str, Any]] = []
     overheat: list[dict[str, Any]] = []
     rcu_stalls: list[dict[str, Any]] = []
+    link_not_active: list[str] = []
     panics: list[dict[str, Any]] = []
     wc_errors: list[dict[str, Any]] = []
     gid_failed: list[dict[str, Any]] = []
@@ -667,7 +678,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             inaccessible.append(_event(lineno, time, msg, pci=nw.group("pci").lower(), driver=nw.group("drv"),
                                        state=nw.group("from")))
             continue
-        if "can't recover" in msg and (cr := _CANT_RECOVER.match(msg)):
+        if "Link Active not set" in msg and (dl := _DLL_NOT_ACTIVE.match(msg)):
+            link_not_active.append(dl.group("pci").lower())
+            continue
+        if ("can't recover" in msg or "recovery failed" in msg) and (cr := _CANT_RECOVER.match(msg)):
             unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))
             continue
         if "not supported by" in msg and (ns := _NOT_SUPPORTED.search(" ".join(recent[-3:]))):
@@ -748,7 +762,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                                        where=f"DRAM ECC (AMD northbridge, node {amd_node})"))
                 amd_node = None
                 continue
-        if "Adapter removed" in msg and (ar := _ADAPTER_REMOVED.search(msg)):
+        if ("Adapter removed" in msg or "PCIe link lost" in msg) and (ar := _ADAPTER_REMOVED.search(msg)):
             removed.append(_event(lineno, time, msg, pci=ar.group("pci").lower(), driver=ar.group("drv")))
             continue
         if "module event[error]" in msg and (me := _MODULE_ERROR.search(msg)):
@@ -900,7 +914,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "nic_overheat": overheat, "rdma_wc_errors": wc_errors,
             "roce_gid_failed": gid_failed,
             "hung_tasks": hung_tasks,
-            "soft_lockups": lockups, "rcu_stalls": rcu_stalls, "panics": panics, "nic_removed": removed,
+            "soft_lockups": lockups, "rcu_stalls": rcu_stalls, "panics": panics,
+            "link_not_active": link_not_active, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,
             "link_flaps": flaps, "link_flaps_note": note, "lines": total}

@@ -25,7 +25,9 @@ ignored, so a log with application output or nccl-tests tables interleaved parse
      "app_errors": ["RuntimeError: NCCL error in: ..., unhandled system error ..."],  # the application's result
      "bus_errors": ["[host:378934:0:382579] Caught signal 7 (Bus error: ...)"],       # a process killed by SIGBUS
      "connect_retries": [{"error": "Connection timed out", "line": 14}],   # 'Call to connect returned ..., retrying'
-     "socket_channel_devices": [1]}                            # the N of channels' 'via NET/Socket/N'
+     "socket_channel_devices": [1],                            # the N of channels' 'via NET/Socket/N'
+     "p2p_not_enabled": [["1a000", "1b000"]],                  # 'Could not enable P2P between dev 1(=1b000) ...'
+     "settings_lines": 2}                                      # 'NCCL_SOCKET_IFNAME set by environment to eth0'
 
 ``warnings`` holds NCCL's WARN lines and the error lines of the job read beside them; ``app_errors`` and
 ``bus_errors`` are those of them that are an application's NCCL result line and a SIGBUS line.
@@ -124,6 +126,10 @@ _RETURN = re.compile(r"^(?P<at>[\w./-]{1,80}\.(?:cc|cu|h|c|cpp):\d{1,6}) -> (?P<
 _RANKS_INIT = re.compile(r"\bnranks (\d+)\b")
 #: NCCL's socket connect retried after an error ('Call to connect returned Connection timed out, retrying'; NCCL
 #: 2.7-2.11 include/socket.h, later misc/socket.cc): INFO lines, the WARN comes only when the retries run out
+#: NCCL's P2P transport refused between two GPUs of a node ('Could not enable P2P between dev 1(=1b000) and dev
+#: 0(=1a000)'): their traffic goes through host shared memory instead
+_P2P_NOT_ENABLED = re.compile(r"^Could not enable P2P between dev \d{1,3}\(=([0-9A-Fa-f]{1,8})\) and dev \d{1,3}"
+                              r"\(=([0-9A-Fa-f]{1,8})\)")
 _CONNECT_RETRY = re.compile(r"^Call to connect returned (.{1,80}?), retrying")
 #: a channel over NCCL's socket transport and the index of the socket device it uses ('via NET/Socket/1')
 _SOCKET_CHANNEL = re.compile(r"via NET/Socket/(\d{1,3})\b")
@@ -168,7 +174,8 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
                            "channel_transports": [], "gdr": None, "gdr_hcas": {}, "gdr_gpus": {}, "n_ranks": None,
                            "n_nodes": None, "hosts": [], "warnings": [], "lines": 0, "networks": [],
                            "pg_errors": [], "pg_timeouts": [], "error_returns": [], "bus_errors": [],
-                           "connect_retries": [], "socket_channel_devices": [], "app_errors": []}
+                           "connect_retries": [], "socket_channel_devices": [], "app_errors": [],
+                           "p2p_not_enabled": [], "settings_lines": 0}
     via: set[str] = set()
     gdr_channel = False
     hosts: list[str] = []
@@ -261,6 +268,14 @@ def summarize(lines: list[tuple[int, str]]) -> dict[str, Any]:
         if msg.startswith("NET : Using interface") and (old := _NET_IFACE_OLD.match(msg)):
             if old.group(1) not in out["socket_interfaces"]:
                 out["socket_interfaces"].append(old.group(1))
+            continue
+        if " set by environment to " in msg:
+            out["settings_lines"] += 1  # 'NCCL_SOCKET_IFNAME set by environment to eth0': a setting, no evidence
+            continue
+        if msg.startswith("Could not enable P2P") and (pp := _P2P_NOT_ENABLED.match(msg)):
+            pair = sorted((pp.group(1).lower(), pp.group(2).lower()))
+            if pair not in out["p2p_not_enabled"] and len(out["p2p_not_enabled"]) < 64:
+                out["p2p_not_enabled"].append(pair)
             continue
         if "for GPU" in msg and (gg := _GDR_GPU.search(msg)):
             gpu = gg.group(2).lower()

@@ -38,10 +38,11 @@ _SYSLOG = re.compile(r"^(?P<time>[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2})\s+
 _ISO = re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
                   r"\s+(?P<host>\S+)\s+(?P<msg>.*)$")
 #: dmesg's own time column: seconds since boot ('  12.345678'), dmesg -d's delta ('12.345 <    0.001>'),
-#: dmesg -H / --reltime ('+0.000844', 'Jan11 09:52')
-DMESG_TIME = r"\+?\d+\.\d+(?:\s{0,8}<\s{0,12}\d+\.\d+>)?|[A-Z][a-z]{2}\d{1,2} \d{2}:\d{2}(?::\d{2})?"
+#: dmesg -H / --reltime ('+0.000844', 'Jan11 09:52', 'Feb 1 21:56'; a decimal comma in some locales: '+0,000089')
+DMESG_TIME = (r"\+?\d+\.\d+(?:\s{0,8}<\s{0,12}\d+\.\d+>)?|\+\d+,\d{6}|"
+              r"[A-Z][a-z]{2} ?\d{1,2} \d{2}:\d{2}(?::\d{2})?")
 #: dmesg -T's clock time ('Fri Feb 12 11:47:20 2021')
-DMESG_CLOCK = r"[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4}"
+DMESG_CLOCK = r"[^\W\d_]{2,4}\.? [^\W\d_]{3,4}\.?\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4}"
 _DMESG = re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + "|" + DMESG_CLOCK + r")\]\s*(?P<msg>.*)$")
 #: OpenWrt's logread: 'Sun Jun 11 23:02:41 2023 kern.info kernel: [39210.778735] igc 0000:05:00.0 eth5: ...'
 _LOGREAD = re.compile(r"^(?P<time>" + DMESG_CLOCK + r")\s+"
