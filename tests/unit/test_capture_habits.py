@@ -178,6 +178,25 @@ EXCLUDED = {
                      "setlocale", "container-banner", "container-banner-srun-l", "ssh-known-hosts-pdsh", "docker-pull",
                      "pyxis", "apptainer", "ssh-closed", "kubectl-run-rm", "script", "ansible-debug", "ansible-v",
                      "ansible-yaml", "ansible-o", "ts-syslog", "page-copy", "html-source")},
+    **{(habit, cid): "a mail's wrapped excerpt (a wrapped line's rest carries no time): a time before every line would "
+                     "come before the mail's wrap, an order no paste has; the rests then read as log lines of their own"
+       for cid in ("round2/kernel-log/iwl2025-molgen-optiplex-7071-i219-lm-journal-bracket-ellipsis-link-up-1000-down-"
+                   "up-100-mbps-wrapped.txt",
+                   "round2/kernel-log/linuxpci2023-intel-dg2-a770-vfio-pci-6.2-dll-link-active-not-set-d3cold-to-d0-"
+                   "device-inaccessible-wrapped.txt",
+                   "round2/kernel-log/nouveau2022-legion5pro-rtx3070m-logoff-d3cold-to-d0-config-space-inaccessible-"
+                   "timer-stalled-g84-bar-flush-warning-wrapped.txt")
+       for habit in ("runner-time", "kubectl-timestamps", "journal")},
+    **{(habit, "round2/kernel-log/linuxpci2023-bz216863-thinkpad-tb4-dock-journal-aer-multiple-corrected-rollover-"
+               "timeout-quoted.txt"):
+       "a bug tracker's quoted reply ('> ' on every line): the quote is the outer decoration, an indentation would "
+       "come inside it; and a mail's wrap of it would leave its rests without the quote mark (not undone: a wrapped, "
+       "prefixed paste)"
+       for habit in ("indent4", "tab-indent", "mail-wrap")},
+    ("mail-wrap", "round2/nccl-log/azuremlassets302-deepspeed-pdsh-ip-prefix-2-nodes-msccl-2.12.12-ib-disable-1-socket-"
+                  "eth0-cut.txt"):
+        "a launcher's or reply's prefix on every line: the wrap's rests lack it, so it is on too few lines to be told "
+        "from text (not undone: a wrapped, prefixed paste)",
     ("journal", "round2/kernel-log/ompiusers12907-2010-spinoza-syslogd-wall-messages-invalid-opcode-oops-interleaved-"
                 "mpiexec-segfault.txt"):
         "syslogd's console broadcast ('Message from syslogd@spinoza at ...', then ' kernel:...') is what a terminal "

@@ -207,11 +207,10 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"PCIe AER uncorrected fatal error on {pci or 'a device'}: {len(events)} time(s) {_when(events)} (no Xid "
             f"needed: the link is lost until a reset)" + (f"; recovery gave up on {lost}" if lost else "")
             + f"; drain, reboot, reseat. Last: {str(events[-1]['text'])[:160]!r}"))
-    fatal = {str(e.get("pci")) for e in data.get("aer_fatal") or ()}
-    for pci, events in _grouped([e for e in data.get("aer_unrecovered") or () if str(e.get("pci")) not in fatal],
-                                "pci"):
-        # an uncorrectable error the AER recovery gave up on (its driver has no error handler, or the port's reset
-        # failed): the device stays in error until a reboot, whatever the error's severity
+    # (behind a fatal error the finding above names them; after a non-fatal one they are the finding)
+    for pci, events in _grouped([] if data.get("aer_fatal") else data.get("aer_unrecovered"), "pci"):
+        # an uncorrectable error the AER recovery gave up on (its driver has no error handler): the device stays in
+        # error until a reboot, whatever the error's severity
         res.findings.append(Finding(
             host, "kernel_pcie", rule_sev("kernel_pcie.aer_unrecovered"), f"{host}/{pci}",
             f"PCIe AER recovery gave up on {pci} ({events[-1].get('driver')}) {_when(events)}: the device stays in "

@@ -381,6 +381,14 @@ _LOG_HOST = re.compile(r"^[ \t]{0,8}(?:(?:" + _SYSLOG_TIME + r"|\d{4}-\d{2}-\d{2
                        r"|Message from syslogd(?:@|_at_)(?P<wall>[A-Za-z][\w.-]{0,63}) at )", re.MULTILINE)
 
 
+def log_named_host(kind: str, text: str) -> dict[str, str] | None:
+    """``{"host": h, "by": "syslog line head"}`` where a kernel log's syslog or journal lines (or syslogd's broadcasts)
+    name one host (not ``localhost``), else None: the raw reading and a pre-parsed envelope both carry it."""
+    if kind not in STAMPED_KINDS or len(hosts := log_hosts(text)) != 1:
+        return None
+    return None if hosts[0] in ("localhost", "localhost.localdomain") else {"host": hosts[0], "by": "syslog line head"}
+
+
 def log_hosts(text: str) -> list[str]:
     """The hosts a kernel log's syslog or journal line heads (and syslogd's broadcasts) name, in order of first
     appearance."""

@@ -169,13 +169,13 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ).*$", 0.1),
         ("ib_write_bw", "perftest command lines", r"^.*\bib_(?:write|read|send)_bw\s.*$", 0.2),
         ("kernel-log", "kernel log lines",
-         r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\] |\bkernel: |mlx5_core|pcieport|pciehp |"
+         r"^.*(?:NVRM: |\bXid\b|^[\s>*]*\[\s*\d+\.\d+\](?:\[\s*[TC]\d{1,7}\])? |\bkernel: |mlx5_core|pcieport|pciehp |"
          # a NIC's hang, the hung-task watchdog, a decoded machine check: the kernel's own words
          r"Detected (?:Tx|Hardware) Unit Hang|NETDEV WATCHDOG: |blocked for more than \d+ seconds|"
          r"\[Hardware Error\]: |: Adapter removed|"
          # syslogd's console broadcast of a kernel line ('Message from syslogd@spinoza at May  4 22:28:15 ...',
          # then ' kernel:invalid opcode: ...'); dmesg -H's relative and first times ('[  +0.000009] ', '[Feb 1 21:56] ')
-         r"^\s*kernel:\S|^Message from syslogd(?:@|_at_)\S+ at |^\[\s*\+\d+\.\d+\] |"
+         r"^\s*kernel:\S|^Message from syslogd(?:@|_at_)\S+ at |^\[\s*\+\d+[.,]\d+\] |"
          r"^\[[A-Z][a-z]{2} ?[ \d]\d \d\d:\d\d\] |"
          # dmesg -T in any locale: '[Sun Jan 11 09:52:01 2026] ', '[Ter Set 19 06:01:41 2017] '
          r"^[\s>*]*\[\w{2,4}\.? \w{3,4}\.? [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"

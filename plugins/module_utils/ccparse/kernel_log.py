@@ -57,8 +57,7 @@ operators paste ``grep Xid`` output too):
     ``aer_fatal``, ``aer_nonfatal`` and ``aer_corrected``.
 ``aer_unrecovered``
     the devices an AER recovery gave up on (``nvidia 0000:03:00.0: AER: can't recover (no
-    error_detected callback)``, a port's ``pcieport 0000:00:03.1: AER: device recovery failed``): ``pci``,
-    ``driver``: who is lost behind a port's error.
+    error_detected callback)``): ``pci``, ``driver``: who is lost behind a port's error.
 ``link_not_active``
     the ports whose link did not train in time (``Data Link Layer Link Active not set in 1000 msec``): the devices
     behind them are lost, not unplugged.
@@ -207,7 +206,7 @@ _HOST_KERNEL = re.compile(r"^[\w.-]{1,64} kernel: ")
 #: dmesg --decode (-x): 'kern  :info  : ' before the time (or the message)
 _DECODE = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local\d)\s{0,4}:"
                      r"\s{0,4}(?:emerg|alert|crit|err|warn|notice|info|debug)\s{0,4}:\s?")
-_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + "|" + DMESG_CLOCK + r")\]\s*")
+_DMESG_IN_MSG = re.compile(r"^\[\s*(?P<time>" + DMESG_TIME + "|" + DMESG_CLOCK + r")\](?:\[\s*[TC]\d{1,7}\])?\s*")
 _PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>" + _PCI + r"|\.{3}|\u2026)\):\s*(?P<code>\d{1,4})\b,?\s*"
                   r"(?P<rest>.*)$")
@@ -275,7 +274,7 @@ _CORRECTABLE_BITS = frozenset({"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeou
 #: the kernel's own words follow it
 _INNER_HEAD = re.compile(r"(?:> ?){0,3}(?:[\w.@-]{1,64}\[\d{1,10}\]: (?:> ?){0,3})?"
                          r"(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S{1,64} kernel: "
-                         r"|\[\s{0,12}\d{1,10}\.\d{1,9}\] |\[" + DMESG_CLOCK + r"\] )?")
+                         r"|\[\s{0,12}\d{1,10}\.\d{1,9}\](?:\[\s{0,6}[TC]\d{1,7}\])? |\[" + DMESG_CLOCK + r"\] )?")
 #: the kernel's own report of a crash in kernel code (an oops): the page fault or NULL dereference it hit, the
 #: 'Oops: 0000 [#1]' line, a general protection fault, a BUG() assertion; x86's die() names its trap ('invalid opcode:
 #: 0000 [#1] SMP' is a BUG()'s ud2, 'stack segment: 0000 [#1]', 'divide error: 0000 [#1]'); arm64's 'Internal error:
@@ -455,8 +454,7 @@ _NO_WAKE = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): (?:can't|
 #: a port whose link did not come up in time ('pcieport 0000:00:01.0: Data Link Layer Link Active not set in 1000
 #: msec'): the devices behind it are lost, not unplugged
 _DLL_NOT_ACTIVE = re.compile(r"^[\w.-]{1,40} (?P<pci>" + _PCI + r"): Data Link Layer Link Active not set")
-_CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: (?:can't recover|device recovery "
-                           r"failed)")
+_CANT_RECOVER = re.compile(r"^(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): AER: can't recover")
 #: nouveau read the GPU's chip id as all ones ('nouveau 0000:01:00.0: unknown chipset (ffffffff)'): the device does
 #: not answer reads of its registers (as lspci's 'rev ff')
 _ALL_ONES_CHIP = re.compile(r"^nouveau (?P<pci>" + _PCI + r"): unknown chipset \(ffffffff\)")
@@ -681,7 +679,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "Link Active not set" in msg and (dl := _DLL_NOT_ACTIVE.match(msg)):
             link_not_active.append(dl.group("pci").lower())
             continue
-        if ("can't recover" in msg or "recovery failed" in msg) and (cr := _CANT_RECOVER.match(msg)):
+        if "can't recover" in msg and (cr := _CANT_RECOVER.match(own)):
             unrecovered.append(_event(lineno, time, msg, pci=cr.group("pci").lower(), driver=cr.group("drv")))
             continue
         if "not supported by" in msg and (ns := _NOT_SUPPORTED.search(" ".join(recent[-3:]))):

@@ -46,7 +46,7 @@ from . import (  # noqa: F401  # pylint: disable=unused-import  # imported to re
     proc_limits,
     sysfs_ib,
 )
-from .capture import clean_capture
+from .capture import clean_capture, log_named_host
 from .common import PARSERS
 
 SCHEMA = "clusterctl-preparsed/1"
@@ -174,6 +174,8 @@ def envelope(kind: str, text: str) -> dict[str, Any] | None:
         return None
     if not faithful:
         return None
+    if isinstance(data, dict) and (named := log_named_host(kind, text)):
+        data = {**data, "named_host": named}  # as the controller's own reading of the text names it
     return {"schema": SCHEMA, "kind": kind, "parser_version": version, "raw_crc32": raw_check(text), "data": data}
 
 

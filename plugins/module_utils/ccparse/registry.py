@@ -9,7 +9,7 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
-from .capture import KIND_COMMANDS, STAMPED_KINDS, clean_capture, log_hosts, prompt_hosts, typeset
+from .capture import KIND_COMMANDS, clean_capture, log_named_host, prompt_hosts, typeset
 from .common import COMMAND_READERS, PARSERS, ParseError, with_cut
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
@@ -164,9 +164,7 @@ def _named_host(kind: str, text: str, cleaned: Any) -> dict[str, str] | None:
         return {"host": cleaned.hosts[0], "by": "line prefix"}
     if cleaned.commands and len(hosts := prompt_hosts(text)) == 1 and hosts[0] not in _NOT_NAMED:
         return {"host": hosts[0], "by": "shell prompt"}
-    if kind in STAMPED_KINDS and len(hosts := log_hosts(text)) == 1 and hosts[0] not in _NOT_NAMED:
-        return {"host": hosts[0], "by": "syslog line head"}
-    return None
+    return log_named_host(kind, text)
 
 
 #: prompt host names that name no node
