@@ -389,11 +389,19 @@ def log_named_host(kind: str, text: str) -> dict[str, str] | None:
     return None if hosts[0] in ("localhost", "localhost.localdomain") else {"host": hosts[0], "by": "syslog line head"}
 
 
+#: the characters of a log's head and of its tail whose line heads are read for the host (a central syslog of many
+#: hosts shows a second one there; a node's own log of thousands of lines is not read line by line for it)
+LOG_HOST_SAMPLE = 8192
+
+
 def log_hosts(text: str) -> list[str]:
-    """The hosts a kernel log's syslog or journal line heads (and syslogd's broadcasts) name, in order of first
-    appearance."""
+    """The hosts a kernel log's syslog or journal line heads (and syslogd's broadcasts) name in its first and last
+    :data:`LOG_HOST_SAMPLE` characters, in order of first appearance."""
     if " kernel: " not in text and "syslogd" not in text:
         return []
+    if len(text) > 2 * LOG_HOST_SAMPLE:
+        text = text[:LOG_HOST_SAMPLE] + "\n" + text[text.index("\n", len(text) - LOG_HOST_SAMPLE) + 1:] \
+            if "\n" in text[len(text) - LOG_HOST_SAMPLE:] else text[:LOG_HOST_SAMPLE]
     return list(dict.fromkeys(m.group("host") or m.group("wall") for m in _LOG_HOST.finditer(text)))
 
 
