@@ -114,7 +114,33 @@ def _per_device(res: CheckResult, host: str, events: Any, key: str, check: str, 
     """One finding of ``rule`` per device (the events' ``key``): ``say(device, its events)``, then the last line."""
     for dev, evs in _grouped(events, key):
         res.findings.append(Finding(host, check, rule_sev(rule), f"{host}/{dev}" if dev else host,
-                                    f"{say(dev, evs)}. Last: {str(evs[-1]['text'])[:160]!r}"))
+                                    f"{say(dev, evs)}. {_last(evs)}"))
+
+
+def _on_host(res: CheckResult, host: str, events: Any, check: str, rule: str, say: Callable[[Events], str]) -> None:
+    """One finding of ``rule`` for the whole host where there are events (tasks, CPUs, the kernel itself)."""
+    if evs := list(events or ()):
+        res.findings.append(Finding(host, check, rule_sev(rule), host, say(evs)))
+
+
+def _last(evs: Events) -> str:
+    return f"Last: {str(evs[-1]['text'])[:160]!r}"
+
+
+def _say_hung(evs: Events) -> str:
+    tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs))
+    return (f"{len(evs)} task(s) blocked in uninterruptible sleep for more than "
+            f"{min(int(e.get('seconds') or 0) for e in evs)} s ({tasks}) {_when(evs)}: I/O (a file system, storage or "
+            f"its network) stalls the jobs on this node; the call trace says which. {_last(evs)}")
+
+
+def _say_lockups(evs: Events) -> str:
+    cpus = ", ".join(dict.fromkeys(f"CPU#{e.get('cpu')}" for e in evs))
+    tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs if e.get("task")))
+    return (f"{len(evs)} soft lockup(s): {cpus} kept in kernel mode for up to "
+            f"{max(int(e.get('seconds') or 0) for e in evs)} s{f' ({tasks})' if tasks else ''} {_when(evs)}: "
+            "a driver or the kernel spins with the CPU held (the RIP and call trace below it say which); the jobs on "
+            f"those CPUs stall. {_last(evs)}")
 
 
 def _whats(evs: Events) -> str:
@@ -352,39 +378,16 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                 lambda pci, evs: (f"the {evs[-1].get('driver')} driver gave up network adapter {pci} (it read all "
                                   f"ones: the device left the bus) {_when(evs)}; the port is gone until the card is "
                                   "back (reseat, slot, firmware)"))
-    hung = list(data.get("hung_tasks") or ())
-    if hung:
-        tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in hung))
-        secs = min(int(e.get("seconds") or 0) for e in hung)
-        res.findings.append(Finding(
-            host, "kernel_task", rule_sev("kernel_task.hung"), host,
-            f"{len(hung)} task(s) blocked in uninterruptible sleep for more than {secs} s "
-            f"({tasks}) {_when(hung)}: I/O (a file system, storage or its network) stalls the jobs on this node; "
-            f"the call trace says which. Last: {str(hung[-1]['text'])[:160]!r}"))
-    lockups = list(data.get("soft_lockups") or ())
-    if lockups:
-        cpus = ", ".join(dict.fromkeys(f"CPU#{e.get('cpu')}" for e in lockups))
-        tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in lockups if e.get("task")))
-        res.findings.append(Finding(
-            host, "kernel_task", rule_sev("kernel_task.soft_lockup"), host,
-            f"{len(lockups)} soft lockup(s): {cpus} kept in kernel mode for up to "
-            f"{max(int(e.get('seconds') or 0) for e in lockups)} s{f' ({tasks})' if tasks else ''} {_when(lockups)}: "
-            "a driver or the kernel spins with the CPU held (the RIP and call trace below it say which); the jobs on "
-            f"those CPUs stall. Last: {str(lockups[-1]['text'])[:160]!r}"))
-    stalls = list(data.get("rcu_stalls") or ())
-    if stalls:
-        cpus = ", ".join(dict.fromkeys(f"CPU {c}" for e in stalls for c in e.get("cpus") or ())) or "CPUs not named"
-        res.findings.append(Finding(
-            host, "kernel_task", rule_sev("kernel_task.rcu_stall"), host,
-            f"{len(stalls)} RCU stall report(s) ({cpus}) {_when(stalls)}: a CPU kept in kernel code without a "
-            "quiescent state (a driver or the kernel spinning with preemption or interrupts off); the jobs on it "
-            f"stall. Last: {str(stalls[-1]['text'])[:160]!r}"))
-    panics = list(data.get("panics") or ())
-    if panics:
-        res.findings.append(Finding(
-            host, "kernel_task", rule_sev("kernel_task.panic"), host,
-            f"the kernel panicked ({panics[-1].get('why') or 'no reason shown'}) {_when(panics)}: the node went down; "
-            "reboot it and read the crash (the lines before the panic, kdump) before it takes a job"))
+    _on_host(res, host, data.get("hung_tasks"), "kernel_task", "kernel_task.hung", _say_hung)
+    _on_host(res, host, data.get("soft_lockups"), "kernel_task", "kernel_task.soft_lockup", _say_lockups)
+    _on_host(res, host, data.get("rcu_stalls"), "kernel_task", "kernel_task.rcu_stall", lambda evs: (
+        f"{len(evs)} RCU stall report(s) "
+        f"({', '.join(dict.fromkeys(f'CPU {c}' for e in evs for c in e.get('cpus') or ())) or 'CPUs not named'}) "
+        f"{_when(evs)}: a CPU kept in kernel code without a quiescent state (a driver or the kernel spinning with "
+        f"preemption or interrupts off); the jobs on it stall. {_last(evs)}"))
+    _on_host(res, host, data.get("panics"), "kernel_task", "kernel_task.panic", lambda evs: (
+        f"the kernel panicked ({evs[-1].get('why') or 'no reason shown'}) {_when(evs)}: the node went down; "
+        "reboot it and read the crash (the lines before the panic, kdump) before it takes a job"))
     _per_device(res, host, data.get("nic_module"), "pci", "kernel_net", "kernel_net.module_error",
                 lambda pci, evs: (f"network adapter {pci or '(not named)'}: its port's cable or transceiver is in "
                                   f"error ({_whats(evs)}) {_when(evs)}; that port cannot bring its link up until the "
@@ -400,12 +403,9 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                     f"NVSwitch {pci}: {len(evs)} non-fatal SXid line(s) ({_sxid_codes(evs)}) {_when(evs)}; the "
                     "fabric keeps running, but that switch port is the first suspect if NVLink collectives slow or "
                     "hang (nvidia-smi nvlink -e, dcgmi diag)"))
-    nvl = list(data.get("nvlink_errors") or ())
-    if nvl:
-        res.findings.append(Finding(
-            host, "kernel_nvlink", rule_sev("kernel_nvlink.error"), host,
-            f"{len(nvl)} NVLink driver error line(s) in the kernel log {_when(nvl)}: {str(nvl[-1]['text'])[:160]!r}; "
-            "compare nvidia-smi nvlink -s and run dcgmi diag"))
+    _on_host(res, host, data.get("nvlink_errors"), "kernel_nvlink", "kernel_nvlink.error", lambda evs: (
+        f"{len(evs)} NVLink driver error line(s) in the kernel log {_when(evs)}: {str(evs[-1]['text'])[:160]!r}; "
+        "compare nvidia-smi nvlink -s and run dcgmi diag"))
     flaps = data.get("link_flaps")
     if flaps is None:
         if data.get("link_flaps_note"):

@@ -294,11 +294,10 @@ def _ranks_by_ratio(data: Mapping[str, Any]) -> int | None:
 
 
 def _nics_line_rate_GBps(exp: Mapping[str, Any]) -> float | None:
-    n, rate = exp.get("rdma_devices_per_node"), exp.get("ib_rate_gbps")
-    if isinstance(rate, Mapping):
-        rate = next(iter(rate.values()), None)
+    """All of a node's fabric ports' line rate (``rdma_devices_per_node`` x one port's) in GB/s, or None."""
+    n, one = exp.get("rdma_devices_per_node"), _one_nic_GBps(exp)
     try:
-        return float(n) * float(rate) / 8.0 if n and rate else None
+        return float(n) * one if n and one else None
     except (TypeError, ValueError):
         return None
 

@@ -369,6 +369,9 @@ def _plain(text: str, kind: str) -> bool:
         not any(map(_host_prompt, _lines_holding(text, "$%#~")))
 
 
+#: host names of a prompt or a log line head that name no node
+NOT_NAMED = frozenset({"localhost", "localhost.localdomain"})
+
 #: the host of a ``user@host`` prompt ('fds@n1:~$', '[root@gpu048 ~]#', '(base) alice@node07:/scratch$')
 _PROMPT_USER_HOST = re.compile(r"[\w.-]{1,64}@(?P<host>[A-Za-z][\w.-]{0,63}?)(?=[:\s\]$#%>])")
 
@@ -386,7 +389,7 @@ def log_named_host(kind: str, text: str) -> dict[str, str] | None:
     name one host (not ``localhost``), else None: the raw reading and a pre-parsed envelope both carry it."""
     if kind not in STAMPED_KINDS or len(hosts := log_hosts(text)) != 1:
         return None
-    return None if hosts[0] in ("localhost", "localhost.localdomain") else {"host": hosts[0], "by": "syslog line head"}
+    return None if hosts[0] in NOT_NAMED else {"host": hosts[0], "by": "syslog line head"}
 
 
 #: the characters of a log's head and of its tail whose line heads are read for the host (a central syslog of many
