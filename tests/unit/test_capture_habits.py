@@ -166,6 +166,32 @@ EXCLUDED = {
                   "terminate-interleaved-cut.txt"):
         "a time ('[2025-05-04 23:32:59] ') before NCCL's WARN lines only, and the C++ runtime's terminate text spliced "
         "into NCCL's lines: a wrapped WARN's rest cannot be told from that text and joined back",
+    # session 30: an org-mode guide's '> ' before every output line (the guide's own quote is the outer decoration: an
+    # indentation would come inside it, never before it)
+    **{(habit, "round2/sinfo/tigrlab-slurm-users-org-gt-quoted-sinfo-purkinje-down-star-in-two-partitions-nodelist-"
+               "wrapped-mid-name.txt"):
+       "the author's '> ' before every output line: an indentation comes inside the quote, never before it"
+       for habit in ("indent4", "tab-indent")},
+    **{(habit, cid): "a mail's '> ' quote before every line: an indentation comes inside the quote, never before it"
+       for habit in ("indent4", "tab-indent")
+       for cid in ("round2/ip-link/blklist2020-hpe-dl380gen9-ip-a-s-quoted-eno1-no-carrier-down-unconfigured-eno49-up-"
+                   "wrapped.txt",
+                   "round2/kernel-log/blklist2022-6-2-rc1-thinkpad-x1-nvme0-qid2-timeouts-reset-controller-quoted-gt-"
+                   "no-timestamps.txt",
+                   "round2/lspci/tegralist2019-tegra194-root-port-0005-lspci-vvxxx-quoted-16gts-x8-running-5gts-x1-"
+                   "abwmgmt-endpoint-not-shown.txt")},
+    ("line-ticks", "round2/kernel-log/nvdocker377-azure-nc-375.51-boot-nvidia-null-deref-nv011745rm-starred-lines-cut-"
+                   "after-ip.txt"):
+        "Markdown bold ('**[   29.775289] BUG: ...**') around the oops lines, a known miss as is (KNOWN_MISSES.txt): "
+        "a code span around each line is read past the stars, so the habit reads more than the paste",
+    ("mail-wrap", "round2/nccl-log/mitorcd-engaging-b200-node5501-node5502-sharp-no-aggregation-manager-collnet-forced-"
+                  "allreduce-no-algorithm-invalid-usage.txt"):
+        "an NCCL 'invalid usage' line whose wrapped rest names the error: the rest, read as a line of its own, no "
+        "longer belongs to the error line that the call-failed rule reads",
+    ("mail-wrap", "round2/kernel-log/cryptohaz-medium-proxmox-ve-journal-e1000e-1f.6-eno1-unit-hang-fields-unindented-"
+                  "pci-status-twice.txt"):
+        "one journal line above e1000e's register dump pasted without heads: a wrapped rest ('Hardware Unit Hang:') "
+        "cannot be told from the dump's own unheaded lines",
     # session 29: captures whose outer decoration a habit would come inside of, never before
     **{(habit, "round2/sinfo/clipccbench-claude-code-transcript-sinfo-o-P-D-N-G-l-C-all-gpu-g001-005-48-cpus-other-"
                "lg001-002-48-other-folded.txt"):

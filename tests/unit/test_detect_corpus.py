@@ -130,6 +130,12 @@ def outcomes(tmp: str) -> dict[str, Outcome]:
 
 #: captures whose content shows no KIND an operator would recognise either (kept honest, each named)
 NOT_RECOGNISABLE: dict[str, str] = {
+    # blind batches 137-147 (session 30)
+    "round2/ib_write_bw/mitorcd-engaging-b200-node5501-node5502-mlx5_10-gpu-mem-qp-sweep-148-155-gbits-vs-host-380.txt":
+        "a benchmark script's sweep: its own '##########' headers and perftest's result rows, without perftest's "
+        "banner or column header",
+    "round2/ip-link/rhdocs8-rdma-ip-link-show-ib0-inverted-angle-brackets-mtu-65520-state-up.txt":
+        "a documentation page printing ip link's flag brackets inverted ('>BROADCAST,...<'): ip link never prints it",
     # blind batches 100-105 (session 25)
     "round2/nvidia-smi-q-xml/micromagnum-hash-commented-gpu-element-tesla-m2090-14-00-p0-98pct-207w-exclusive-thread-"
     "temp-na.txt":
@@ -146,9 +152,6 @@ NOT_RECOGNISABLE: dict[str, str] = {
     "round2/kernel-log/tempesta430-dmesg-ixgbe-eth3-detected-tx-unit-hang-queues-6-5-4-indented-cut.txt":
         "one dmesg line, then the hang's register dump indented and unprefixed: too few kernel log lines to find "
         "(the verdict is right when the file is named as its KIND)",
-    "round2/kernel-log/linuxnfs2026-numbercruncher-hung-task-node-blocked-122s-nfs-write-folio-wait-writeback-no-ts-"
-    "mail-wrapped.txt":
-        "the hung-task line without a time, then a call trace of bare function names: a stack, no kernel log form",
     "round2/sinfo/promslurmexporter38-sinfo-h-o-n-G-hostname-gres-tmp-only-no-state-redacted-prompt-cut.txt":
         "'sinfo -h -o \"%n %G\"': host names and GRES only, no header and no state (labelled cannot-judge)",
     # batches 29-37 (session 17)
@@ -271,6 +274,19 @@ NOT_RECOGNISABLE: dict[str, str] = {
 
 #: captures holding two tools' outputs, read as the first one's KIND by design: ident -> (KIND read, why)
 READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
+    # blind batch 144 (session 30): MIT ORCD's job outputs, each printing a tool's report before nccl-tests
+    "round2/nccl-log/mitorcd-engaging-dgx-h100-node1800-node1801-ibext-v11-sharp-nine-hcas-mlx5_1-200g-gdrdma-sendrecv-"
+    "48-gbs.txt": (
+        "ibv_devinfo", "a job script printing ibv_devinfo's HCAs before nccl-tests' NCCL_DEBUG output: the first "
+                       "tool's output is what is read"),
+    "round2/nccl-log/mitorcd-engaging-b200-node5501-node5502-sharp-no-aggregation-manager-collnet-forced-allreduce-no-"
+    "algorithm-invalid-usage.txt": (
+        "nccl-tests", "nccl-tests' banner and rank list around the NCCL lines of its failed run: read as the run, "
+                      "whose failure is judged as such"),
+    "round2/nccl-tests/mitorcd-engaging-dgx-h100-tune-topo-head-12-ansi-then-all-reduce-tail-6-three-bindings-478-gbs-"
+    "check-off.txt": (
+        "nvidia-smi-topo", "a job script printing nvidia-smi topo -m's matrix before its nccl-tests rows: the first "
+                           "tool's output is what is read"),
     # blind batches 100-105 (session 25)
     "round2/nvidia-smi/miyakz-mlstudy-kvm-gt710-check-sh-bash-x-trace-450.203.03-table-p8-lspci-apt-list.txt": (
         "lspci", "a script's bash -x trace running lspci before nvidia-smi: the first tool's output is what is read"),
@@ -571,6 +587,7 @@ PASTES = {
 }
 #: captures quoted as a reply ('> ' on every line): a launcher's prefix comes inside the quote, never before it
 QUOTED_REPLIES = frozenset({
+    "round2/ip-link/blklist2020-hpe-dl380gen9-ip-a-s-quoted-eno1-no-carrier-down-unconfigured-eno49-up-wrapped.txt",
     "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt",
     "round2/sinfo/caviness-hpcintro-blockquote-gt-gt-prefix-wrapped-nodelists-drain-star-down-star-down-it-css.txt",
     "round2/ibstatus/ompiusers28792-2016-quoted-gt-bstatus-typo-mlx4_0-one-port-active-fdr-56-html-pre.txt",

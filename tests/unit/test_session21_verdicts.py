@@ -256,12 +256,12 @@ def test_a_partition_without_nodes_cannot_be_judged() -> None:
 
 def test_the_kinds_that_read_their_command_lines_register_a_hook() -> None:
     # perftest's -d device (test_session20_verdicts reads it off a capture), nvidia-smi's -i selection (session 23:
-    # -q's too, the index of the one GPU it selects)
+    # -q's too, the index of the one GPU it selects; session 30: nccl-tests' collective off a launch line)
     from ccparse import registry
     from ccparse.common import COMMAND_READERS
 
     registry.kinds()
-    assert set(COMMAND_READERS) == {"ib_write_bw", "nvidia-smi", "nvidia-smi-nvlink", "nvidia-smi-q",
+    assert set(COMMAND_READERS) == {"ib_write_bw", "nccl-tests", "nvidia-smi", "nvidia-smi-nvlink", "nvidia-smi-q",
                                     "nvidia-smi-query"}
 
 

@@ -134,6 +134,14 @@ def _say_hung(evs: Events) -> str:
             f"its network) stalls the jobs on this node; the call trace says which. {_last(evs)}")
 
 
+def _say_hung_gpu(evs: Events) -> str:
+    tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs))
+    modules = ", ".join(dict.fromkeys(str(e.get("gpu_driver")) for e in evs))
+    return (f"{len(evs)} task(s) blocked for more than {min(int(e.get('seconds') or 0) for e in evs)} s inside the GPU "
+            f"driver ({modules}; {tasks}) {_when(evs)}: the driver no longer serves the GPUs (a lock it waits on is "
+            f"held by a stuck GPU operation); drain, reset the GPUs or reboot. {_last(evs)}")
+
+
 def _say_lockups(evs: Events) -> str:
     cpus = ", ".join(dict.fromkeys(f"CPU#{e.get('cpu')}" for e in evs))
     tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs if e.get("task")))
@@ -145,6 +153,44 @@ def _say_lockups(evs: Events) -> str:
 
 def _whats(evs: Events) -> str:
     return ", ".join(dict.fromkeys(str(e.get("what")) for e in evs))
+
+
+#: a disk's timeouts from this many lines on are a device that stalls its I/O, not one slow command
+STORAGE_TIMEOUTS_REPEATED = 3
+
+#: the disk errors' rules and what each says, by the worst kind a device's lines show
+_STORAGE_SAY = {
+    "kernel_storage.device_lost": "the kernel gave the disk up (its controller is down, removed or disabled): what "
+                                  "lives on it (scratch, containers, the OS) is gone until it is replaced or reseated",
+    "kernel_storage.io_error": "I/O to the disk failed: jobs reading or writing it fail; check its SMART/NVMe log "
+                               "and cabling, replace it",
+    "kernel_storage.timeouts_repeated": "the disk stops answering commands (timeouts, aborts, resets): jobs stall "
+                                        "on its I/O; check its firmware, SMART/NVMe log and slot",
+    "kernel_storage.timeout": "a disk command timed out and was recovered: watch it",
+    "kernel_storage.medium_error": "an unreadable sector (medium error): the disk is wearing; watch its reallocated "
+                                   "count, plan its replacement",
+}
+
+
+def _storage(res: CheckResult, host: str, events: Events) -> None:
+    """One finding per disk by the worst its lines show; I/O errors explained by medium errors alone are a worn
+    sector, not a failed disk."""
+    kinds_all = {e.get("kind") for e in events}
+    worn = "medium" in kinds_all and not kinds_all & {"lost", "timeout"}
+    for dev, evs in _grouped(events, "dev"):
+        kinds = [e.get("kind") for e in evs]
+        timeouts = kinds.count("timeout")
+        rule = ("kernel_storage.device_lost" if "lost" in kinds else
+                ("kernel_storage.medium_error" if worn else "kernel_storage.io_error") if "io_error" in kinds else
+                ("kernel_storage.timeouts_repeated" if timeouts >= STORAGE_TIMEOUTS_REPEATED else
+                 "kernel_storage.timeout") if timeouts else "kernel_storage.medium_error")
+        res.findings.append(Finding(host, "kernel_storage", rule_sev(rule), f"{host}/{dev}" if dev else host,
+                                    f"disk {dev or '(not named)'}: {len(evs)} error line(s) {_when(evs)}: "
+                                    f"{_STORAGE_SAY[rule]}. {_last(evs)}"))
+
+
+def _cpus(evs: Events) -> str:
+    return ", ".join(dict.fromkeys(f"CPU {e.get('cpu')}" for e in evs))
 
 
 def _sxid_codes(evs: Events) -> str:
@@ -273,6 +319,14 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"EDAC {mc}: {count} {'uncorrected' if kind == 'UE' else 'corrected'} memory error(s) in the kernel log"
             + ("; the DIMM named there is failing: replace it" if kind == "UE" else
                "; a DIMM at risk: watch the rate, plan its replacement")))
+    if off := list(data.get("ecc_disabled") or ()):
+        nodes = [str(e["node"]) for e in off if e.get("node") is not None]
+        res.findings.append(Finding(
+            host, "kernel_memory", rule_sev("kernel_memory.ecc_disabled"), host,
+            f"memory runs without ECC ({'node(s) ' + ', '.join(dict.fromkeys(nodes)) if nodes else 'as EDAC says'}"
+            f"; {_when(off)}): memory errors are neither corrected nor reported; enable ECC in the firmware (or fit "
+            f"ECC DIMMs). {_last(off)}"))
+    _storage(res, host, data.get("storage_errors") or [])
     seen_lim: set[str] = set()
     for ev in data.get("pcie_limited") or ():
         pci = str(ev.get("pci") or "")
@@ -298,7 +352,8 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{len(mismatch)} line(s) {_when(mismatch)}; drain, reboot into the matching module. "
             f"Last: {str(mismatch[-1]['text'])[:160]!r}"))
     _per_device(res, host, data.get("gpu_fatal"), "gpu", "kernel_gpu", "kernel_gpu.driver_lost", lambda gpu, evs: (
-        f"NVIDIA driver lost or could not initialise GPU {gpu or '(not named)'} ({_whats(evs)}; no Xid needed): "
+        f"{'amdgpu' if str(evs[-1]['text']).startswith('amdgpu') else 'NVIDIA'} driver lost or could not initialise "
+        f"GPU {gpu or '(not named)'} ({_whats(evs)}; no Xid needed): "
         f"{len(evs)} line(s) {_when(evs)}; drain, reboot; if it repeats, service the GPU"))
     _per_device(res, host, data.get("init_failed"), "pci", "kernel_device", "kernel_device.probe_failed",
                 lambda pci, evs: (f"the driver failed to bring up {pci} ("
@@ -378,7 +433,10 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                 lambda pci, evs: (f"the {evs[-1].get('driver')} driver gave up network adapter {pci} (it read all "
                                   f"ones: the device left the bus) {_when(evs)}; the port is gone until the card is "
                                   "back (reseat, slot, firmware)"))
-    _on_host(res, host, data.get("hung_tasks"), "kernel_task", "kernel_task.hung", _say_hung)
+    hung = list(data.get("hung_tasks") or ())
+    _on_host(res, host, [e for e in hung if e.get("gpu_driver")], "kernel_task", "kernel_task.hung_in_gpu_driver",
+             _say_hung_gpu)
+    _on_host(res, host, [e for e in hung if not e.get("gpu_driver")], "kernel_task", "kernel_task.hung", _say_hung)
     _on_host(res, host, data.get("soft_lockups"), "kernel_task", "kernel_task.soft_lockup", _say_lockups)
     _on_host(res, host, data.get("rcu_stalls"), "kernel_task", "kernel_task.rcu_stall", lambda evs: (
         f"{len(evs)} RCU stall report(s) "
@@ -388,6 +446,20 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
     _on_host(res, host, data.get("panics"), "kernel_task", "kernel_task.panic", lambda evs: (
         f"the kernel panicked ({evs[-1].get('why') or 'no reason shown'}) {_when(evs)}: the node went down; "
         "reboot it and read the crash (the lines before the panic, kdump) before it takes a job"))
+    mces = list(data.get("machine_checks") or ())
+    _per_device(res, host, [dict(e, unit=f"CPU {e.get('cpu')} bank {e.get('bank')}") for e in mces
+                            if e.get("uncorrected") or e.get("context_corrupt")],
+                "unit", "kernel_mce", "kernel_mce.uncorrected", lambda unit, evs: (
+                    f"machine check on {unit}: status {evs[-1].get('status')} not corrected by the hardware "
+                    f"({len(evs)} line(s) {_when(evs)}): the CPU, its memory or the bus that bank covers lost data; "
+                    "decode the status (mcelog, rasdaemon) and fix the part before the node takes a job"))
+    # corrected ones land on whichever CPU polled or took the interrupt: one finding per bank
+    _per_device(res, host, [dict(e, unit=f"bank {e.get('bank')}") for e in mces
+                            if not (e.get("uncorrected") or e.get("context_corrupt"))],
+                "unit", "kernel_mce", "kernel_mce.corrected", lambda unit, evs: (
+                    f"{len(evs)} machine check(s) on {unit} corrected by the hardware "
+                    f"({_cpus(evs)}; "
+                    f"{_when(evs)}): watch the part that bank covers (mcelog, rasdaemon count them)"))
     _per_device(res, host, data.get("nic_module"), "pci", "kernel_net", "kernel_net.module_error",
                 lambda pci, evs: (f"network adapter {pci or '(not named)'}: its port's cable or transceiver is in "
                                   f"error ({_whats(evs)}) {_when(evs)}; that port cannot bring its link up until the "

@@ -84,7 +84,9 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("nvidia-smi-nvlink", "nvidia-smi nvlink -s link lines",
          r"^\s*Link \d+: (?:\d+(?:\.\d+)? GB/s|<inactive>)|^\s*(?:NVML:\s*)?Unable to retrieve NVLink information|"
          # nvlink -gt d / -gt r: each link's traffic counters
-         r"^\s*Link \d+: (?:Data|Raw) (?:Tx|Rx): \d+ KiB"),
+         r"^\s*Link \d+: (?:Data|Raw) (?:Tx|Rx): \d+ KiB|"
+         # nvlink -e: each link's error counters
+         r"^\s*Link \d+: (?:Replay|Recovery|CRC|Data CRC|Flit CRC) Errors: \d+"),
         ("nvidia-smi", "the nvidia-smi table",
          r"NVIDIA-SMI \d+\.\d+.{0,80}(?:Driver|KMD) Version|"
          r"^\|\s*GPU\s+Name\s+(?:Persistence-M|Driver-Model|TCC/WDDM)|^\|\s*MIG devices:|"
@@ -107,7 +109,11 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^\s*local address: LID|^\s*Couldn't connect to \S+:\d+|"
          # a run that failed: a completion in error, an RDMA CM connection that was never set up
          r"^\s*Completion with error at (?:client|server)|^\s*Failed to complete run_iter_\w+ function|"
-         r"^\s*RDMA CM event error"),
+         r"^\s*RDMA CM event error|"
+         # perftest's own set-up failures: a port down, a QP or its resources it could not create
+         + _LEAD + r"Port number \d+ state is \w+|" + _LEAD + r"Couldn't set the link layer|"
+         r"^\s*Couldn't create IB resources|"
+         r"^\s*\* Waiting for client to connect\.\.\. \*"),
         ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",  # a web page's copy may drop the tab after the colon
          r"^\s*hca_id:[ \t]*\S|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]*\S"),
         ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '|"
@@ -173,12 +179,21 @@ _LINES: tuple[tuple[str, str, re.Pattern[str], float], ...] = tuple(
          # a NIC's hang, the hung-task watchdog, a decoded machine check: the kernel's own words
          r"Detected (?:Tx|Hardware) Unit Hang|NETDEV WATCHDOG: |blocked for more than \d+ seconds|"
          r"\[Hardware Error\]: |: Adapter removed|"
+         # a panic's and a machine check's console lines, EDAC's reports, e1000e's hang dump ('TDH <37>')
+         r"Kernel panic - not syncing|CPU \d{1,5}: Machine Check(?: Exception| Event)?: |"
+         r"^\s*EDAC (?:\w{1,16} )?MC\d{1,3}: |"
+         # a call trace's frames ('__schedule+0x78f/0x7db', ' ? mutex_lock+0x1f/0x2f [nvidia_uvm]'), a local disk's
+         # driver ('nvme nvme0: I/O 0 QID 2 timeout', 'ata1.00: failed command'), the block layer's I/O errors
+         r"^\s*(?:\? )?[\w.]{2,80}\+0x[0-9a-f]{1,8}/0x[0-9a-f]{1,8}(?: \[\w{1,40}\])?\s*$|"
+         r"nvme nvme\d{1,3}: |^[\s>*]*ata\d{1,3}(?:\.\d{1,2})?: |I/O error, dev |"
+         r"^\s*(?:TDH|TDT|next_to_use|next_to_clean|next_to_watch(?:\.status)?|time_stamp|jiffies|MAC Status|"
+         r"PHY (?:1000BASE-T |Extended )?Status|PCI Status) <[0-9a-f]{1,16}>\s*$|"
          # syslogd's console broadcast of a kernel line ('Message from syslogd@spinoza at May  4 22:28:15 ...',
          # then ' kernel:invalid opcode: ...'); dmesg -H's relative and first times ('[  +0.000009] ', '[Feb 1 21:56] ')
          r"^\s*kernel:\S|^Message from syslogd(?:@|_at_)\S+ at |^\[\s*\+\d+[.,]\d+\] |"
          r"^\[[A-Z][a-z]{2} ?[ \d]\d \d\d:\d\d\] |"
          # dmesg -T in any locale: '[Sun Jan 11 09:52:01 2026] ', '[Ter Set 19 06:01:41 2017] '
-         r"^[\s>*]*\[\w{2,4}\.? \w{3,4}\.? [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
+         r"^[\s>*]*\[\w{2,4}\.? \w{3,4}\.?\s{1,2}\d{1,2} \d\d:\d\d:\d\d \d{4}\] |"
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.()/-]+(?:\[\d+\])?: |"
          # a syslog time then the kernel's own, no host ('Sep  3 10:05:39  [193378.949952][   C10] ...')
          r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+\[\s*\d+\.\d+\]|"

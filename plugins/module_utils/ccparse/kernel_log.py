@@ -27,7 +27,16 @@ operators paste ``grep Xid`` output too):
     the device (``pci``): the source the root port names, else the line's own device.
 ``edac``
     EDAC memory-controller reports (``EDAC MC0: 4 CE error on ...``): ``mc``, ``kind`` (CE corrected,
-    UE uncorrected), ``count``, ``where``.
+    UE uncorrected), ``count``, ``where``; also a firmware (GHES) record of a memory error (``event severity: fatal``,
+    ``section_type: memory error``, ``DIMM location: CPU 1 DIMM 8`` as ``mc``).
+``storage_errors``
+    a local disk's errors: ``lost`` (``nvme nvme0: controller is down; will reset``, ``Removing after probe failure``,
+    ``ata1.00: disable device``), ``timeout`` (``nvme nvme0: I/O 0 QID 2 timeout, aborting``, an ATA exception that
+    froze the port, ``qc timeout``), ``io_error`` (``I/O error, dev nvme0n1, sector ...``; not of a CD, floppy or loop
+    device), ``medium`` (``Sense Key : Medium Error``, ``error: { UNC }``: an unreadable sector): ``dev``, ``kind``.
+``ecc_disabled``
+    memory running without error correction (``EDAC amd64: Node 0: DRAM ECC disabled.``, ``ECC is disabled``):
+    ``node`` (or None).
 ``pcie_limited``
     the kernel's ``available PCIe bandwidth, limited by ... x8 link at ... (capable of ... x16 link)``:
     a device trained below its capability (``pci``, ``link``, ``capable``); also ixgbe's own ``This is not sufficient
@@ -111,7 +120,7 @@ operators paste ``grep Xid`` output too):
 
 ``hung_tasks``
     the hung-task watchdog's ``INFO: task node:1646922 blocked for more than 122 seconds.``: ``task``, ``pid``,
-    ``seconds``.
+    ``seconds``, ``gpu_driver`` (the NVIDIA module its call trace waits in, ``nvidia_uvm``, else None).
 ``soft_lockups``
     the soft-lockup watchdog's ``watchdog: BUG: soft lockup - CPU#40 stuck for 26s! [python3:510]`` (older kernels:
     ``BUG: soft lockup - CPU#0 stuck for 67s! [swapper:0]``): ``cpu``, ``seconds``, ``task``, ``pid``.
@@ -121,6 +130,10 @@ operators paste ``grep Xid`` output too):
     ``cpus`` (those the line names, or none).
 ``panics``
     ``Kernel panic - not syncing: <why>`` (the kernel stopped): ``why``.
+``machine_checks``
+    x86's machine check report of one bank (``mce: [Hardware Error]: CPU 1: Machine Check Exception: 4 Bank 4:
+    f60c200100000813``; ``Exception`` when the check was raised, not polled): ``cpu``, ``bank``, ``status`` (the bank's
+    MCi_STATUS), ``uncorrected`` (its UC bit, 61), ``context_corrupt`` (its PCC bit, 57).
 ``hypervisor``
     the hypervisor a virtual machine's kernel names at boot (``Hypervisor detected: KVM``), else None.
 ``nic_removed``
@@ -331,6 +344,24 @@ _RCU_STALL = re.compile(r"INFO: rcu_\w{1,16} (?:self-)?detected stalls? on CPUs?
 #: the kernel's last words before it stops: 'Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is
 #: enabled', 'Kernel panic - not syncing: Fatal exception' (after an oops), '... Hard LOCKUP'
 _PANIC = re.compile(r"Kernel panic - not syncing:?\s*(?P<why>.{0,160})")
+#: x86's machine check of one bank (arch/x86/kernel/cpu/mce/core.c __print_mce): 'CPU 1: Machine Check Exception: 4
+#: Bank 4: f60c200100000813' (Exception: MCIP, the check was raised), 'CPU 0: Machine Check: 0 Bank 5: be00...'
+_MCE = re.compile(r"CPU (?P<cpu>\d{1,5}): Machine Check(?: Exception| Event)?: (?:0x)?[0-9a-fA-F]{1,16} "
+                  r"Bank (?P<bank>\d{1,3}): (?:0x)?(?P<status>[0-9a-fA-F]{16})\b")
+#: a firmware-first (APEI GHES, cper_print) error record: its 'event severity: fatal', a 'section_type: memory error'
+#: and the 'DIMM location: CPU 1 DIMM 8' it names
+_GHES = re.compile(r"\[Hardware Error\]:\s+(?:event severity: (?P<sev>fatal|recoverable|corrected)\b"
+                   r"|section_type: (?P<mem>memory error)|DIMM location: (?P<dimm>[^\n]{1,80}))")
+#: a local disk's errors (see ``storage_errors``): the device, then what befell it
+_STORAGE = re.compile(
+    r"nvme (?P<nvme>nvme\d{1,3}): (?:(?P<lost>controller is down|Removing after probe failure|Device not ready; "
+    r"aborting|Disabling device after reset failure)|(?P<nto>I/O \d+ (?:\([^)]{0,20}\) )?QID \d+ timeout))"
+    r"|(?P<ata>ata\d{1,3}(?:\.\d{1,2})?): (?:(?P<alost>disabled?(?: device)?\s*$)|(?P<ato>exception Emask .*\bfrozen|"
+    r"qc timeout)|error: \{ (?P<unc>UNC) \})"
+    r"|I/O error, dev (?P<blk>nvme\d{1,3}n\d{1,3}|[sv]d[a-z]{1,3}|xvd[a-z]{1,3}|hd[a-z])\b"
+    r"|\[(?P<sd>sd[a-z]{1,3})\] (?:tag#\d+ )?Sense Key : (?P<med>Medium Error)")
+#: memory without error correction: amd64_edac's 'Node 0: DRAM ECC disabled.', sb_edac/skx's 'ECC is disabled'
+_ECC_OFF = re.compile(r"EDAC [\w.-]{1,32}: (?:Node (?P<node>\d{1,3}): DRAM ECC disabled|ECC is disabled)")
 #: AMD's decoded northbridge machine check of a DRAM ECC error ('[Hardware Error]: MC4 Error (node 3): DRAM ECC error
 #: detected on the NB.'), then its status with the error's kind ('MC4_STATUS[Over|CE|MiscV|-|AddrV|CECC]: 0x...')
 _AMD_DRAM = re.compile(r"MC4 Error \(node (?P<node>\d{1,3})\): DRAM ECC error")
@@ -400,10 +431,13 @@ def _rdma_dev_pci(lines: list[str], end: int, ibdev: str) -> str:
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
                       r"(?P<netdev>[\w.@-]{1,32}):)?|^[\w.-]{1,40}: (?P<oldif>[\w.@-]{1,32}): ")
 #: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...',
-#: powerpc's 'EEH: ...'
+#: powerpc's 'EEH: ...', a panic's or a machine check's console line
 _BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: |\[Hardware Error\]: |EEH: |"
                           r"mlx5_core (?:[\w.-]{1,20}: )?|"
-                          r"INFO: task \S{1,64}:\d{1,10} blocked for more than )")
+                          r"INFO: task \S{1,64}:\d{1,10} blocked for more than |Kernel panic - not syncing: |"
+                          r"CPU \d{1,5}: Machine Check(?: Exception| Event)?: |"
+                          r"nvme nvme\d{1,3}: |ata\d{1,3}(?:\.\d{1,2})?: |"
+                          r"(?:blk_update_request: |print_req_error: )?I/O error, dev )")
 #: a driver that failed to bring a device up: 'mlx5_core: probe of 0000:01:00.0 failed with error -22'
 #: (the driver core of kernel 6.x words it 'nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1')
 _PROBE_FAILED = re.compile(r"(?:probe of (?P<pci>" + _PCI + r")|(?P<dev>" + _PCI + r"): probe with driver \S{1,64}) "
@@ -430,6 +464,8 @@ _GPU_FATAL = re.compile(r"NVRM:? (?:(?:GPU (?:at )?(?:PCI:)?(?P<pci>" + _PCI + r
                         # NV_ERR_INSUFFICIENT_POWER: the board's auxiliary power is not plugged (the driver stops there)
                         r"|GPU does not have the necessary power cables connected)",
                         re.IGNORECASE)
+#: amdgpu's recovery of a hung GPU that failed ('amdgpu 0000:0b:00.0: GPU reset(2) failed'): no ring takes work
+_AMD_RESET_FAILED = re.compile(r"^amdgpu (?P<pci>" + _PCI + r"): GPU reset(?:\(\d{1,6}\))? failed")
 #: 'minor number 0' of an old driver's rm_init_adapter line: the GPU's /dev/nvidia<N>
 _MINOR = re.compile(r"minor number (\d{1,3})")
 _GPU_FATAL_WORDS = ("RmInitAdapter failed", "rm_init_adapter failed", "Heartbeat timed out", "GSP Timeout",
@@ -572,6 +608,10 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     rcu_stalls: list[dict[str, Any]] = []
     link_not_active: list[str] = []
     panics: list[dict[str, Any]] = []
+    mces: list[dict[str, Any]] = []
+    ecc_off: list[dict[str, Any]] = []
+    storage: list[dict[str, Any]] = []
+    ghes_severity: str | None = None  # the severity of the firmware (GHES) error record being read
     wc_errors: list[dict[str, Any]] = []
     gid_failed: list[dict[str, Any]] = []
     roce_address_pci: str | None = None  # the adapter whose firmware refused a RoCE address just before
@@ -615,6 +655,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if oopses and oopses[-1]["module"] is None and lineno - oopses[-1]["line"] <= _OOPS_LINES \
                 and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)):
             _oops_module(oopses[-1], fm.group("mod"), unwrapped)
+        if hung_tasks and hung_tasks[-1]["gpu_driver"] is None and lineno - hung_tasks[-1]["line"] <= _OOPS_LINES \
+                and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)) and fm.group("mod").startswith("nvidia"):
+            hung_tasks[-1]["gpu_driver"] = fm.group("mod")  # its call trace waits inside the GPU driver
         if _OOPS.match(own):
             if not (oopses and lineno - oopses[-1]["line"] <= _OOPS_LINES):  # one crash prints several of these
                 oopses.append(_event(lineno, time, msg, module=None, pci=None, at=lineno - 1 - offset))
@@ -656,6 +699,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             what = "invalid PCI I/O region (" + g.group("what").split(" @")[0] + ")" if g.group("bar_pci") else \
                 _GPU_FATAL_WHAT.get(g.group("what").lower(), g.group("what"))
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
+            continue
+        if "GPU reset" in msg and (ar := _AMD_RESET_FAILED.match(own)):
+            gpu_fatal.append(_event(lineno, time, msg, gpu=ar.group("pci").lower(), what="GPU reset failed (amdgpu)"))
             continue
         if "NVRM" in msg and "I/O region assigned to your NVIDIA device is invalid" in msg:
             # the driver refuses a GPU whose BARs the firmware left unassigned; the line after it names the BAR and
@@ -736,13 +782,37 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if "blocked for more than" in msg and (ht := _HUNG_TASK.search(msg)):
             hung_tasks.append(_event(lineno, time, msg, task=ht.group("task"), pid=to_int(ht.group("pid")),
-                                     seconds=to_int(ht.group("secs"))))
+                                     seconds=to_int(ht.group("secs")), gpu_driver=None))
             continue
         if "detected stall" in msg and (rs := _RCU_STALL.search(msg)):
             rcu_stalls.append(_event(lineno, time, msg, cpus=(rs.group("cpus") or "").split()))
             continue
         if "Kernel panic" in msg and (kp := _PANIC.search(msg)):
             panics.append(_event(lineno, time, msg, why=kp.group("why").strip()))
+            continue
+        if "[Hardware Error]" in msg and (gh := _GHES.search(msg)):
+            if gh.group("sev"):
+                ghes_severity = gh.group("sev").lower()
+            elif gh.group("mem") and ghes_severity:
+                edac.append(_event(lineno, time, msg, mc="a DIMM not named", kind="CE" if ghes_severity ==
+                                   "corrected" else "UE", count=1, where="firmware error record (GHES)"))
+            elif gh.group("dimm") and edac and edac[-1].get("where") == "firmware error record (GHES)":
+                edac[-1]["mc"] = gh.group("dimm").strip()
+            continue
+        if "ECC" in msg and (eo := _ECC_OFF.search(msg)):
+            ecc_off.append(_event(lineno, time, msg, node=eo.group("node")))
+            continue
+        if ("nvme" in msg or "ata" in msg or "error" in msg or "Error" in msg) and (st := _STORAGE.search(msg)):
+            dev = st.group("nvme") or st.group("ata") or st.group("blk") or st.group("sd")
+            kind = ("lost" if st.group("lost") or st.group("alost") else "timeout" if st.group("nto") or st.group("ato")
+                    else "medium" if st.group("unc") or st.group("med") else "io_error")
+            storage.append(_event(lineno, time, msg, dev=dev, kind=kind))
+            continue
+        if "Machine Check" in msg and (mc := _MCE.search(msg)):
+            status = int(mc.group("status"), 16)
+            mces.append(_event(lineno, time, msg, cpu=to_int(mc.group("cpu")), bank=to_int(mc.group("bank")),
+                               status=mc.group("status").lower(), uncorrected=bool(status >> 61 & 1),
+                               context_corrupt=bool(status >> 57 & 1)))
             continue
         if "soft lockup" in msg and (sl := _SOFT_LOCKUP.search(msg)):
             lockups.append(_event(lineno, time, msg, cpu=to_int(sl.group("cpu")), seconds=to_int(sl.group("secs")),
@@ -913,6 +983,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "roce_gid_failed": gid_failed,
             "hung_tasks": hung_tasks,
             "soft_lockups": lockups, "rcu_stalls": rcu_stalls, "panics": panics,
+            "machine_checks": mces, "ecc_disabled": ecc_off, "storage_errors": storage,
             "link_not_active": link_not_active, "nic_removed": removed,
             "nic_module": modules, "sxids": sxids,
             "hypervisor": hypervisor, "peermem_failed": peermem, "eeh_lost": eeh_lost,

@@ -62,7 +62,8 @@ _VALIDATION = re.compile(r"\bnThread \d+ .{0,200}?\bvalidation: (\d)")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)")
 _COLLECTIVE = re.compile(r"^#\s*Collective test starting: (\S+)")
-_BINARY = re.compile(r"\b(\w+_perf)\b")
+#: the test's binary ('all_reduce_perf', MPI builds' 'alltoall_perf_mpi')
+_BINARY = re.compile(r"\b(\w+?_perf)(?:_mpi)?\b")
 _AVG = re.compile(r"^(?:#\s*)?Avg bus bandwidth\s*:\s*(\S+)")
 _OOB = re.compile(r"^(?:#\s*)?Out of bounds values\s*:\s*(\d+)")
 _MPI_ERRORS = (
@@ -195,12 +196,23 @@ def _summary(out: dict[str, Any], tool: str, last: int | None) -> dict[str, Any]
     return out
 
 
-@parser("nccl-tests")
+def _collective_of_commands(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
+    """A command reader (COMMAND_READERS): the collective a shown launch line names ('+ srun ... alltoall_perf_mpi
+    -b 4.1M') where the output itself does not."""
+    if out.get("collective") is None and (b := next((m for c in commands if (m := _BINARY.search(c))), None)):
+        return {**out, "collective": b.group(1)}
+    return out
+
+
+@parser("nccl-tests", commands=_collective_of_commands)
 def parse_nccl_tests(text: str) -> dict[str, Any]:
     """nccl-tests' text output, or its ``-J`` JSON file (detected by content: the first non-blank
     character is ``{``); ``nccl-tests-json`` stays a KIND name of its own for the JSON."""
     if strip_source_line(text).lstrip().startswith("{"):
-        return parse_nccl_tests_json(text)
+        try:
+            return parse_nccl_tests_json(text)
+        except ParseError:
+            pass  # not nccl-tests' one JSON document (a wrapper's JSON log lines around its text output): read as text
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     out: dict[str, Any] = {"validation": None, "collective": None, "nccl_version": None, "tests_version": None,
                            "n_threads": None,

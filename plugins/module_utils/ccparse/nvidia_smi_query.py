@@ -214,6 +214,7 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
     rows: list[tuple[int, list[str]]] = []
     lost: list[dict[str, str]] = []
     asked: list[str] | None = None  # the fields a shown ``--query-gpu=... --format=csv,noheader`` command names
+    wrapped: str | None = None  # a shown command line without its --format, which the next line may continue
     for lineno, raw in capture.lines(text):
         if not raw.strip():
             continue
@@ -221,6 +222,11 @@ def parse_nvidia_smi_query(text: str) -> dict[str, Any]:
             continue
         if not rows and capture.is_command(raw, ("nvidia-smi",)):  # the command line before the header
             asked = asked or _asked_fields(raw)
+            wrapped = raw if asked is None and "--query-gpu" in raw and "--format" not in raw else None
+            continue
+        if wrapped is not None and not rows and "--format" in raw:
+            # the terminal wrapped the command line at its width ('...,utilizat' / 'ion.gpu,power.draw --format=...')
+            asked, wrapped = asked or _asked_fields(wrapped.strip() + raw.strip()), None
             continue
         if raw.startswith("$ ") and capture.is_command(raw[2:], ("nvidia-smi",)):
             continue  # a later run's command line, kept by the clean-up ('$ time nvidia-smi ...')
