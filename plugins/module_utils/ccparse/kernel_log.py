@@ -360,6 +360,15 @@ _STORAGE = re.compile(
     r"qc timeout)|error: \{ (?P<unc>UNC) \})"
     r"|I/O error, dev (?P<blk>nvme\d{1,3}n\d{1,3}|[sv]d[a-z]{1,3}|xvd[a-z]{1,3}|hd[a-z])\b"
     r"|\[(?P<sd>sd[a-z]{1,3})\] (?:tag#\d+ )?Sense Key : (?P<med>Medium Error)")
+def _storage_kind(se: re.Match[str]) -> str:
+    """What a disk's error line says befell it (``storage_errors``' ``kind``)."""
+    if se.group("lost") or se.group("alost"):
+        return "lost"
+    if se.group("nto") or se.group("ato"):
+        return "timeout"
+    return "medium" if se.group("unc") or se.group("med") else "io_error"
+
+
 #: memory without error correction: amd64_edac's 'Node 0: DRAM ECC disabled.', sb_edac/skx's 'ECC is disabled'
 _ECC_OFF = re.compile(r"EDAC [\w.-]{1,32}: (?:Node (?P<node>\d{1,3}): DRAM ECC disabled|ECC is disabled)")
 #: AMD's decoded northbridge machine check of a DRAM ECC error ('[Hardware Error]: MC4 Error (node 3): DRAM ECC error
@@ -802,11 +811,9 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "ECC" in msg and (eo := _ECC_OFF.search(msg)):
             ecc_off.append(_event(lineno, time, msg, node=eo.group("node")))
             continue
-        if ("nvme" in msg or "ata" in msg or "error" in msg or "Error" in msg) and (st := _STORAGE.search(msg)):
-            dev = st.group("nvme") or st.group("ata") or st.group("blk") or st.group("sd")
-            kind = ("lost" if st.group("lost") or st.group("alost") else "timeout" if st.group("nto") or st.group("ato")
-                    else "medium" if st.group("unc") or st.group("med") else "io_error")
-            storage.append(_event(lineno, time, msg, dev=dev, kind=kind))
+        if ("nvme" in msg or "ata" in msg or "error" in msg or "Error" in msg) and (se := _STORAGE.search(msg)):
+            storage.append(_event(lineno, time, msg, dev=se.group("nvme") or se.group("ata") or se.group("blk")
+                                  or se.group("sd"), kind=_storage_kind(se)))
             continue
         if "Machine Check" in msg and (mc := _MCE.search(msg)):
             status = int(mc.group("status"), 16)
