@@ -811,7 +811,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "ECC" in msg and (eo := _ECC_OFF.search(msg)):
             ecc_off.append(_event(lineno, time, msg, node=eo.group("node")))
             continue
-        if ("nvme" in msg or "ata" in msg or "error" in msg or "Error" in msg) and (se := _STORAGE.search(msg)):
+        if (own.startswith("ata") or "nvme nvme" in msg or "I/O error, dev" in msg or "Medium Error" in msg) \
+                and (se := _STORAGE.search(msg)):
             storage.append(_event(lineno, time, msg, dev=se.group("nvme") or se.group("ata") or se.group("blk")
                                   or se.group("sd"), kind=_storage_kind(se)))
             continue
