@@ -360,6 +360,8 @@ _STORAGE = re.compile(
     r"qc timeout)|error: \{ (?P<unc>UNC) \})"
     r"|I/O error, dev (?P<blk>nvme\d{1,3}n\d{1,3}|[sv]d[a-z]{1,3}|xvd[a-z]{1,3}|hd[a-z])\b"
     r"|\[(?P<sd>sd[a-z]{1,3})\] (?:tag#\d+ )?Sense Key : (?P<med>Medium Error)")
+
+
 def _storage_kind(se: re.Match[str]) -> str:
     """What a disk's error line says befell it (``storage_errors``' ``kind``)."""
     if se.group("lost") or se.group("alost"):
