@@ -247,9 +247,11 @@ def test_wrong_elements_critical() -> None:
 
 
 def test_single_rank_h200_is_information() -> None:
+    # busbw 0.00 on one rank: nothing judgeable by this capture alone (session 30: a coverage note, as two corpus
+    # labels read such a run; the host stays healthy beside its other evidence, test_h200_live)
     res = run("nccl-tests", "h200-live/all_reduce_perf-1xh200-nccl-2.28.9.txt")
-    assert [(f.check, f.severity) for f in res.findings] == [("nccl_busbw", "info")]
-    assert "single rank" in res.findings[0].message and res.metrics == []
+    assert [(f.check, f.severity) for f in res.findings] == [("coverage", "info")]
+    assert "single rank" in res.findings[0].message and "2121.6" in res.findings[0].message and res.metrics == []
 
 
 def test_nccl_log_transport() -> None:

@@ -365,8 +365,8 @@ def _judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
             # nothing crossed a GPU boundary and no bus bandwidth was measured (severity.yml coverage.nothing_judgeable)
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
                                         f"{NOTHING}nccl-tests {coll} ran on a single rank: its bus bandwidth is 0 by "
-                                        "definition (busbw = algbw x 2(n-1)/n); run it across the node's GPUs (-g) "
-                                        "or ranks"))
+                                        f"definition (busbw = algbw x 2(n-1)/n; algbw {data.get('algbw_largest_GBps')} "
+                                        "GB/s is a local memory copy); run it across the node's GPUs (-g) or ranks"))
             return res
         res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
                                     f"nccl-tests {coll} ran on a single rank: bus bandwidth is 0 by definition "
