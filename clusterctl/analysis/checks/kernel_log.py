@@ -127,24 +127,27 @@ def _last(evs: Events) -> str:
     return f"Last: {str(evs[-1]['text'])[:160]!r}"
 
 
+def _tasks(evs: Events) -> str:
+    """The tasks the events name ('comm:pid'), once each."""
+    return ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs if e.get("task")))
+
+
 def _say_hung(evs: Events) -> str:
-    tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs))
     return (f"{len(evs)} task(s) blocked in uninterruptible sleep for more than "
-            f"{min(int(e.get('seconds') or 0) for e in evs)} s ({tasks}) {_when(evs)}: I/O (a file system, storage or "
-            f"its network) stalls the jobs on this node; the call trace says which. {_last(evs)}")
+            f"{min(int(e.get('seconds') or 0) for e in evs)} s ({_tasks(evs)}) {_when(evs)}: I/O (a file system, "
+            f"storage or its network) stalls the jobs on this node; the call trace says which. {_last(evs)}")
 
 
 def _say_hung_gpu(evs: Events) -> str:
-    tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs))
     modules = ", ".join(dict.fromkeys(str(e.get("gpu_driver")) for e in evs))
     return (f"{len(evs)} task(s) blocked for more than {min(int(e.get('seconds') or 0) for e in evs)} s inside the GPU "
-            f"driver ({modules}; {tasks}) {_when(evs)}: the driver no longer serves the GPUs (a lock it waits on is "
-            f"held by a stuck GPU operation); drain, reset the GPUs or reboot. {_last(evs)}")
+            f"driver ({modules}; {_tasks(evs)}) {_when(evs)}: the driver no longer serves the GPUs (a lock it waits on "
+            f"is held by a stuck GPU operation); drain, reset the GPUs or reboot. {_last(evs)}")
 
 
 def _say_lockups(evs: Events) -> str:
     cpus = ", ".join(dict.fromkeys(f"CPU#{e.get('cpu')}" for e in evs))
-    tasks = ", ".join(dict.fromkeys(f"{e.get('task')}:{e.get('pid')}" for e in evs if e.get("task")))
+    tasks = _tasks(evs)
     return (f"{len(evs)} soft lockup(s): {cpus} kept in kernel mode for up to "
             f"{max(int(e.get('seconds') or 0) for e in evs)} s{f' ({tasks})' if tasks else ''} {_when(evs)}: "
             "a driver or the kernel spins with the CPU held (the RIP and call trace below it say which); the jobs on "
@@ -153,6 +156,12 @@ def _say_lockups(evs: Events) -> str:
 
 def _whats(evs: Events) -> str:
     return ", ".join(dict.fromkeys(str(e.get("what")) for e in evs))
+
+
+def _say_ecc_off(evs: Events) -> str:
+    nodes = ", ".join(dict.fromkeys(str(e["node"]) for e in evs if e.get("node") is not None))
+    return (f"memory runs without ECC ({'node(s) ' + nodes if nodes else 'as EDAC says'}; {_when(evs)}): memory "
+            f"errors are neither corrected nor reported; enable ECC in the firmware (or fit ECC DIMMs). {_last(evs)}")
 
 
 #: a disk's timeouts from this many lines on are a device that stalls its I/O, not one slow command
@@ -319,13 +328,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"EDAC {mc}: {count} {'uncorrected' if kind == 'UE' else 'corrected'} memory error(s) in the kernel log"
             + ("; the DIMM named there is failing: replace it" if kind == "UE" else
                "; a DIMM at risk: watch the rate, plan its replacement")))
-    if off := list(data.get("ecc_disabled") or ()):
-        nodes = [str(e["node"]) for e in off if e.get("node") is not None]
-        res.findings.append(Finding(
-            host, "kernel_memory", rule_sev("kernel_memory.ecc_disabled"), host,
-            f"memory runs without ECC ({'node(s) ' + ', '.join(dict.fromkeys(nodes)) if nodes else 'as EDAC says'}"
-            f"; {_when(off)}): memory errors are neither corrected nor reported; enable ECC in the firmware (or fit "
-            f"ECC DIMMs). {_last(off)}"))
+    _on_host(res, host, data.get("ecc_disabled"), "kernel_memory", "kernel_memory.ecc_disabled", _say_ecc_off)
     _storage(res, host, data.get("storage_errors") or [])
     seen_lim: set[str] = set()
     for ev in data.get("pcie_limited") or ():

@@ -361,17 +361,16 @@ def _judge_results(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -
         # NCCL WARN lines between the rows (NCCL_DEBUG=WARN/INFO) are judged as in an NCCL log
         res.findings += warning_findings(host, data["nccl"])
     if n is not None and int(n) <= 1:
+        said = (f"nccl-tests {coll} ran on a single rank: no data crossed a GPU boundary (algbw "
+                f"{data.get('algbw_largest_GBps')} GB/s is a local memory copy)")
         if not data.get("busbw_largest_GBps"):
-            # nothing crossed a GPU boundary and no bus bandwidth was measured (severity.yml coverage.nothing_judgeable)
+            # no bus bandwidth was measured either (severity.yml coverage.nothing_judgeable)
             res.findings.append(Finding(host, "coverage", rule_sev("coverage.nothing_judgeable"), host,
-                                        f"{NOTHING}nccl-tests {coll} ran on a single rank: its bus bandwidth is 0 by "
-                                        f"definition (busbw = algbw x 2(n-1)/n; algbw {data.get('algbw_largest_GBps')} "
-                                        "GB/s is a local memory copy); run it across the node's GPUs (-g) or ranks"))
-            return res
-        res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
-                                    f"nccl-tests {coll} ran on a single rank: bus bandwidth is 0 by definition "
-                                    f"(busbw = algbw x 2(n-1)/n), nothing to judge; algbw "
-                                    f"{data.get('algbw_largest_GBps')} GB/s is a local memory copy"))
+                                        f"{NOTHING}{said}; its bus bandwidth is 0 by definition (busbw = algbw x "
+                                        "2(n-1)/n): run it across the node's GPUs (-g) or ranks"))
+        else:
+            res.findings.append(Finding(host, "nccl_busbw", rule_sev("nccl_busbw.single_rank"), host,
+                                        f"{said}, nothing to judge"))
         return res
     busbw = data.get("busbw_largest_GBps")
     if busbw is None:

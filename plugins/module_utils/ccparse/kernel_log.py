@@ -352,6 +352,8 @@ _MCE = re.compile(r"CPU (?P<cpu>\d{1,5}): Machine Check(?: Exception| Event)?: (
 #: and the 'DIMM location: CPU 1 DIMM 8' it names
 _GHES = re.compile(r"\[Hardware Error\]:\s+(?:event severity: (?P<sev>fatal|recoverable|corrected)\b"
                    r"|section_type: (?P<mem>memory error)|DIMM location: (?P<dimm>[^\n]{1,80}))")
+#: the ``where`` of an ``edac`` event read off a GHES record (the record's DIMM line names it when it comes)
+_GHES_WHERE = "firmware error record (GHES)"
 #: a local disk's errors (see ``storage_errors``): the device, then what befell it
 _STORAGE = re.compile(
     r"nvme (?P<nvme>nvme\d{1,3}): (?:(?P<lost>controller is down|Removing after probe failure|Device not ready; "
@@ -663,12 +665,14 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             first_bad = lineno
         recent = [*recent[-2:], msg]
         own = _own(msg)
-        if oopses and oopses[-1]["module"] is None and lineno - oopses[-1]["line"] <= _OOPS_LINES \
-                and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)):
-            _oops_module(oopses[-1], fm.group("mod"), unwrapped)
-        if hung_tasks and hung_tasks[-1]["gpu_driver"] is None and lineno - hung_tasks[-1]["line"] <= _OOPS_LINES \
-                and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)) and fm.group("mod").startswith("nvidia"):
-            hung_tasks[-1]["gpu_driver"] = fm.group("mod")  # its call trace waits inside the GPU driver
+        oops_open = oopses and oopses[-1]["module"] is None and lineno - oopses[-1]["line"] <= _OOPS_LINES
+        hung_open = hung_tasks and hung_tasks[-1]["gpu_driver"] is None and \
+            lineno - hung_tasks[-1]["line"] <= _OOPS_LINES
+        if (oops_open or hung_open) and msg.endswith("]") and (fm := _FRAME_MODULE.search(msg)):
+            if oops_open:
+                _oops_module(oopses[-1], fm.group("mod"), unwrapped)
+            if hung_open and fm.group("mod").startswith("nvidia"):
+                hung_tasks[-1]["gpu_driver"] = fm.group("mod")  # its call trace waits inside the GPU driver
         if _OOPS.match(own):
             if not (oopses and lineno - oopses[-1]["line"] <= _OOPS_LINES):  # one crash prints several of these
                 oopses.append(_event(lineno, time, msg, module=None, pci=None, at=lineno - 1 - offset))
@@ -806,8 +810,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
                 ghes_severity = gh.group("sev").lower()
             elif gh.group("mem") and ghes_severity:
                 edac.append(_event(lineno, time, msg, mc="a DIMM not named", kind="CE" if ghes_severity ==
-                                   "corrected" else "UE", count=1, where="firmware error record (GHES)"))
-            elif gh.group("dimm") and edac and edac[-1].get("where") == "firmware error record (GHES)":
+                                   "corrected" else "UE", count=1, where=_GHES_WHERE))
+            elif gh.group("dimm") and edac and edac[-1].get("where") == _GHES_WHERE:
                 edac[-1]["mc"] = gh.group("dimm").strip()
             continue
         if "ECC" in msg and (eo := _ECC_OFF.search(msg)):
