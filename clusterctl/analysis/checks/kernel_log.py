@@ -355,7 +355,7 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
             f"{len(mismatch)} line(s) {_when(mismatch)}; drain, reboot into the matching module. "
             f"Last: {str(mismatch[-1]['text'])[:160]!r}"))
     _per_device(res, host, data.get("gpu_fatal"), "gpu", "kernel_gpu", "kernel_gpu.driver_lost", lambda gpu, evs: (
-        f"{'amdgpu' if str(evs[-1]['text']).startswith('amdgpu') else 'NVIDIA'} driver lost or could not initialise "
+        f"{evs[-1].get('driver') or 'NVIDIA'} driver lost or could not initialise "
         f"GPU {gpu or '(not named)'} ({_whats(evs)}; no Xid needed): "
         f"{len(evs)} line(s) {_when(evs)}; drain, reboot; if it repeats, service the GPU"))
     _per_device(res, host, data.get("init_failed"), "pci", "kernel_device", "kernel_device.probe_failed",

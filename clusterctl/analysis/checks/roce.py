@@ -19,7 +19,9 @@ Expectations:
 
 Findings: ``roce_v2_gid`` (critical: NCCL_IB_GID_INDEX has nothing to point at, RDMA CM
 connections fail) and ``mtu`` (``mtu.below_expected`` in severity.yml: failed, RoCE path MTU falls to 1024 and
-jobs tuned for 4096 fail or crawl); ``ip-link`` also reports a fabric netdev without carrier.
+jobs tuned for 4096 fail or crawl); ``ip-link`` also reports a fabric netdev without carrier, and (``netdev_counters``)
+any link whose ``ip -s [-s] link`` counters show receive loss or damaged frames above :data:`COUNTER_MIN` and a share
+of the packets received (:data:`RX_LOSS_SHARE`, :data:`RX_DAMAGE_SHARE`).
 """
 
 from __future__ import annotations
@@ -167,6 +169,41 @@ def _inferred_roce(host: str, data: Any, exp: Mapping[str, Any]) -> list[Finding
             if p["netdev"] and not p["v2"] and dev not in cut and dev not in skip and p["netdev"] not in skip]
 
 
+#: a link's receive counters (``ip -s [-s] link``) judged only above both a count and a share of what it
+#: received (counters run since boot; a few are history, not a fault)
+COUNTER_MIN = 100
+#: frames the NIC dropped for want of a free receive buffer (missed, overrun, fifo) per frame received
+RX_LOSS_SHARE = 1e-4
+#: frames received damaged (CRC, framing, length) per frame received: a clean link has next to none
+RX_DAMAGE_SHARE = 1e-6
+
+
+def _counter_findings(host: str, link: Mapping[str, Any]) -> list[Finding]:
+    """Receive loss and damaged frames in an ``ip -s [-s] link`` entry's counters."""
+    rx = (link.get("stats") or {}).get("rx") or {}
+    packets = rx.get("packets") or 0
+    name = str(link.get("ifname") or "")
+    if not packets or link.get("link_type") == "loopback":
+        return []
+    out = []
+    lost = {k: rx[k] for k in ("missed", "overrun", "fifo") if rx.get(k)}
+    if sum(lost.values()) >= COUNTER_MIN and sum(lost.values()) / packets >= RX_LOSS_SHARE:
+        out.append(Finding(host, "netdev_counters", rule_sev("netdev_counters.rx_loss"), f"{host}/{name}",
+                           f"{name} dropped received frames for want of receive buffers ("
+                           + ", ".join(f"{k} {v}" for k, v in lost.items())
+                           + f" of {packets} packets, {sum(lost.values()) / packets:.2%}): the host does not drain "
+                           "its receive rings under load; check ring sizes (ethtool -g), IRQ/RSS placement and CPU"))
+    damaged = {k: rx[k] for k in ("crc", "frame", "length") if rx.get(k)} if "crc" in rx else \
+        ({"errors": rx["errors"]} if rx.get("errors") else {})
+    if sum(damaged.values()) >= COUNTER_MIN and sum(damaged.values()) / packets >= RX_DAMAGE_SHARE:
+        out.append(Finding(host, "netdev_counters", rule_sev("netdev_counters.rx_errors"), f"{host}/{name}",
+                           f"{name} received damaged frames ("
+                           + ", ".join(f"{k} {v}" for k, v in damaged.items())
+                           + f" of {packets} packets): check the cable or transceiver and the peer port; clear "
+                           "the counters and watch whether they grow"))
+    return out
+
+
 def _physical(link: Mapping[str, Any]) -> bool:
     """A hardware netdev: an ether/infiniband link without a parent or peer (``vlan2@bond0``, a veth pair's
     ``vetha@vethb``: virtual), or (its ``link/`` line not pasted) one without a parent whose queueing discipline
@@ -198,6 +235,8 @@ def ip_link_mtu(host: str, data: Any, exp: Mapping[str, Any]) -> Iterable[Findin
     selected = len(links) == 1 or not any(
         link.get("ifname") == "lo" or "LOOPBACK" in (link.get("flags") or ()) for link in links)
     for link in links:
+        if link.get("stats") and str(link.get("ifname") or "") not in skip:
+            out.extend(_counter_findings(host, link))
         if link.get("vfs_assigned") and "UP" not in (link.get("flags") or ()) \
                 and str(link.get("ifname") or "") not in skip:
             # an SR-IOV physical function left administratively down under VFs given a MAC (handed out): every VF

@@ -16,7 +16,11 @@ of the ``-d`` kind line up to the generic attributes (``addrgenmode`` ...), e.g.
 ``mode``/``miimon``, a bond slave's ``state``/``mii_status``/``link_failure_count``, a VLAN's
 ``protocol``/``id``, an IPoIB port's ``pkey``/``mode``. ``vfs`` counts the SR-IOV virtual functions (``vf 0 link/ether
 ...``) listed under a physical function, ``vfs_assigned`` those with a MAC address (a new VF's reads all zeros).
-Each entry must have its ``link/`` line.
+Each entry must have its ``link/`` line. ``ip -s [-s] link`` adds ``stats``: ``{"rx": {"bytes": ..., "packets": ...,
+"errors": ..., "dropped": ..., "missed" | "overrun": ..., "mcast": ..., and with ``-s -s`` "length", "crc", "frame",
+"fifo", "missed" | "overrun"}, "tx": {...}}`` under the column names the head rows print (older iproute2 prints
+``overrun`` in the first row and ``missed`` in the second, newer the other way round); a link without them has no
+``stats`` key.
 
 ``ip -j [-d] link`` / ``ip -j addr`` (one JSON array) is read into the same dicts (``ifindex`` -> ``index``,
 ``operstate`` -> ``state``, ``txqlen`` -> ``qlen``, ``linkinfo``'s kind and its data or a member's,
@@ -79,7 +83,7 @@ def _pairs(tokens: list[str]) -> dict[str, Any]:
 
 
 #: an interface's continuation line at column 0, where a web page's copy dropped its indentation
-_CONTINUED = re.compile(r"(?:link/\S|altname |inet6? \S|valid_lft |alias |vlan protocol |RX: |TX: |vf \d)")
+_CONTINUED = re.compile(r"(?:link/\S|altname |inet6? \S|valid_lft |alias |vlan protocol |[RT]X: |[RT]X errors: |vf \d)")
 
 
 #: the keys of a header line after its flags (iproute2's print_linkinfo): a mail or terminal wrapping the header puts
@@ -136,6 +140,10 @@ _JSON_KEYS = (("mtu", "mtu"), ("qdisc", "qdisc"), ("master", "master"), ("operst
               ("min_mtu", "minmtu"), ("max_mtu", "maxmtu"), ("parentdev", "parentdev"))
 
 
+#: ``ip -j -s``'s counter names the text form prints otherwise (the rest lose their ``_errors``)
+_JSON_STAT = {"over_errors": "overrun", "multicast": "mcast", "collisions": "collsns", "carrier_errors": "carrier"}
+
+
 def _json_link(obj: dict[str, Any]) -> dict[str, Any]:
     """One link of ``ip -j [-d] link`` / ``ip -j addr`` as the text form's dict."""
     flags = [str(f) for f in obj.get("flags") or [] if isinstance(f, str)]
@@ -152,6 +160,11 @@ def _json_link(obj: dict[str, Any]) -> dict[str, Any]:
     elif info.get("info_kind"):
         link["kind"] = str(info["info_kind"])
         link["kind_info"] = dict(info.get("info_data") or {})
+    stats = obj.get("stats64") or obj.get("stats")
+    if isinstance(stats, dict):  # ``ip -j -s link``: 'crc_errors', 'over_errors' ... under the text form's names
+        link["stats"] = {way: {_JSON_STAT.get(k, k.replace("_errors", "")): v for k, v in stats[way].items()
+                               if isinstance(v, int)}
+                         for way in ("rx", "tx") if isinstance(stats.get(way), dict)}
     for vf in obj.get("vfinfo_list") or []:
         link["vfs"] += 1
         mac = str((vf.get("address") or vf.get("mac") or "") if isinstance(vf, dict) else "")
@@ -191,6 +204,7 @@ def parse_ip_link(text: str) -> dict[str, Any]:
     truncated = [False]
     lineno = offset
     head_attrs: list[str] | None = None  # the last header's attribute tokens, while its wrapped rest may follow
+    stat_cols: tuple[str, list[str]] | None = None  # ('rx'|'tx', the column names) of an ``ip -s`` head row
     for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
         if not raw.strip():
             continue
@@ -226,11 +240,22 @@ def parse_ip_link(text: str) -> dict[str, Any]:
             head_attrs = None
             continue
         head_attrs = None
-        if link is None or (raw[0] not in " \t" and _CONTINUED.match(raw) is None):
+        if link is None or (raw[0] not in " \t" and _CONTINUED.match(raw) is None
+                            and (stat_cols is None or not raw.replace(" ", "").isdigit())):
             truncated[0] = truncated[0] or bool(re.match(r"^\d{1,6}:", raw))  # a header cut mid-line
             continue  # prose or another command's output between the links
         tokens = raw.split()[:400]
         first = tokens[0]
+        if stat_cols is not None and all(t.isdigit() for t in tokens):
+            # the counters under an ``ip -s link`` head row (a row of ``-h``'s 1.2M is not read)
+            row = link.setdefault("stats", {}).setdefault(stat_cols[0], {})
+            row.update(zip(stat_cols[1], map(int, tokens)))
+            stat_cols = None
+            continue
+        stat_cols = None
+        if first in ("RX:", "TX:") or (first in ("RX", "TX") and tokens[1:2] == ["errors:"]):
+            stat_cols = (first[:2].lower(), tokens[2 if first in ("RX", "TX") else 1:])
+            continue
         if first.startswith("link/"):
             link["link_type"] = first[5:]
             rest = tokens[1:]

@@ -57,7 +57,8 @@ operators paste ``grep Xid`` output too):
 ``gpu_fatal``
     NVIDIA driver messages of a GPU lost or not initialised without an Xid (``RmInitAdapter failed``,
     GSP ``Heartbeat timed out``/``GSP Timeout``, ``Memory Subsystem Error``): ``gpu`` (bus id, or the
-    driver's index ``GPU6``), ``what``.
+    driver's index ``GPU6``), ``what``; and amdgpu's failed reset of a hung GPU (``GPU reset(2) failed``), whose
+    event also carries ``driver``: ``amdgpu`` (an NVIDIA event has no ``driver`` key).
 ``slot_power``
     ``Detected insufficient power on the PCIe slot`` (mlx5): ``pci``.
 ``aer_injected``
@@ -716,7 +717,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             gpu_fatal.append(_event(lineno, time, msg, gpu=gpu, what=what))
             continue
         if "GPU reset" in msg and (ar := _AMD_RESET_FAILED.match(own)):
-            gpu_fatal.append(_event(lineno, time, msg, gpu=ar.group("pci").lower(), what="GPU reset failed (amdgpu)"))
+            gpu_fatal.append(_event(lineno, time, msg, gpu=ar.group("pci").lower(), what="GPU reset failed",
+                                     driver="amdgpu"))
             continue
         if "NVRM" in msg and "I/O region assigned to your NVIDIA device is invalid" in msg:
             # the driver refuses a GPU whose BARs the firmware left unassigned; the line after it names the BAR and
