@@ -87,3 +87,31 @@ def test_an_amdgpu_event_names_its_driver() -> None:
     text = _text("[   78.098418] amdgpu 0000:0b:00.0: GPU reset(2) failed")
     [ev] = parse_text("kernel-log", text)["gpu_fatal"]
     assert (ev["gpu"], ev["what"], ev["driver"]) == ("0000:0b:00.0", "GPU reset failed", "amdgpu")
+
+
+# --- nvidia-smi nvlink -e: one link's counter high, or saturated ---
+
+# round2/nvidia-smi-nvlink/scuffed-nvlinknotes-580-v100-sxm2-32gb-ls-x2-docker-host-prompt-e-gpu2-link0-crc-65535-gpu0-
+# link3-replay-211.txt (ScuffedSquared/NVLink-Error-Testing-Notes): GPU 0 link 3 'Replay Errors: 211', GPU 2 link 0
+# 'Replay Errors: 2' and 'CRC Errors: 65535', every other counter 0
+NVLINK_E = corpus_capture("round2", "nvidia-smi-nvlink/scuffed-nvlinknotes-580-v100-sxm2-32gb-ls-x2-docker-host-"
+                                    "prompt-e-gpu2-link0-crc-65535-gpu0-link3-replay-211.txt")
+
+
+def test_nvlink_counters_are_kept_per_link() -> None:
+    gpus = {g["index"]: g for g in parse_text("nvidia-smi-nvlink", NVLINK_E)["gpus"]}
+    assert gpus[0]["link_errors"] == {3: {"Replay": 211}}
+    assert gpus[2]["link_errors"] == {0: {"Replay": 2, "CRC": 65535}}
+
+
+def test_a_link_with_many_errors_degrades_its_gpu() -> None:
+    findings = [f for f in judge_text("nvidia-smi-nvlink", NVLINK_E) if f.check == "gpu_nvlink"]
+    assert [(f.severity, f.message.split(":", 1)[0]) for f in findings] == [("warning", "GPU 0"), ("warning", "GPU 2")]
+    assert "link 3 Replay errors 211" in findings[0].message
+    assert "link 0 CRC errors 65535 (the counter is saturated" in findings[1].message
+    assert "Replay errors 2" not in findings[1].message  # two replays are not many
+
+
+def test_a_few_nvlink_errors_stay_a_note() -> None:
+    text = NVLINK_E.replace("Replay Errors: 211", "Replay Errors: 3").replace("CRC Errors: 65535", "CRC Errors: 12")
+    assert [f.severity for f in judge_text("nvidia-smi-nvlink", text) if f.check == "gpu_nvlink"] == ["info", "info"]

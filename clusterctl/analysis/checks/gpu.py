@@ -63,6 +63,11 @@ from clusterctl.analysis.severity import sev as rule_sev
 
 #: NVIDIA "Dynamic Page Retirement" (DA-08014): a board is RMA-eligible at 60 DBE or 64 total retired pages
 RETIRED_PAGES_LIMIT = 64
+#: an NVLink error counter of one link (nvlink -e: replay, recovery, CRC since the driver loaded) this high is a
+#: marginal link, not history: a healthy link counts none or a few
+NVLINK_ERRORS_MANY = 100
+#: the values a saturated 16- or 32-bit counter stops at
+_COUNTER_MAX = (0xFFFF, 0xFFFFFFFF)
 #: share of GPU pairs that must have one NVLink count before the others are judged against it
 TOPO_UNIFORM_FRACTION = 0.8
 HW_THROTTLE = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
@@ -719,7 +724,17 @@ def judge_nvlink(host: str, data: Mapping[str, Any], exp: Mapping[str, Any]) -> 
     for g in gpus:
         subj = _subject(host, g)
         counted = {k: v for k, v in (g.get("error_counts") or {}).items() if v}
-        if counted:
+        many = sorted((link, k, v) for link, row in (g.get("link_errors") or {}).items() for k, v in row.items()
+                      if v >= NVLINK_ERRORS_MANY)
+        if many:
+            res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.errors_many"), subj,
+                                        f"GPU {g.get('index')}: NVLink "
+                                        + ", ".join(f"link {link} {k} errors {v}"
+                                                    + (" (the counter is saturated: at least that many)"
+                                                       if v in _COUNTER_MAX else "") for link, k, v in many)
+                                        + " since the driver loaded: a marginal link (board trace, connector, "
+                                        "bridge); its traffic is replayed and slowed; reseat or swap to locate it"))
+        elif counted:
             # nvlink -e: counters since the driver loaded, with no rate or threshold in the output
             res.findings.append(Finding(host, "gpu_nvlink", rule_sev("gpu_nvlink.errors_counted"), subj,
                                         f"GPU {g.get('index')}: NVLink error counters "
