@@ -8,8 +8,9 @@
 
 Speeds are GB/s as nvidia-smi prints them (per direction). ``nvidia-smi nvlink -e``'s counters ('Link 0: Replay
 Errors: 0') are summed per GPU and counter into ``error_counts`` (``{"Replay": 0, "Recovery": 0, "CRC": 0}``), and
-the non-zero ones kept per link in ``link_errors`` (``{0: {"CRC": 65535}}``); its lines are no links. ``nvidia-smi nvlink -c``'s capability lines ('Link 0, P2P is supported: true') go to
-``capabilities`` (``{link: {capability: bool}}``): what a link can do, not its state. ``nvlink -gt d``'s counters
+the non-zero ones kept per link in ``link_errors`` (``{0: {"CRC": 65535}}``); its lines are no links.
+``nvidia-smi nvlink -c``'s capability lines ('Link 0, P2P is supported: true') go to ``capabilities``
+(``{link: {capability: bool}}``): what a link can do, not its state. ``nvlink -gt d``'s counters
 ('Link 0: Data Tx: 19241022 KiB') go to ``traffic_kib`` (``{link: {"data_tx": 19241022, ...}}``). A GPU followed by
 ``NVML: Unable to retrieve NVLink information as all links are inActive`` (drivers 550+) has ``links: []`` and
 ``all_links_inactive: True`` (printed alone, as for one GPU selected with ``-i``, it is one GPU of unknown index,
