@@ -115,3 +115,25 @@ def test_a_link_with_many_errors_degrades_its_gpu() -> None:
 def test_a_few_nvlink_errors_stay_a_note() -> None:
     text = NVLINK_E.replace("Replay Errors: 211", "Replay Errors: 3").replace("CRC Errors: 65535", "CRC Errors: 12")
     assert [f.severity for f in judge_text("nvidia-smi-nvlink", text) if f.check == "gpu_nvlink"] == ["info", "info"]
+
+
+# --- NCCL's topology XML without an attribute it needs: the communicator's init stops ---
+
+# round2/nccl-log/aznhc-fork-elsah100-ndv5-net-ib-mlx5_1-roce-among-ib-xml-warn-attribute-busid-nic-not-found.txt
+# (AlizeeChen11/azurehpc-health-checks, customTests/debugging-test-failure.md)
+ELSA = corpus_capture("round2", "nccl-log/aznhc-fork-elsah100-ndv5-net-ib-mlx5_1-roce-among-ib-xml-warn-attribute-"
+                                "busid-nic-not-found.txt")
+
+
+def test_a_topology_attribute_warn_fails_the_init_naming_the_odd_hca() -> None:
+    [f] = [f for f in judge_text("nccl-log", ELSA) if f.check == "nccl_error"]
+    assert f.severity == "critical" and "Attribute busid of node nic not found" in f.message
+    # '[1]mlx5_1:1/RoCE' among '[0]mlx5_0:1/IB' and '[2]mlx5_2:1/IB' ... '[8]mlx5_8:1/IB'
+    assert "mlx5_1 (RoCE) among 8 IB device(s)" in f.message
+
+
+def test_the_info_form_of_a_missing_attribute_is_no_error() -> None:
+    # graph/xml.h's INFO form of NCCL's 'Attribute %s of node %s not found' (xmlGetAttrIntDefault: a default taken
+    # where the attribute is optional, as for a net node's 'coll')
+    text = _text("gpu-a07:4411:4467 [2] NCCL INFO Attribute coll of node net not found")
+    assert not [f for f in judge_text("nccl-log", text) if f.severity in ("critical", "warning")]

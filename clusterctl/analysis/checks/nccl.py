@@ -549,7 +549,7 @@ def warning_findings(host: str, nccl: Mapping[str, Any]) -> list[Finding]:
     if setup and not fatal and not oom and not (returns and all(_CUDA_FAILURE.search(w[:2000]) for w in setup)):
         what = ("a CUDA call inside NCCL failed: the NCCL call returns an error, the job cannot run"
                 if _CUDA_FAILURE.search(setup[0][:2000]) else
-                "the communicator cannot be set up, the job cannot run as launched")
+                "the communicator cannot be set up, the job cannot run as launched" + _odd_link_layer(nccl))
         out.append(Finding(host, "nccl_error", rule_sev("nccl_error.call_failed"), host,
                            f"NCCL WARN {setup[0][:200]}{_on(nccl)}{_sockets(nccl, setup)}: {what}"))
     elif returns and not fatal and not oom and not _only_no_p2p(nccl, rest):
@@ -623,10 +623,30 @@ _CUDA_FAILURE = re.compile(r"\b(?:Cuda|HIP) failure\b", re.IGNORECASE)
 #: WARN lines that end a communicator's set-up by themselves (bootstrap.cc / init.cc / net.cc): two processes on one
 #: rank or one GPU, no interface for the bootstrap socket (nor one to listen on: 'NET/Socket : No usable listening
 #: interface found'), the network NCCL_NET names absent, a rank out of range; and a CUDA failure inside NCCL
+#: (also) the topology XML NCCL read or built lacks an attribute it needs (graph/xml.h 'NCCL WARN Attribute busid of
+#: node nic not found': xmlGetAttr returns ncclInternalError, the topology search and the communicator's init stop;
+#: NCCL's INFO form of the line is a default taken, not an error)
 _SETUP_FATAL = re.compile(r"ranks? has already checked in|Duplicate GPU detected|no socket interface found|"
-                          r"No usable listening interface found|"
+                          r"No usable listening interface found|Attribute \S{1,40} of node \S{1,40} not found|"
                           r"\bnetwork \S{1,40} not found|Invalid rank requested|" + _CUDA_FAILURE.pattern,
                           re.IGNORECASE)
+def _odd_link_layer(nccl: Mapping[str, Any]) -> str:
+    """Where NCCL's HCA list (``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ...``) mixes link layers, the devices
+    of the fewer one, said after a set-up failure: a NIC named inside the fabric's range (a topology file's NIC
+    entries no longer match the devices); else ''."""
+    devices = [d for d in nccl.get("net_devices") or () if d.get("link_layer")]
+    layers: dict[str, list[str]] = {}
+    for d in devices:
+        layers.setdefault(str(d["link_layer"]), []).append(str(d.get("name")))
+    if len(layers) != 2:
+        return ""
+    (few, odd), (many, rest) = sorted(layers.items(), key=lambda kv: len(kv[1]))
+    if len(odd) >= len(rest):
+        return ""
+    return (f"; NCCL's HCA list puts {', '.join(odd)} ({few}) among {len(rest)} {many} device(s): a NIC of another "
+            "network named inside the fabric's device range (pin NCCL_IB_HCA or fix the device naming)")
+
+
 def _own(nccl: Mapping[str, Any], warnings: list[str]) -> list[str]:
     """NCCL's own WARN lines among ``warnings``: not the application's lines of an NCCL result the parser marked
     (``app_errors``: 'RuntimeError: NCCL error in: ..., unhandled cuda error'); NCCL's own lines say what failed."""
