@@ -374,6 +374,12 @@ EXCLUDED = {
                   "slot-114.txt"):
         "a runbook's prose and grep'd LnkCap/LnkSta lines: without their indentation the link lines read as the "
         "prose's, not as the selected device's section",
+    **{("page-copy", cid): "lspci -tv's tree: the columns are its structure (a bus's devices stand below its first "
+                           "one); a page copy that collapses runs of blanks leaves no column to tell a device's bus by"
+       for cid in ("round2/lspci/nccltests36-addyladdy-azure-nc24rs-v3-dollar-prompt-lspci-tv-four-v100-pcie-own-"
+                   "domains-cx3-vf-hyperv-root.txt",
+                   "round2/lspci/linuxarm2019-hisilicon-d05-root-prompt-lspci-tv-cx5-two-pfs-two-vfs-empty-root-ports-"
+                   "truncated-names.txt")},
 }
 
 

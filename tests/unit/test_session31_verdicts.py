@@ -137,3 +137,35 @@ def test_the_info_form_of_a_missing_attribute_is_no_error() -> None:
     # where the attribute is optional, as for a net node's 'coll')
     text = _text("gpu-a07:4411:4467 [2] NCCL INFO Attribute coll of node net not found")
     assert not [f for f in judge_text("nccl-log", text) if f.severity in ("critical", "warning")]
+
+
+# --- lspci -tv: the tree's devices, each on its bus ---
+
+# round2/lspci/nccltests36-addyladdy-azure-nc24rs-v3-dollar-prompt-lspci-tv-four-v100-pcie-own-domains-cx3-vf-hyperv-
+# root.txt (NVIDIA/nccl-tests#36): four V100s each in its own domain, a ConnectX-3 VF, the emulated root bus
+AZURE_TREE = corpus_capture("round2", "lspci/nccltests36-addyladdy-azure-nc24rs-v3-dollar-prompt-lspci-tv-four-v100-"
+                                      "pcie-own-domains-cx3-vf-hyperv-root.txt")
+
+
+def test_a_tree_of_many_domains_is_read_device_by_device() -> None:
+    devices = parse_text("lspci", AZURE_TREE)["devices"]
+    assert [d["slot"] for d in devices if d["is_gpu"]] == ["e532:00:00.0", "cac4:00:00.0", "2113:00:00.0",
+                                                           "075d:00:00.0"]
+    assert [d["slot"] for d in devices if d["is_nic"]] == ["0002:00:02.0"]
+    assert [d["slot"] for d in devices if d["slot"].startswith("0000:")] == [
+        "0000:00:00.0", "0000:00:07.0", "0000:00:07.1", "0000:00:07.3", "0000:00:08.0"]
+    assert [f for f in judge_text("lspci", AZURE_TREE) if f.severity in ("critical", "warning")] == []
+
+
+def test_devices_behind_bridges_take_the_bridges_secondary_bus() -> None:
+    # pciutils ls-tree.c's layout of one domain: a bridge's devices one column right of its '-[01]--+-'
+    text = _text("-[0000:00]-+-00.0  Intel Corporation Device 3e30",
+                 "           +-01.0-[01]--+-00.0  NVIDIA Corporation TU102 [GeForce RTX 2080 Ti]",
+                 "           |            +-00.1  NVIDIA Corporation TU102 High Definition Audio Controller",
+                 "           |            \\-00.3  NVIDIA Corporation TU102 USB Type-C UCSI Controller",
+                 "           +-1d.0-[02]----00.0  Samsung Electronics Co Ltd NVMe SSD Controller SM981/PM981/PM983",
+                 "           \\-1f.6  Intel Corporation Ethernet Connection (7) I219-V")
+    devices = parse_text("lspci", text)["devices"]
+    assert [(d["slot"], d["is_gpu"]) for d in devices] == [
+        ("0000:00:00.0", False), ("0000:00:01.0", False), ("0000:01:00.0", True), ("0000:01:00.1", False),
+        ("0000:01:00.3", False), ("0000:00:1d.0", False), ("0000:02:00.0", False), ("0000:00:1f.6", False)]

@@ -21,6 +21,9 @@ names the device by its ``-s [[[[domain]:]bus]:][dev][.func]`` selector when tha
 function (``-vvvs c9:00.0``, ``-s 0000:c9:00.0``, ``-s1:0.0``; see :func:`selected_slot`); a selector
 of several (``-s 01:00``, ``-s *:00.0``) names none.
 
+``lspci -t[v]``'s tree (no device header in the list form) is read device by device (:func:`_tree`; the parse then
+says ``"tree": True``): slots and, with ``-v``, names, no class and no link.
+
 Devices without a PCIe capability (host bridges, legacy devices) have ``lnkcap``/``lnksta`` None;
 ``Capabilities: <access denied>`` (lspci run without root) sets ``access_denied``.
 """
@@ -132,6 +135,51 @@ def selected_slot(cmd: str) -> str | None:
     return f"{d:04x}:{b:02x}:{s:02x}.{f:x}"
 
 
+#: a node of ``lspci -t[v]``'s tree: a bus (``[0000:00]`` at a root, ``[01]`` or ``[11-12]`` behind a bridge) or a
+#: device (``00.0``, with ``-v`` its name after two blanks), each after the tree's ``-``
+_TREE_NODE = re.compile(r"(?<=-)(?:\[(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2})(?:-[0-9a-fA-F]{2})?\]"
+                        r"|(?P<dev>[0-9a-fA-F]{2}\.[0-7])(?:  (?P<name>\S.*))?)")
+
+
+def _tree(body: str, offset: int) -> list[dict[str, Any]]:
+    """The devices of an ``lspci -t[v]`` tree (pciutils' ls-tree.c): each bus's devices sit in one column, below the
+    bus's first device, so a device's bus is the last one whose first device stood in its column; a bridge's
+    secondary bus takes the bridge's domain. Bridges are listed too (no name is printed for them). Names alone: no
+    class and no link (``is_gpu`` where an NVIDIA name is no audio, USB or bridge function)."""
+    devices: list[dict[str, Any]] = []
+    column: dict[int, tuple[str, str]] = {}  # the column of a bus's devices -> (domain, bus)
+    for lineno, raw in enumerate(body.splitlines(), start=1 + offset):
+        if "lspci" in raw[:200] or not raw.lstrip(" |").startswith(("-", "+-", "\\-")):
+            continue
+        pending: tuple[str, str] | None = None
+        domain = "0000"
+        for m in _TREE_NODE.finditer(raw[:600]):
+            if m.group("bus"):
+                pending = ((m.group("dom") or domain).lower(), m.group("bus").lower())
+                continue
+            col = m.start()
+            if pending is not None:
+                column[col] = pending
+                pending = None
+            where = column.get(col)
+            if where is None:
+                continue  # a device of no bus read (a tree cut above it)
+            domain = where[0]
+            name = (m.group("name") or "").strip()
+            low = name.lower()
+            vendor = "nvidia" if "nvidia" in low else "mellanox" if ("mellanox" in low or "connectx" in low) else None
+            devices.append({"slot": f"{where[0]}:{where[1]}:{m.group('dev').lower()}", "class": "",
+                            "description": name, "vendor": vendor,
+                            "is_gpu": vendor == "nvidia" and not any(w in low for w in _NOT_GPU),
+                            "is_nic": vendor == "mellanox", "lnkcap": None, "lnksta": None, "access_denied": False,
+                            "line": lineno, "config_all_ones": False, "flash_recovery": False})
+    return devices
+
+
+#: words of an NVIDIA function's name that is no GPU (the board's audio, USB-C and bridge functions, NVSwitch)
+_NOT_GPU = ("audio", "usb", "bridge", "nvswitch", "serial bus", "ucsi")
+
+
 @parser("lspci")
 def parse_lspci(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -241,6 +289,9 @@ def parse_lspci(text: str) -> dict[str, Any]:
         elif _HEADER_ALL_ONES.search(s):
             cur["config_all_ones"] = True
     if not devices:
+        tree = _tree(body, offset)
+        if tree:
+            return {"devices": tree, "tree": True}
         inside = sum(1 for ln in strip_source_line(text).splitlines() if _SECTION.search(ln[:600]))
         nonblank = sum(1 for ln in strip_source_line(text).splitlines() if ln.strip())
         if inside and inside * 2 >= nonblank:
