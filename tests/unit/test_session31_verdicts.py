@@ -10,6 +10,8 @@ from pathlib import Path
 from conftest import corpus_capture, judge_text, parse_text
 from conftest import text_of as _text
 
+from clusterctl.analysis.engine import analyze_dir
+
 REPO = Path(__file__).resolve().parents[2]
 
 # --- ip -s [-s] link: the counters under the head rows ---
@@ -169,3 +171,27 @@ def test_devices_behind_bridges_take_the_bridges_secondary_bus() -> None:
     assert [(d["slot"], d["is_gpu"]) for d in devices] == [
         ("0000:00:00.0", False), ("0000:00:01.0", False), ("0000:01:00.0", True), ("0000:01:00.1", False),
         ("0000:01:00.3", False), ("0000:00:1d.0", False), ("0000:02:00.0", False), ("0000:00:1f.6", False)]
+
+
+# --- a structured log's node field names the host ---
+
+# round2/nccl-tests/nvsentinel808-preflight-jq-json-all-reduce-8gpu-test-cuda-failure-system-not-yet-initialized.txt
+# (NVIDIA/NVSentinel#808): the preflight check's JSON log objects carry '"node_name": "aks-gpu-xxx-vmss00000j"'
+PREFLIGHT = corpus_capture("round2", "nccl-tests/nvsentinel808-preflight-jq-json-all-reduce-8gpu-test-cuda-failure-"
+                                     "system-not-yet-initialized.txt")
+
+
+def test_a_json_logs_node_name_is_the_host(tmp_path: Path) -> None:
+    assert parse_text("nccl-tests", PREFLIGHT)["named_host"] == {"host": "aks-gpu-xxx-vmss00000j",
+                                                                  "by": "JSON log field"}
+    # the engine says it in the finding, as for a prompt's or a syslog head's host
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "nccl-tests.txt").write_text(PREFLIGHT)
+    [f] = [f for f in analyze_dir(tmp_path, {}).hosts["h"].findings if f.severity == "critical"]
+    assert "[aks-gpu-xxx-vmss00000j: " in f.message
+
+
+def test_two_node_names_name_no_host() -> None:
+    # a second object of another node (a log gathered from two nodes)
+    text = PREFLIGHT + '{\n  "level": "INFO",\n  "node_name": "aks-gpu-xxx-vmss00000k"\n}\n'
+    assert "named_host" not in parse_text("nccl-tests", text)

@@ -392,6 +392,21 @@ def log_named_host(kind: str, text: str) -> dict[str, str] | None:
     return None if hosts[0] in NOT_NAMED else {"host": hosts[0], "by": "syslog line head"}
 
 
+#: a structured (JSON) log's field naming the node it ran on ('"node_name": "aks-gpu-xxx-vmss00000j"', a
+#: Kubernetes or preflight checker's log; '"hostname": "gpu07"')
+_JSON_HOST = re.compile(r'"(?:node_?name|nodeName|node|host_?name|hostName)"[ \t]{0,4}:[ \t]{0,4}'
+                        r'"(?P<host>[A-Za-z][\w.-]{0,252})"')
+
+
+def json_named_host(text: str) -> dict[str, str] | None:
+    """``{"host": h, "by": "JSON log field"}`` where a structured log's node fields (:data:`_JSON_HOST`) name one
+    host, else None."""
+    if '"node' not in text and '"host' not in text:
+        return None
+    hosts = list(dict.fromkeys(m.group("host") for m in _JSON_HOST.finditer(text[:65536])))
+    return {"host": hosts[0], "by": "JSON log field"} if len(hosts) == 1 and hosts[0] not in NOT_NAMED else None
+
+
 #: the characters of a log's head and of its tail whose line heads are read for the host (a central syslog of many
 #: hosts shows a second one there; a node's own log of thousands of lines is not read line by line for it)
 LOG_HOST_SAMPLE = 8192

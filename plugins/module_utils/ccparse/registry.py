@@ -9,7 +9,7 @@ from typing import Any
 
 from . import __name__ as _pkg
 from . import __path__ as _path
-from .capture import KIND_COMMANDS, NOT_NAMED, clean_capture, log_named_host, prompt_hosts, typeset
+from .capture import KIND_COMMANDS, NOT_NAMED, clean_capture, json_named_host, log_named_host, prompt_hosts, typeset
 from .common import COMMAND_READERS, PARSERS, ParseError, with_cut
 
 __all__ = ["ParseError", "kinds", "parse", "parse_raw"]
@@ -159,12 +159,13 @@ def _little_else(kind: str, cleaned: str) -> bool:
 def _named_host(kind: str, text: str, cleaned: Any) -> dict[str, str] | None:
     """``{"host": "n1", "by": "shell prompt"}`` where the capture's ``user@host`` prompts name one host, or
     ``"by": "line prefix"`` where a launcher's or parallel shell's prefix names one (``gpu017: ...``), or (a kernel
-    log) ``"by": "syslog line head"`` where its syslog/journal lines name one; else None."""
+    log) ``"by": "syslog line head"`` where its syslog/journal lines name one, or ``"by": "JSON log field"`` where a
+    structured log's node fields name one; else None."""
     if len(cleaned.hosts) == 1 and any(c.isalpha() for c in cleaned.hosts[0]):
         return {"host": cleaned.hosts[0], "by": "line prefix"}
     if cleaned.commands and len(hosts := prompt_hosts(text)) == 1 and hosts[0] not in NOT_NAMED:
         return {"host": hosts[0], "by": "shell prompt"}
-    return log_named_host(kind, text)
+    return log_named_host(kind, text) or json_named_host(text)
 
 
 #: a command line that keeps only the first or last lines of the output ('nvidia-smi -L | head', '| tail -n 20')
