@@ -628,6 +628,14 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
 }
 
 
+#: every habit on a capture that is a source file's string literal: the literal is its outer decoration
+EXCLUDED.update({
+    (habit, "round2/nvidia-smi/aixcontainer-zju-test-java-string-440.31-quadro-p5000-03-00-fan-err-100pct-beside-"
+            "idle-k20c.txt"):
+    "the paste is a source file's string literal (each line a quoted string with its escaped line end and a '+'): a "
+    "terminal's prefix, indentation, prompt or fence comes inside the literal, never before it" for habit in HABITS})
+
+
 def elide(text: str) -> tuple[str, str] | None:
     """(the capture with its middle third replaced by a ``...`` line, the same cut without the line);
     None for a capture too short to elide."""

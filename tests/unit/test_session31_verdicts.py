@@ -195,3 +195,40 @@ def test_two_node_names_name_no_host() -> None:
     # a second object of another node (a log gathered from two nodes)
     text = PREFLIGHT + '{\n  "level": "INFO",\n  "node_name": "aks-gpu-xxx-vmss00000k"\n}\n'
     assert "named_host" not in parse_text("nccl-tests", text)
+
+
+# --- a capture kept as a source file's string literal, concatenated line by line ---
+
+# round2/nvidia-smi/aixcontainer-zju-test-java-string-440.31-quadro-p5000-03-00-fan-err-100pct-beside-idle-k20c.txt
+# (Eric-Ma-C/AIXContainer, Client/src/test/java/Test.java): 'String str1="Tue Jun  9 19:46:24 2020\n" +', then one
+# '"...\n" +' a table line, the last ending '";'; GPU 0's fan reads 'ERR!'
+JAVA = corpus_capture("round2", "nvidia-smi/aixcontainer-zju-test-java-string-440.31-quadro-p5000-03-00-fan-err-"
+                                "100pct-beside-idle-k20c.txt")
+
+
+def test_a_java_string_literal_is_read_as_the_table_it_holds() -> None:
+    gpus = parse_text("nvidia-smi", JAVA)["gpus"]
+    assert [(g["index"], g["name"]) for g in gpus] == [(0, "Quadro P5000"), (1, "Tesla K20c")]
+    [f] = [f for f in judge_text("nvidia-smi", JAVA) if f.severity == "critical"]
+    assert "fan" in f.message and "03:00.0" in f.message
+
+
+# --- the kernel's 'limited by' line of a link trained at Gen1 and below its width ---
+
+# round2/kernel-log/skyao-cx6-200g-ocp3-adapter-z690-pcie4-x4-slot-dmesg-grep-mlx5-2.5gts-x4-insufficient-power-25w-
+# link-down.txt (skyao's notes): a ConnectX-6 '8.000 Gb/s available PCIe bandwidth, limited by 2.5 GT/s PCIe x4 link at
+# 0000:00:1b.4 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)'
+GEN1 = corpus_capture("round2", "kernel-log/skyao-cx6-200g-ocp3-adapter-z690-pcie4-x4-slot-dmesg-grep-mlx5-2.5gts-x4-"
+                                "insufficient-power-25w-link-down.txt")
+
+
+def test_a_link_trained_at_gen1_and_narrower_failed_to_train() -> None:
+    [f] = [f for f in judge_text("kernel-log", GEN1) if "limited by" in f.message]
+    assert (f.severity, f.subject) == ("critical", "n1/0000:04:00.0") and "failed to train" in f.message
+
+
+def test_a_slot_wired_narrower_at_full_speed_stays_degraded() -> None:
+    # the same card in a Gen3 x4 slot: fast, only narrower (a slot's wiring, not a failed training)
+    text = GEN1.replace("limited by 2.5 GT/s PCIe x4", "limited by 8.0 GT/s PCIe x4")
+    [f] = [f for f in judge_text("kernel-log", text) if "limited by" in f.message]
+    assert f.severity == "warning"

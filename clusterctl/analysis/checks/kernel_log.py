@@ -117,6 +117,21 @@ def _per_device(res: CheckResult, host: str, events: Any, key: str, check: str, 
                                     f"{say(dev, evs)}. {_last(evs)}"))
 
 
+#: the speed and width of a 'limited by' line's link and of its capability ('2.5 GT/s PCIe x4 link at 0000:00:1b.4',
+#: '252.048 Gb/s with 16.0 GT/s PCIe x16 link')
+_GTS_WIDTH = re.compile(r"(?P<gts>\d{1,3}(?:\.\d{1,3})?) GT/s PCIe x(?P<width>\d{1,2})\b")
+
+
+def _gen1_narrowed(link: str, capable: str) -> bool:
+    """Whether a 'limited by' link trained at Gen1 (2.5 GT/s) on a faster device and below the device's width: the
+    link failed to train (as lspci's pcie_link.training_failed), not a slot wired narrower or slower."""
+    got, cap = _GTS_WIDTH.search(link), _GTS_WIDTH.search(capable)
+    if got is None or cap is None:
+        return False
+    return float(got.group("gts")) == 2.5 < float(cap.group("gts")) and \
+        int(got.group("width")) < int(cap.group("width"))
+
+
 def _on_host(res: CheckResult, host: str, events: Any, check: str, rule: str, say: Callable[[Events], str]) -> None:
     """One finding of ``rule`` for the whole host where there are events (tasks, CPUs, the kernel itself)."""
     if evs := list(events or ()):
@@ -343,10 +358,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                 f"{pci or 'a device'} limited by {ev.get('link')} (capable of {ev.get('capable')}) in a "
                 f"{data['hypervisor']} virtual machine: the link is the emulated port's; judge the host's lspci"))
             continue
+        failed = _gen1_narrowed(str(ev.get("link") or ""), str(ev.get("capable") or ""))
         res.findings.append(Finding(
-            host, "kernel_pcie", rule_sev("kernel_pcie.below_capability"), f"{host}/{pci}" if pci else host,
+            host, "kernel_pcie", rule_sev("kernel_pcie.training_failed" if failed else "kernel_pcie.below_capability"),
+            f"{host}/{pci}" if pci else host,
             f"{pci or 'a device'} runs below its PCIe capability: limited by {ev.get('link')} (capable of "
-            f"{ev.get('capable')}); reseat or check the slot/riser"))
+            f"{ev.get('capable')})" + (": trained at Gen1 and below its width, the link failed to train (slot, "
+                                       "riser or card)" if failed else "; reseat or check the slot/riser")))
     mismatch = list(data.get("api_mismatch") or ())
     if mismatch:  # the module and the libraries differ: no GPU is usable, none is at fault
         res.findings.append(Finding(

@@ -747,7 +747,10 @@ ARROW_NOTE = re.compile(r"\s+(?:<(?:=|-{1,3})\s.*|<-{2,3}.*|-{2,3}>(?:\s.*)?|==>
 
 #: one line of output as a JSON string of a list (Ansible's ``stdout_lines``, a script's ``json.dumps``):
 #: ``        "cyclecloud_node_fail slurm     2022-11-22T13:25:08 viz3d-1",``
-_JSON_LINE = re.compile(r'^[ \t]{0,16}("(?:[^"\\]|\\.)*")[ \t]*,?[ \t]*$')
+#: also a source file's string literal concatenated line by line (Java, C#, JavaScript: ``"| GPU  Name ...|\n" +``,
+#: the first after its assignment ``String str1="Tue Jun  9 19:46:24 2020\n" +``, the last ending ``";``)
+_JSON_LINE = re.compile(r'^[ \t]{0,16}(?:(?:[A-Za-z_][\w<>\[\].]{0,40}[ \t]{1,4})?[A-Za-z_]\w{0,40}[ \t]{0,4}='
+                        r'[ \t]{0,4})?("(?:[^"\\]|\\.)*")[ \t]*(?:,|\+|\)?;)?[ \t]*$')
 #: the list's own frame around such lines: ``"stdout_lines": [``, ``]``, ``],``
 _JSON_FRAME = re.compile(r'^[ \t]{0,16}(?:"[\w.-]{1,40}"[ \t]*:[ \t]*\[|\],?|\[)[ \t]*$')
 
@@ -775,7 +778,8 @@ def _unjsoned(lines: list[str]) -> list[str]:
         m = _JSON_LINE.match(ln)
         if m:
             try:
-                out.append(str(json.loads(m.group(1))))
+                decoded = str(json.loads(m.group(1)))
+                out.append(decoded[:-1] if decoded.endswith("\n") else decoded)  # a literal's own line end
                 continue
             except ValueError:
                 return lines
