@@ -185,22 +185,21 @@ def _counter_findings(host: str, link: Mapping[str, Any]) -> list[Finding]:
     name = str(link.get("ifname") or "")
     if not packets or link.get("link_type") == "loopback":
         return []
-    out = []
     lost = {k: rx[k] for k in ("missed", "overrun", "fifo") if rx.get(k)}
-    if sum(lost.values()) >= COUNTER_MIN and sum(lost.values()) / packets >= RX_LOSS_SHARE:
-        out.append(Finding(host, "netdev_counters", rule_sev("netdev_counters.rx_loss"), f"{host}/{name}",
-                           f"{name} dropped received frames for want of receive buffers ("
-                           + ", ".join(f"{k} {v}" for k, v in lost.items())
-                           + f" of {packets} packets, {sum(lost.values()) / packets:.2%}): the host does not drain "
-                           "its receive rings under load; check ring sizes (ethtool -g), IRQ/RSS placement and CPU"))
     damaged = {k: rx[k] for k in ("crc", "frame", "length") if rx.get(k)} if "crc" in rx else \
         ({"errors": rx["errors"]} if rx.get("errors") else {})
-    if sum(damaged.values()) >= COUNTER_MIN and sum(damaged.values()) / packets >= RX_DAMAGE_SHARE:
-        out.append(Finding(host, "netdev_counters", rule_sev("netdev_counters.rx_errors"), f"{host}/{name}",
-                           f"{name} received damaged frames ("
-                           + ", ".join(f"{k} {v}" for k, v in damaged.items())
-                           + f" of {packets} packets): check the cable or transceiver and the peer port; clear "
-                           "the counters and watch whether they grow"))
+    out = []
+    for rule, counts, share, what, todo in (
+            ("netdev_counters.rx_loss", lost, RX_LOSS_SHARE, "dropped received frames for want of receive buffers",
+             "the host does not drain its receive rings under load; check ring sizes (ethtool -g), IRQ/RSS placement "
+             "and CPU"),
+            ("netdev_counters.rx_errors", damaged, RX_DAMAGE_SHARE, "received damaged frames",
+             "check the cable or transceiver and the peer port; clear the counters and watch whether they grow")):
+        n = sum(counts.values())
+        if n >= COUNTER_MIN and n / packets >= share:
+            out.append(Finding(host, "netdev_counters", rule_sev(rule), f"{host}/{name}",
+                               f"{name} {what} (" + ", ".join(f"{k} {v}" for k, v in counts.items())
+                               + f" of {packets} packets, {n / packets:.4%}): {todo}"))
     return out
 
 
