@@ -628,6 +628,18 @@ HABITS: dict[str, Callable[[str, str], str | None]] = {
 }
 
 
+#: a log head on every line of a mail-wrapped kernel log: the wrap's rests get a head too, so they read as lines of
+#: their own, not as the rest of the line above (the wrap is undone only where the rests carry no head)
+EXCLUDED.update({
+    (habit, cid): "a mail-wrapped kernel log: with a log head before every line the wrap's rests read as lines of "
+                  "their own, so the hung task's (or the 'limited by' line's) wrapped rest is no longer joined to it"
+    for habit in ("runner-time", "kubectl-timestamps", "journal")
+    for cid in ("round2/kernel-log/nvmelist2020-nvmet-rdma-target-reboot-mlx5-fast-force-teardown-failed-bond-slaves-"
+                "tx-timeout-reopen-err-5-hung-task-wrapped.txt",
+                "round2/kernel-log/nvmelist2020-pm1733-hash-prompt-dmesg-grep-2d-00-0-16gts-x4-limited-by-8gts-at-2c-00-"
+                "0-bar6-bar7-no-space-then-assigned-wrapped.txt")})
+
+
 #: every habit on a capture that is a source file's string literal: the literal is its outer decoration
 EXCLUDED.update({
     (habit, "round2/nvidia-smi/aixcontainer-zju-test-java-string-440.31-quadro-p5000-03-00-fan-err-100pct-beside-"
