@@ -718,7 +718,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             continue
         if "GPU reset" in msg and (ar := _AMD_RESET_FAILED.match(own)):
             gpu_fatal.append(_event(lineno, time, msg, gpu=ar.group("pci").lower(), what="GPU reset failed",
-                                     driver="amdgpu"))
+                                    driver="amdgpu"))
             continue
         if "NVRM" in msg and "I/O region assigned to your NVIDIA device is invalid" in msg:
             # the driver refuses a GPU whose BARs the firmware left unassigned; the line after it names the BAR and
