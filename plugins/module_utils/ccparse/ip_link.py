@@ -141,7 +141,7 @@ _JSON_KEYS = (("mtu", "mtu"), ("qdisc", "qdisc"), ("master", "master"), ("operst
 
 
 #: ``ip -j -s``'s counter names the text form prints otherwise (the rest lose their ``_errors``)
-_JSON_STAT = {"over_errors": "overrun", "multicast": "mcast", "collisions": "collsns", "carrier_errors": "carrier"}
+_JSON_STAT = {"over_errors": "overrun", "multicast": "mcast", "collisions": "collsns"}
 
 
 def _json_link(obj: dict[str, Any]) -> dict[str, Any]:

@@ -135,6 +135,12 @@ def selected_slot(cmd: str) -> str | None:
     return f"{d:04x}:{b:02x}:{s:02x}.{f:x}"
 
 
+def _vendor_named(low: str) -> str | None:
+    """``nvidia`` or ``mellanox`` where a device's lower-cased name says so (the list form's description, the tree's
+    name), else None."""
+    return "nvidia" if "nvidia" in low else "mellanox" if ("mellanox" in low or "connectx" in low) else None
+
+
 #: a node of ``lspci -t[v]``'s tree: a bus (``[0000:00]`` at a root, ``[01]`` or ``[11-12]`` behind a bridge) or a
 #: device (``00.0``, with ``-v`` its name after two blanks), each after the tree's ``-``
 _TREE_NODE = re.compile(r"(?<=-)(?:\[(?:(?P<dom>[0-9a-fA-F]{4}):)?(?P<bus>[0-9a-fA-F]{2})(?:-[0-9a-fA-F]{2})?\]"
@@ -167,7 +173,7 @@ def _tree(body: str, offset: int) -> list[dict[str, Any]]:
             domain = where[0]
             name = (m.group("name") or "").strip()
             low = name.lower()
-            vendor = "nvidia" if "nvidia" in low else "mellanox" if ("mellanox" in low or "connectx" in low) else None
+            vendor = _vendor_named(low)
             devices.append({"slot": f"{where[0]}:{where[1]}:{m.group('dev').lower()}", "class": "",
                             "description": name, "vendor": vendor,
                             "is_gpu": vendor == "nvidia" and not any(w in low for w in _NOT_GPU),
@@ -260,7 +266,7 @@ def parse_lspci(text: str) -> dict[str, Any]:
                 continue
             desc = h.group(3).strip()
             low = desc.lower()
-            vendor = "nvidia" if "nvidia" in low else "mellanox" if ("mellanox" in low or "connectx" in low) else None
+            vendor = _vendor_named(low)
             # 'lspci -nn' adds the numeric class and ids ('3D controller [0302]: NVIDIA ... [10de:2330]'), 'lspci -n'
             # prints them alone ('0302: 10de:2330 (rev a1)'): the class named by its number, the vendor by its id
             cls = _CLASS_NUMBER.sub("", h.group(2).strip())
