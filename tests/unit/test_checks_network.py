@@ -244,13 +244,17 @@ def test_ib_write_bw_rate_mapping_by_link_type_and_no_rate() -> None:
     text = read_fixture("ib_write_bw/ndr-duration-gbits.txt")
     _, gbps = top_row(text)
     other = judge("ib_write_bw", text, {"ib_rate_gbps": {"ethernet": gbps * 10}}).findings
-    assert [f.severity for f in other] == ["info"]  # no rate for its link type: cannot judge (a note)
+    assert [f.severity for f in other] == ["info"]  # no rate for its link type: read against the standard rate (a note)
     (f,) = judge("ib_write_bw", text, {"ib_rate_gbps": {"infiniband": gbps * 1.5}}).findings
     assert f.severity == "warning"
     res = judge("ib_write_bw", text)
-    # no line rate: not judged, and said so (issue 29: "cannot judge: needs ib_rate_gbps", a note)
+    # no line rate: 379.27 Gb/s at 1 MiB is 95% of 400 Gb/s, the standard rate just above it: read as an NDR port at
+    # line rate (a note naming the rate it assumed, not "cannot judge"; session 32)
     assert [f for f in res.findings if f.severity != "info"] == [] and res.metrics[0].value == pytest.approx(gbps)
-    assert all("cannot judge: needs ib_rate_gbps" in f.message for f in res.findings)
+    assert [("of 400 Gb/s" in f.message, "set ib_rate_gbps" in f.message) for f in res.findings] == [(True, True)]
+    # far below even the next standard rate: judged (a lower bound of the shortfall)
+    low = text.replace("379.27", "150.00")
+    assert [f.severity for f in judge("ib_write_bw", low).findings] == ["warning"]
 
 
 # --- link flaps -----------------------------------------------------------------------------------

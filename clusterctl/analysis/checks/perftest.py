@@ -26,7 +26,10 @@ rates of an 8b/10b code: their data rate, what a transfer can reach, is 80 % of 
 is taken of that data rate on an InfiniBand link (FDR and later use 64b/66b: the rate is the data rate).
 
 Without a line rate, the smallest standard rate at or above the result (allowing :data:`RATE_SLACK`) is a lower
-bound of it. A RoCE run that printed no result row after exchanging an all-zero GID is
+bound of it: a result at line-rate message sizes below the fraction of even that rate is a finding; one at or above
+it is read as a port of that rate at line rate (``ib_write_bw.at_standard_rate``, a note: "392 Gb/s" is an NDR port
+running well, as an engineer reads it; a 400 Gb/s port cannot be told from an 800 Gb/s one at half its rate without
+``ib_rate_gbps``). A RoCE run that printed no result row after exchanging an all-zero GID is
 ``ib_write_bw.zero_gid`` (critical): the GID index holds no address, RoCE cannot connect. A run whose queue pair could
 not be connected (``Failed to modify QP ... to RTR``, ``Unable to Connect the HCA's through the link``) is
 ``ib_write_bw.qp_connect_failed`` (critical): the RDMA path between the two ports does not work.
@@ -76,8 +79,17 @@ def _judge_lower_bound(host: str, subject: str, bw: float, data: Mapping[str, An
                         f"ib_write_bw {bw:.1f} Gb/s at {data.get('max_size_bytes')} B is {bw / floor:.0%} or less of "
                         f"the port's line rate (at least {floor:g} Gb/s, the next standard rate above the result; "
                         "set ib_rate_gbps to judge it exactly)")]
-    return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
-                    f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.1f} Gb/s; the capture states no line rate)")]
+    if floor is None:
+        return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.cannot_judge"), f"{host}/{subject}",
+                        f"cannot judge: needs ib_rate_gbps (ib_write_bw {bw:.1f} Gb/s; the capture states no line "
+                        "rate)")]
+    # at line-rate message sizes the result sits just below a standard rate: read, as an engineer reads '392 Gb/s'
+    # or '97.6 Gb/s', as a port of that rate running at line rate (a faster port would be at half its rate or less,
+    # which a single result cannot tell; ib_rate_gbps judges it exactly) (severity.yml ib_write_bw.at_standard_rate)
+    return [Finding(host, "ib_write_bw", rule_sev("ib_write_bw.at_standard_rate"), f"{host}/{subject}",
+                    f"ib_write_bw {bw:.1f} Gb/s at {size} B is {bw / floor:.0%} of {floor:g} Gb/s, the standard rate "
+                    "just above it: read as a port of that rate at line rate (the capture states no line rate; "
+                    "set ib_rate_gbps to judge it against the port's own)")]
 
 #: how far a measurement may pass a standard rate and still be read as that rate (201.8 Gb/s on HDR 200)
 RATE_SLACK = 1.05
