@@ -97,6 +97,8 @@ XID_APP_RECURRING = 3
 AER_CORRECTED_REPEATED = 2
 #: corrected memory errors of one memory controller from which the DIMM counts as at risk
 EDAC_CE_REPEATED = 2
+#: the DIMM an EDAC report names ('memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0', 'on DIMM_A1')
+_DIMM = re.compile(r"\bon ([\w#.-]{0,60}DIMM[\w#.-]{0,20})")
 
 def _grouped(events: Any, key: str) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """``events`` by their ``key`` field ('' where an event has none), in key order: one finding per device."""
@@ -332,15 +334,20 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
                 f"PCIe AER {what} error(s) on {pci or 'a device'}: {len(events)} line(s) {_when(events)}; check the "
                 f"link (lspci -vv LnkSta, reseat, riser/cable). Last: {str(events[-1]['text'])[:160]!r}"))
     mem: dict[tuple[str, str], int] = {}
+    dimms: dict[tuple[str, str], list[str]] = {}
     for ev in data.get("edac") or ():
         k = (str(ev.get("mc")), str(ev.get("kind")))
         mem[k] = mem.get(k, 0) + int(ev.get("count") or 1)
+        if (dimm := _DIMM.search(str(ev.get("where") or ""))) and dimm.group(1) not in dimms.setdefault(k, []):
+            dimms[k].append(dimm.group(1))
     for (mc, kind), count in sorted(mem.items()):
         rule = "kernel_memory.edac_ue" if kind == "UE" else (
             "kernel_memory.edac_ce" if count >= EDAC_CE_REPEATED else "kernel_memory.edac_ce_once")
+        on = dimms.get((mc, kind))
         res.findings.append(Finding(
             host, "kernel_memory", rule_sev(rule), f"{host}/{mc}",
             f"EDAC {mc}: {count} {'uncorrected' if kind == 'UE' else 'corrected'} memory error(s) in the kernel log"
+            + (f" on {', '.join(on[:3])}" if on else "")
             + ("; the DIMM named there is failing: replace it" if kind == "UE" else
                "; a DIMM at risk: watch the rate, plan its replacement")))
     _on_host(res, host, data.get("ecc_disabled"), "kernel_memory", "kernel_memory.ecc_disabled", _say_ecc_off)

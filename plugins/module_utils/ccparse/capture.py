@@ -175,7 +175,9 @@ _LAUNCHER = re.compile(r"^[ \t]{0,8}"  # also indented: a Markdown code block or
                        # Actions), kubectl / docker logs --timestamps, moreutils ts ('[2024-03-05 10:21:33] ',
                        # '[10:21:33] '); not for STAMPED_KINDS, whose own lines start with a time
                        r"|(?P<stamp>\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
-                       r"(?:Z|[+-]\d{2}:?\d{2})?\]?(?: |$)|\[\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] )"
+                       # (a console server's bracketed wall clock glued to the line:
+                       # '[2023-06-22 21:55:31.352446][5975153.869131] ', '[2023-06-24 00:40:54.482177]ERROR: ...')
+                       r"(?:Z|[+-]\d{2}:?\d{2})?\]?(?: |$|(?<=\]))|\[\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] )"
                        # journalctl's line of a service that ran the tool: 'Dec 05 10:21:33 gpu-node07
                        # healthcheck.sh[4242]: ' (the host recorded)
                        r"|" + _SYSLOG_TIME + r" (?P<journal>[\w.-]{1,64}) (?!\d)[\w.@/:-]{1,64}"
@@ -688,7 +690,8 @@ def _strip_prefix(lines: list[str]) -> list[str]:
         return lines
     for pre in _PREFIXES:
         bare = pre.rstrip()
-        if all(ln.startswith(pre) or ln.rstrip() == bare for ln in body):
+        # a paster's elision line between the quoted ones ('...(cutting ...)...') is the paster's, not quoted
+        if all(ln.startswith(pre) or ln.rstrip() == bare or (pre == "> " and _ELISION.match(ln)) for ln in body):
             return [ln[len(pre):] if ln.startswith(pre) else ("" if ln.rstrip() == bare else ln) for ln in lines]
     if first.startswith("> ") and first[2:3].strip() and all(ln[:1] in (" ", "\t") for ln in body[1:]):
         # Markdown's lazy blockquote: only the record's first line carries '> ', its indented lines follow bare
@@ -829,7 +832,10 @@ def _dedent(lines: list[str]) -> list[str]:
 #: (:attr:`Cleaned.elided`; the registry adds it to the parse's ``cut``): what is left is judged
 ELISION_KINDS = frozenset({"nvidia-smi-q", "nvidia-smi-query", "nvidia-smi-nvlink", "sdiag", "scontrol-node",
                            "ibstat", "mlnx_qos"})
-_ELISION = re.compile(r"^[ \t]{0,40}(?:[\[(] ?)?(?:\.{3,16}|…)(?: ?[\])])?[ \t]{0,40}$")
+#: ``...``, ``[...]``, ``…``, and a paster's note between two ellipses (``...(cutting a lot of mpt3sas messages)...``,
+#: ``[... snip ...]``)
+_ELISION = re.compile(r"^[ \t]{0,40}(?:[\[(] ?)?(?:\.{3,16}|…)(?:[^.…\n][^\n]{0,160}?(?:\.{3,16}|…))?"
+                      r"(?: ?[\])])?[ \t]{0,40}$")
 _ELISION_ANY = re.compile(_ELISION.pattern, re.MULTILINE)
 
 

@@ -20,7 +20,8 @@ operators paste ``grep Xid`` output too):
     ``severity=Uncorrected (Fatal)``), with or without any Xid, and the device (``pci``) when named; a
     Downstream Port Containment of an ``ERR_FATAL`` (``DPC: containment event, status:0x200d, ERR_FATAL received from
     0015:01:00.0``; before 5.19 ``DPC: ERR_FATAL detected`` after the event's ``source:0x3400``) is one too, its
-    ``ERR_NONFATAL`` an ``aer_nonfatal`` (the port took the link down; its AER lines may not be printed).
+    ``ERR_NONFATAL`` an ``aer_nonfatal`` (the port took the link down; its AER lines may not be printed), as is a root
+    port's ``DPC: RP PIO error detected`` (a CPU access below the port failed; the port contained it).
 ``aer_corrected``, ``aer_nonfatal``
     PCIe AER corrected errors (``severity=Corrected``/``Correctable``, ``Corrected error received:
     <dev>``, ``Correctable error message received from <dev>``) and uncorrected non-fatal ones, with
@@ -271,10 +272,11 @@ _AER_CORRECTED = re.compile(r"severity=Correct(?:ed|able)\b|Correct(?:ed|able) e
 _AER_FROM = re.compile(r"received(?::| from) (" + _PCI + ")")
 #: Downstream Port Containment: the port took the link down on an uncorrectable error, whose AER lines it may not print
 #: ('pcieport 0015:00:00.0: DPC: containment event, status:0x200d, ERR_FATAL received from 0015:01:00.0'; before 5.19
-#: 'DPC: containment event, status:0x0005 source:0x3400' then 'DPC: ERR_FATAL detected', the source as bus/devfn)
+#: 'DPC: containment event, status:0x0005 source:0x3400' then 'DPC: ERR_FATAL detected', the source as bus/devfn; a root
+#: port's 'DPC: RP PIO error detected', a CPU access below it that failed, contained as a non-fatal error is)
 _DPC = re.compile(r"DPC: (?:containment event, status:0x[0-9a-fA-F]{1,4}(?:, (?P<sev>ERR_FATAL|ERR_NONFATAL) received "
-                  r"from (?P<src>" + _PCI + r")| source:0x(?P<bdf>[0-9a-fA-F]{4}))|(?P<sev2>ERR_FATAL|ERR_NONFATAL) "
-                  r"detected)")
+                  r"from (?P<src>" + _PCI + r")| source:0x(?P<bdf>[0-9a-fA-F]{4}))"
+                  r"|(?P<sev2>ERR_FATAL|ERR_NONFATAL|RP PIO error) detected)")
 #: firmware-first AER (GHES, the kernel's cper_print_aer): '<drv> <pci>: AER: aer_status: 0x00000001, aer_mask: ...'
 #: then the status's bits, '<drv> <pci>:    [ 0] RxErr   (First)'; no 'severity=' line of the kernel's own: the bit's
 #: name says the register (these are the correctable error status register's, PCIe r6.0 7.8.4.5)

@@ -657,6 +657,35 @@ def _selected(out: dict[str, Any], commands: list[str]) -> dict[str, Any]:
     return {**out, "gpus": [{**gpus[0], "index": idx}]}
 
 
+#: an ECC counter line of Ampere+ drivers as ``nvidia-smi -q | grep -i correctable`` leaves it (no section above it)
+_ECC_COUNTER = re.compile(r"^[ \t]*(?P<key>[SD]RAM (?:Correctable|Uncorrectable)(?: [\w-]{1,12})?)\s*:\s*"
+                          r"(?P<val>\S+)\s*$")
+
+
+def _grepped_ecc(body: str) -> str | None:
+    """``nvidia-smi -q | grep -i correctable`` (and ``| grep -v 0``): ECC counter lines alone, the volatile ones first
+    and the aggregate ones after (each counter at most twice, in the report's order), as the ``ECC Errors`` section
+    they came from; None for any other text."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    if not lines or len(lines) > 24:
+        return None
+    counters = [m for ln in lines if (m := _ECC_COUNTER.match(ln))]
+    if len(counters) != len(lines):
+        return None
+    volatile: list[str] = []
+    aggregate: list[str] = []
+    for m in counters:
+        line = f"            {m.group('key')} : {m.group('val')}"
+        if f" {m.group('key')} :" in "\n".join(volatile) + "\n":
+            if f" {m.group('key')} :" in "\n".join(aggregate) + "\n":
+                return None  # a third time: not one GPU's two groups
+            aggregate.append(line)
+        else:
+            volatile.append(line)
+    return "\n".join(["    ECC Errors", "        Volatile", *volatile]
+                     + (["        Aggregate", *aggregate] if aggregate else [])) + "\n"
+
+
 @parser("nvidia-smi-q", commands=_selected)
 def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
     """The text report; ``nvidia-smi -q -x`` XML (the first markup character is ``<``) is handed
@@ -665,6 +694,8 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
         return parse_nvidia_smi_q_xml(text)
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
     body = strip_source_line(text)
+    if body[:80].lstrip()[:4] in ("SRAM", "DRAM") and (ecc := _grepped_ecc(body)) is not None:
+        body = ecc
     if _flattened(body):
         body = _reindented(body)
     top: dict[str, str] = {}
