@@ -648,14 +648,14 @@ EXCLUDED.update({
     "terminal's prefix, indentation, prompt or fence comes inside the literal, never before it" for habit in HABITS})
 
 
-def elide(text: str) -> tuple[str, str] | None:
-    """(the capture with its middle third replaced by a ``...`` line, the same cut without the line);
-    None for a capture too short to elide."""
+def elide(text: str, mark: str = "...") -> tuple[str, str] | None:
+    """(the capture with its middle third replaced by a ``...`` line (or another cut ``mark``), the same cut without
+    the line); None for a capture too short to elide."""
     lines = _lines(text)
     if len(lines) < 24:
         return None
     a, b = len(lines) // 3, 2 * len(lines) // 3
-    return _join([*lines[:a], "...", *lines[b:]]), _join(lines[:a] + lines[b:])
+    return _join([*lines[:a], mark, *lines[b:]]), _join(lines[:a] + lines[b:])
 
 
 def captures() -> list[tuple[str, str, str]]:
@@ -836,10 +836,23 @@ def test_dedent_after_the_prompt_lines() -> None:
     ("round2/nccl-tests/awsome-p4de-2node-srun-0-prefix-8b-2g-busbw78.txt", "nccl-tests"),  # '...' among '0: ' rows
     ("labelled/set2/nccl-tests/eks-2node-1gpu-each-net-socket-busbw-2GBps.txt", "nccl-tests"),
 ])
-def test_elision_line_is_removed_and_recorded(cid: str, kind: str) -> None:
-    elided, plain = elide(body(cid)) or ("", "")
+@pytest.mark.parametrize("mark", ["...", "[snip]", "<snip>", "-- snip --", "8<----- snip -----", "(snipped)",
+                                  "...(cutting a lot of informational messages)...", "[... 40 lines ...]"])
+def test_elision_line_is_removed_and_recorded(cid: str, kind: str, mark: str) -> None:
+    # a mail's and a forum's cut marks are elisions as '...' is (session 32: '...(cutting a lot of mpt3sas
+    # informational messages)...' in a linux-pci reply, round2/kernel-log/linuxpci2021-edr-dpc-64-02-0-patched-...)
+    elided, plain = elide(body(cid), mark) or ("", "")
     assert not elision_wrong(cid, kind, verdict(cid, kind, body(cid)), elided, plain)
     assert any("elided" in str(c) for c in registry.parse(kind, elided).get("cut") or [])
+
+
+@pytest.mark.parametrize("mark", ["[snip]", "<snip>", "-- snip --", "...(cutting a lot of mpt3sas messages)..."])
+def test_a_cut_mark_in_a_q_report_is_its_elision(mark: str) -> None:
+    # nvidia-smi -q reads its '...' itself (ELISION_KINDS): another cut mark is read as one
+    cid = "labelled/set1/h200-live/nvidia-smi-q-under-load.txt"
+    elided, _plain = elide(body(cid), mark) or ("", "")
+    assert verdict(cid, "nvidia-smi-q", elided) == ("failed", frozenset({"gpu_count"}))
+    assert registry.parse("nvidia-smi-q", elided)["cut"]
 
 
 def test_q_report_elided_after_its_header_keeps_its_gpu_count() -> None:

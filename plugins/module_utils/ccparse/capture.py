@@ -839,6 +839,28 @@ _ELISION = re.compile(r"^[ \t]{0,40}(?:[\[(] ?)?(?:\.{3,16}|…)(?:[^.…\n][^\n
 _ELISION_ANY = re.compile(_ELISION.pattern, re.MULTILINE)
 
 
+#: a mail's or forum post's cut mark: ``[snip]``, ``<snip>``, ``-- snip --``, ``8<--- snip ---``, ``(snipped)``
+_SNIP = re.compile(r"^[ \t]{0,40}(?:8<)?[\[<(-]{0,12} ?(?i:snip(?:ped)?)(?: [^\n]{0,60}?)? ?[\]>)-]{0,12}[ \t]{0,40}$")
+_SNIP_ANY = re.compile(_SNIP.pattern, re.MULTILINE)
+
+
+def _snipped(text: str) -> bool:
+    """Whether ``text`` holds a cut mark line (:data:`_SNIP`), which the reading layer reads as a ``...`` line."""
+    return any(_SNIP_ANY.match(text, start, end) for start, end in _spans_holding(text, ("snip", "SNIP", "Snip")))
+
+
+#: the elision lines the parsers of :data:`ELISION_KINDS` read themselves; another (``[... 40 lines ...]``,
+#: ``...(cut)...``) is given to them as ``...``
+_PLAIN_ELISIONS = frozenset({"...", "…", "[...]", "[…]"})
+
+
+def _odd_elision(text: str, kind: str) -> bool:
+    """Whether ``text`` of an :data:`ELISION_KINDS` KIND holds an elision line its parser does not read as one."""
+    return kind in ELISION_KINDS and any(
+        _ELISION_ANY.match(text, start, end) and text[start:end].strip() not in _PLAIN_ELISIONS
+        for start, end in _spans_holding(text, ("...", "…")))
+
+
 def _elided(text: str, kind: str) -> bool:
     """Whether ``text`` holds an elision line the reading layer removes for ``kind``: the line of each
     ``...``/``…`` is matched (``str.find``; a regex search of the whole text costs 3 ms on a 250 kB log)."""
@@ -1218,7 +1240,8 @@ def clean_capture(text: str, kind: str, fast: bool = True) -> Cleaned:
 
 def _clean(text: str, kind: str) -> Cleaned:
     """clean_capture() of a text already unescaped."""
-    if _fenced(text) or _elided(text, kind) or _has_banner(text) or _terminal_last(text) or (
+    if _fenced(text) or _elided(text, kind) or _snipped(text) or _odd_elision(text, kind) or _has_banner(text) or \
+            _terminal_last(text) or (
             "`" in text[:400] and _tick_opened([(0, ln) for ln in text[:400].split("\n")])):
         return _general(text, kind)
     if kind not in DEDENT_KINDS:
@@ -1473,7 +1496,12 @@ def _general(text: str, kind: str) -> Cleaned:
         numbered = [(n, ln) for n, ln in numbered
                     if not _FENCE.match(ln) and not (ln[:1] in "< \t" and _DETAILS.match(ln))]
     elided: list[int] = []
-    if _elided(text, kind) or (unquoted and kind not in ELISION_KINDS
+    snipped = _snipped(text)
+    if snipped:  # a cut mark is an elision: '...' for the parsers that read one themselves, removed for the others
+        numbered = [(n, "..." if _SNIP.match(ln) else ln) for n, ln in numbered]
+    if kind in ELISION_KINDS and _odd_elision(text, kind):
+        numbered = [(n, ln[:len(ln) - len(ln.lstrip())] + "..." if _ELISION.match(ln) else ln) for n, ln in numbered]
+    if _elided(text, kind) or ((unquoted or snipped) and kind not in ELISION_KINDS
                                and any(_ELISION.match(ln) for _n, ln in numbered)):
         elided = [n for n, ln in numbered if _ELISION.match(ln)]
         numbered = [(n, ln) for n, ln in numbered if not _ELISION.match(ln)]
