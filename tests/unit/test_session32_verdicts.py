@@ -77,3 +77,45 @@ def test_grepped_counters_of_zero_are_healthy() -> None:
     text = "".join(f"            {k} : 0\n" for k in ("SRAM Correctable", "SRAM Uncorrectable", "DRAM Correctable",
                                                        "DRAM Uncorrectable") * 2)
     assert not [f for f in judge_text("nvidia-smi-q", text) if f.severity != "info"]
+
+
+# --- nvidia-smi's table wrapped by a mail client or a narrow terminal ---
+
+# round2/nvidia-smi/cs4373-zoro-nautilus-595.71.05-rtx2080ti-x6-...: a student lab's committed nvidia-smi (driver
+# 595.71.05), six RTX 2080 Ti at 00000000:05:00.0 ... busy at 69-85 C; its rows are 91 characters wide
+ZORO = corpus_capture("round2", "nvidia-smi/cs4373-zoro-nautilus-595.71.05-rtx2080ti-x6-five-busy-85c.txt")
+
+
+def _mail_wrap(text: str, width: int) -> str:
+    """``text`` as a mail client wraps it: each line longer than ``width`` broken at its last space before the
+    width (a line without one at the width itself), the rest on the next line without its leading blanks."""
+    out = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            cut = line.rfind(" ", 0, width)
+            cut = cut if cut > 0 else width
+            out.append(line[:cut])
+            line = line[cut:].lstrip(" ")
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_a_wrapped_table_is_read_as_its_rows() -> None:
+    plain = parse_text("nvidia-smi", ZORO)["gpus"]
+    assert [g["bus_id"][-7:] for g in plain][:3] == ["05:00.0", "06:00.0", "29:00.0"] and len(plain) == 6
+    for width in (72, 76, 80):
+        wrapped = _mail_wrap(ZORO, width)
+        assert any(ln.strip() == "N/A |" for ln in wrapped.split("\n"))  # a row's last cell on a line of its own
+        gpus = parse_text("nvidia-smi", wrapped)["gpus"]
+        assert [(g["bus_id"], g["temperature_c"], g["power_w"], g["compute_mode"]) for g in gpus] == \
+            [(g["bus_id"], g["temperature_c"], g["power_w"], g["compute_mode"]) for g in plain], width
+        assert not [f for f in judge_text("nvidia-smi", wrapped) if f.severity != "info"]
+
+
+def test_a_wrapped_table_keeps_its_error_token() -> None:
+    # the second GPU's fan read as 'ERR!' (the token nvidia-smi prints where NVML cannot read a sensor)
+    broken = ZORO.replace("|  0%   85C    P2", "|ERR!   85C    P2", 1)
+    want = [(f.check, f.severity, f.subject) for f in judge_text("nvidia-smi", broken) if f.severity != "info"]
+    assert want and all(sev == "critical" for _c, sev, _s in want)
+    wrapped = _mail_wrap(broken, 76)
+    assert [(f.check, f.severity, f.subject) for f in judge_text("nvidia-smi", wrapped) if f.severity != "info"] == want

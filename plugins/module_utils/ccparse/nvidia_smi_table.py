@@ -155,6 +155,38 @@ _PROCESS_ROW = re.compile(r"^\|\s+\d{1,3}\s+(?:(?:N/A|\d{1,3})\s+(?:N/A|\d{1,3})
                           r".{1,200}?\s(?:\d{1,9}MiB|N/A)\s*\|$")
 
 
+def _continues(line: str, nxt: str) -> str | None:
+    """How ``nxt`` joins ``line`` when it is the rest of a table line a mail or a narrow terminal wrapped (None when
+    not): a row's rest opens no cell but closes one (``|   0  ... Off |   00000000:1B:00.0 Off |`` + ``N/A |``); a
+    frame's rest is frame only (``+------`` + ``------+``)."""
+    head, rest = line.lstrip()[:1], nxt.strip()
+    if not rest or rest[0] in "|+":
+        if head == "+" and rest[:1] == "+" and len(rest) > 1 and not rest.strip("-=+") and line.rstrip()[-1:] in "-=":
+            return ""  # '+----' + '+----...' (a frame cut at its column's corner)
+        return None
+    if head == "|" and rest[-1] == "|":
+        return " "
+    if head == "+" and not rest.strip("-=+") and rest[-1] == "+":
+        return ""
+    return None
+
+
+def _unwrapped(lines: list[str], first: int) -> list[tuple[int, str]]:
+    """(line number, line) with each table line a mail or a narrow terminal wrapped onto further lines joined back
+    (:func:`_continues`), numbered by its first line."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        start = i
+        while i + 1 < len(lines) and i - start < 2 and (glue := _continues(line, lines[i + 1])) is not None:
+            line = line + glue + lines[i + 1].strip() if glue else line + lines[i + 1].strip()
+            i += 1
+        out.append((first + start, line))
+        i += 1
+    return out
+
+
 @parser("nvidia-smi", commands=gpu_selection)
 def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     offset = 1 if text.startswith(("# source:", "#source:")) else 0
@@ -166,7 +198,12 @@ def parse_nvidia_smi_table(text: str) -> dict[str, Any]:
     trimmed = False  # GPUs listed by their first row only (:data:`_ROW1` after :data:`_ROW1`)
     process_rows = 0  # rows of the processes box read before any banner or GPU row
     last = 0
-    for lineno, raw in enumerate(strip_source_line(text).splitlines(), start=1 + offset):
+    rows = strip_source_line(text).splitlines()
+    # (a wrapped table: a line that ends in neither '|' nor '+' under a line of the table)
+    numbered = _unwrapped(rows, 1 + offset) if any(
+        ln.lstrip()[:1] in ("|", "+") and nxt.strip()[-1:] in ("|", "+") and nxt.lstrip()[:1] not in ("|", "+", "")
+        for ln, nxt in zip(rows, rows[1:])) else enumerate(rows, start=1 + offset)
+    for lineno, raw in numbered:
         line = raw.rstrip()
         s = line.strip()
         if not s:
