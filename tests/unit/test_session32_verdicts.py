@@ -119,3 +119,93 @@ def test_a_wrapped_table_keeps_its_error_token() -> None:
     assert want and all(sev == "critical" for _c, sev, _s in want)
     wrapped = _mail_wrap(broken, 76)
     assert [(f.check, f.severity, f.subject) for f in judge_text("nvidia-smi", wrapped) if f.severity != "info"] == want
+
+
+# --- a register BAR the PCI core could not place ---
+
+# round2/kernel-log/markwdalton-lambdalabs-supermicro-bar-memory-...: markwdalton/lambdalabs
+# documentation/servers/supermicro/BAR-Memory-usage.md: bridge windows (BAR 15) of 51:00.0 and 52:10.0, then 'pci
+# 0000:53:00.0: BAR 0: no space for [mem size 0x02000000 64bit pref]' / 'BAR 0: failed to assign', the same for 53:00.1
+BARS = corpus_capture("round2", "kernel-log/markwdalton-lambdalabs-supermicro-bar-memory-dmesg-bar15-no-space-53-00-"
+                                "0-and-00-1-bar0-failed-to-assign.txt")
+
+
+def test_an_unassigned_register_bar_fails_its_device() -> None:
+    findings = [f for f in judge_text("kernel-log", BARS) if f.severity != "info"]
+    # the endpoint's two functions, not the bridges (BAR 15 is a bridge window)
+    assert [(f.check, f.severity, f.subject) for f in findings] == [
+        ("kernel_device", "critical", "n1/0000:53:00.0"), ("kernel_device", "critical", "n1/0000:53:00.1")]
+    assert "BAR 0 left unassigned" in findings[0].message
+
+
+def test_a_bar_a_later_pass_assigned_is_not_judged() -> None:
+    # the PCI core's second pass found room ('BAR 0: assigned [mem ...]', as it prints after a resize)
+    later = BARS + ("[   23.870001] pci 0000:53:00.0: BAR 0: assigned [mem 0x90000000000-0x90001ffffff 64bit pref]\n"
+                    "[   23.870003] pci 0000:53:00.1: BAR 0 [mem 0x90002000000-0x90003ffffff 64bit pref]: assigned\n")
+    assert not [f for f in judge_text("kernel-log", later) if f.severity != "info"]
+
+
+# --- an mlx5 health buffer of a firmware assert, the device not in error ---
+
+# round2/kernel-log/netdev2021-mlx5-health-buffer-...: lore.kernel.org/netdev
+# (20211025205431.365080-6-saeed@kernel.org):
+# 'mlx5_core 0000:08:00.0: print_health_info:425:(pid 912): Health issue observed, firmware internal error, severity(3)
+# ERROR:' and 'synd 0x1: firmware internal error', no timestamps, no 'health compromised'
+HEALTH = corpus_capture("round2", "kernel-log/netdev2021-mlx5-health-buffer-fw-16-32-492-firmware-internal-error-"
+                                  "severity-3-rfr-0-ext-synd-802b.txt")
+
+
+def test_an_mlx5_health_event_degrades_the_adapter() -> None:
+    findings = [f for f in judge_text("kernel-log", HEALTH) if f.severity != "info"]
+    assert [(f.check, f.severity, f.subject) for f in findings] == [("kernel_net", "warning", "n1/0000:08:00.0")]
+    assert "firmware internal error" in findings[0].message
+
+
+def test_a_health_event_beside_a_lost_firmware_is_that_finding() -> None:
+    lost = HEALTH + ("mlx5_core 0000:08:00.0: poll_health:720:(pid 0): device's health compromised - reached miss "
+                     "count\n")
+    findings = [f for f in judge_text("kernel-log", lost) if f.severity != "info"]
+    assert [(f.check, f.severity, f.subject) for f in findings] == [("kernel_net", "critical", "n1/0000:08:00.0")]
+
+
+# --- a NIC's line pasted without its timestamp: '<driver> <pci> <netdev>: ...' ---
+
+# round2/kernel-log/netdev2025-leitao-bnxt-...: lore.kernel.org/netdev (20250117-frisky-macho-bustard-e92632@leitao):
+# '\t bnxt_en 0000:04:00.0 eth0: NETDEV WATCHDOG: CPU: 2: transmit queue 1 timed out 5123 ms' and 'TX timeout detected,
+# starting reset task!', every line indented with a tab and a space, prose between the excerpts
+BNXT = corpus_capture("round2", "kernel-log/netdev2025-leitao-bnxt-bcm57452-eth0-netdev-watchdog-tx-timeout-reset-"
+                                "task-then-hung-task-rtnl.txt")
+
+
+def test_a_nic_line_without_its_timestamp_is_a_kernel_line() -> None:
+    findings = [f for f in judge_text("kernel-log", BNXT) if f.check == "kernel_net"]
+    assert [(f.severity, f.subject) for f in findings] == [("critical", "n1/0000:04:00.0")]
+
+
+# --- a link flap names the PCI function the driver's lines name ---
+
+# round2/kernel-log/netdev2024-forshee-xl710-...: lore.kernel.org/netdev (ZbkE7Ep1N1Ou17sA@do-x1extreme): 'i40e
+# 0000:d8:00.1 eth1: NIC Link is Up, 40 Gbps Full Duplex' at boot, then eth1 down and up at 345 s
+FORSHEE = corpus_capture("round2", "kernel-log/netdev2024-forshee-xl710-i40e-d8-00-1-xdp-tx-ring-disable-timeout-bond-"
+                                   "link-down-up-fw-7-0.txt")
+
+
+def test_a_link_flap_names_its_pci_function() -> None:
+    [flap] = [f for f in judge_text("kernel-log", FORSHEE) if f.check == "link_flap" and f.severity != "info"]
+    assert flap.subject == "n1/eth1" and "of 0000:d8:00.1" in flap.message
+
+
+# --- a power limit beside the board's default is a reading ---
+
+# round2/nvidia-smi-q/markwdalton-lambdalabs-a100-sxm4-80gb-q-...: markwdalton/lambdalabs
+# documentation/GPUs/A100-example-information.md: Temperature limits, 'Memory Current Temp : 47 C', 'Power Limit :
+# 400.00 W', 'Default Power Limit : 400.00 W', 'Enforced Power Limit : 400.00 W'; no GPU temperature, no draw
+LIMITS = corpus_capture("round2", "nvidia-smi-q/markwdalton-lambdalabs-a100-sxm4-80gb-q-temperature-and-power-limits-"
+                                  "excerpt-memory-47c.txt")
+
+
+def test_a_power_limit_at_its_default_is_judged_healthy() -> None:
+    assert not judge_text("nvidia-smi-q", LIMITS)  # judged (no 'nothing judgeable' note), nothing found
+    limit = "Power Limit                       : "
+    capped = LIMITS.replace(f"{limit}400.00 W", f"{limit}250.00 W", 1)
+    assert [(f.check, f.severity) for f in judge_text("nvidia-smi-q", capped)] == [("gpu_power", "warning")]

@@ -141,6 +141,9 @@ def _has_health(g: Mapping[str, Any]) -> bool:
     pcie = g.get("pcie") or {}
     if any(pcie.get(f"{k}_current") is not None and pcie.get(f"{k}_max") is not None for k in ("width", "gen")):
         return True  # a PCIe link read as current and maximum (_pcie judges width, and gen under load)
+    power = g.get("power_w") or {}
+    if power.get("default_limit") is not None and (power.get("requested_limit") or power.get("limit")) is not None:
+        return True  # a power limit beside the board's default (_power_limit judges a lowered one)
     if str(g.get("recovery_action") or "N/A").strip() not in ("N/A", "[N/A]", "", "Not Supported"):
         return True  # the driver's own answer whether the GPU needs a reset, reboot or drain (570+)
     return any(g.get(k) is not None for k in _HEALTH_KEYS[1:])

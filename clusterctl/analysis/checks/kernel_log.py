@@ -441,6 +441,13 @@ def judge_kernel_log(host: str, data: Mapping[str, Any], exp: Mapping[str, Any])
         f"({_whats(evs)}): "
         f"{len(evs)} line(s) {_when(evs)}; queues and connections over it fail until it is reset; check the firmware "
         "version (mlxfwreset/reboot, update)"))
+    # a health buffer report of a device whose firmware also stopped answering is that finding's, not one of its own
+    answering_not = {ev.get("pci") for ev in data.get("nic_firmware") or ()}
+    health = [ev for ev in data.get("nic_health") or () if ev.get("pci") not in answering_not]
+    _per_device(res, host, health, "pci", "kernel_net", "kernel_net.nic_health_issue", lambda nic, evs: (
+                    f"RDMA adapter {nic or '(not named)'}: its firmware reported a health event ({_whats(evs)}) "
+                    f"{_when(evs)}; the device runs on, but an assert in its firmware is a fault to watch: if it "
+                    "repeats, or the driver reports the health compromised, reset it and check the firmware version"))
     _per_device(res, host, data.get("nic_overheat"), "pci", "kernel_net", "kernel_net.nic_overheat", lambda nic, evs: (
         f"network adapter {nic}: its temperature sensors read above the warning threshold ({len(evs)} line(s) "
         f"{_when(evs)}); it runs, but its firmware shuts the port down at the critical one: check airflow and fans"))

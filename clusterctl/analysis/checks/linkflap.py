@@ -95,8 +95,10 @@ def judge_link_flaps(host: str, data: Mapping[str, Any], expectations: Mapping[s
             continue
         else:
             continue
+        # the PCI function the driver's lines name ('i40e 0000:d8:00.1 eth1: NIC Link is Down'): the card to look at
+        pci = next((m.group(0) for e in rec.get("events") or () if (m := _PCI.search(str(e.get("text"))))), None)
         res.findings.append(Finding(
             host, "link_flap", sev, f"{host}/{name}",
-            f"{flaps} link flap(s) between {rec.get('first')} and {rec.get('last')} "
+            f"{flaps} link flap(s){f' of {pci}' if pci else ''} between {rec.get('first')} and {rec.get('last')} "
             f"(warning at {warn}, critical at {crit})"))
     return res

@@ -47,7 +47,9 @@ operators paste ``grep Xid`` output too):
     a driver's probe of a device that failed (``probe of 0000:01:00.0 failed with error -22``; kernel 6.x:
     ``nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1``):
     ``pci``, ``error``; the device is not usable. Also mlx5's ``mlx5_init_one failed with error code -19`` and
-    nouveau's ``unknown chipset (ffffffff)`` (the chip id read as all ones: the device does not answer, ``what``).
+    nouveau's ``unknown chipset (ffffffff)`` (the chip id read as all ones: the device does not answer, ``what``), and a
+    register BAR (0-5) the PCI core could not assign (``pci 0000:53:00.0: BAR 0: failed to assign [mem ...]``, 6.x
+    ``BAR 0 [mem ...]: can't assign; no space``) that no later ``BAR 0: assigned`` placed (``what``).
 ``eeh_lost``
     POWER's EEH giving a device up (``EEH: Unable to recover from failure from PHB#30-PE#1fb``; the device from the
     ``EEH: of node=0030:0d:00.0`` line after it, else None): ``pci``.
@@ -105,6 +107,10 @@ operators paste ``grep Xid`` output too):
     count``, ``irisc not responding``, ``Fatal error N detected``, ``mlx5_enter_error_state``, a command that
     timed out (``CREATE_DCT(0x710) timeout. Will cause a leak of a command resource``, ``... No done
     completion``): ``pci``.
+
+``nic_health``
+    an mlx5 adapter's health buffer report of a firmware event (``Health issue observed, firmware internal error,
+    severity(3) ERROR``, the ``synd 0x1: firmware internal error`` line of print_health_info): ``pci``, ``what``.
 
 ``nic_overheat``
     an mlx5 adapter's temperature warning (``mlx5_core 0000:41:00.0: temp_warn:170:(pid 0): High temperature on sensors
@@ -393,6 +399,10 @@ _SXID = re.compile(r"SXid \(PCI:(?P<pci>" + _PCI + r")\): (?P<sxid>\d{1,6}), (?P
 #: the fabric manager's journal line of an NVSwitch error
 _FM_SXID = re.compile(r"detected NVSwitch (?P<sev>fatal|non-fatal) error (?P<sxid>\d{1,6}) on .{0,60}?pci bus id "
                       r"(?P<pci>" + _PCI + r")(?P<what>.{0,80})")
+#: an mlx5 adapter's health buffer (print_health_info): 'Health issue observed, firmware internal error, severity(3)
+#: ERROR:' (5.16+), and the syndrome line every version prints with it, 'synd 0x1: firmware internal error'
+_NIC_HEALTH = re.compile(r"Health issue observed, (?P<what>[^,]{1,80})|print_health_info:\d{1,5}:\(pid \d{1,9}\): "
+                         r"synd 0x[0-9a-fA-F]{1,4}: (?P<synd>.{1,80})")
 #: an mlx5 adapter's firmware that stopped answering (see the module doc)
 _NIC_FW = re.compile(r"health compromised|irisc not responding|Fatal error \d{1,4} detected|mlx5_enter_error_state"
                      r"|Driver is in error state"
@@ -421,6 +431,11 @@ _RDMA_DEV_FAILED = re.compile(r"(?:infiniband (?=[a-z]\w{0,20}\d: )|\s(?=bnxt_re
 #: boot-time 'no space for' / 'failed to assign' lines of bridge windows are not this
 _BAR_UNCLAIMED = re.compile(r"(?P<drv>[\w.-]{1,40}) (?P<pci>" + _PCI + r"): BAR (?P<bar>\d{1,2}): "
                             r"can[\u2019']t reserve ")
+#: the PCI core's assignment of a device's BAR: 'pci 0000:53:00.0: BAR 0: failed to assign [mem ...]' (after 'no space
+#: for'), 6.x 'pci 0000:53:00.0: BAR 0 [mem size 0x02000000 64bit pref]: can't assign; no space', and 'BAR 0: assigned
+#: [mem ...]' when a later pass found room; a register BAR (0-5) left unassigned leaves the device without registers
+_BAR_ASSIGN = re.compile(r"(?P<pci>" + _PCI + r"): BAR (?P<bar>[0-5])(?::| \[[^\]]{1,80}\]:) "
+                         r"(?P<what>failed to assign|can[\u2019']t assign|assigned)")
 #: the RDMA core failing to add a RoCE GID ('infiniband mlx5_2: add_roce_gid GID add failed port=1 index=0'; the cache's
 #: '__ib_cache_gid_add: unable to add gid fe80:0000:...:b31b error=-22')
 _GID_ADD_FAILED = re.compile(r"(?:infiniband (?P<ibdev>[\w.-]{1,40}): )?add_roce_gid GID add failed "
@@ -446,9 +461,10 @@ def _rdma_dev_pci(lines: list[str], end: int, ibdev: str) -> str:
 #: e1000's older '<drv>: <netdev>: ...'
 _NIC_DEV = re.compile(r"^(?:[\w.-]{1,40} )?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::? "
                       r"(?P<netdev>[\w.@-]{1,32}):)?|^[\w.-]{1,40}: (?P<oldif>[\w.@-]{1,32}): ")
-#: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...', 'EDAC ...', 'mce: ...',
-#: powerpc's 'EEH: ...', a panic's or a machine check's console line
-_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r":|EDAC \w{1,32}:|mce: |\[Hardware Error\]: |EEH: |"
+#: a line of dmesg pasted without its timestamp: '<driver> <pci bus id>: ...' (a NIC's netdev after it: 'bnxt_en
+#: 0000:04:00.0 eth0: ...'), 'EDAC ...', 'mce: ...', powerpc's 'EEH: ...', a panic's or a machine check's console line
+_BARE_KERNEL = re.compile(r"^(?:[\w.-]{1,40} " + _PCI + r"(?: [\w.@-]{1,20})?:|EDAC \w{1,32}:|mce: |"
+                          r"\[Hardware Error\]: |EEH: |"
                           r"mlx5_core (?:[\w.-]{1,20}: )?|"
                           r"INFO: task \S{1,64}:\d{1,10} blocked for more than |Kernel panic - not syncing: |"
                           r"CPU \d{1,5}: Machine Check(?: Exception| Event)?: |"
@@ -607,6 +623,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     edac: list[dict[str, Any]] = []
     limited: list[dict[str, Any]] = []
     init_failed: list[dict[str, Any]] = []
+    bar_unassigned: dict[tuple[str, str], dict[str, Any]] = {}
     peermem: list[dict[str, Any]] = []
     eeh_lost: list[dict[str, Any]] = []
     gpu_fatal: list[dict[str, Any]] = []
@@ -620,6 +637,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
     bond_none: list[dict[str, Any]] = []
     tx_hang: list[dict[str, Any]] = []
     nic_fw: list[dict[str, Any]] = []
+    nic_health: list[dict[str, Any]] = []
     overheat: list[dict[str, Any]] = []
     rcu_stalls: list[dict[str, Any]] = []
     link_not_active: list[str] = []
@@ -770,6 +788,15 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "peer" in msg and (pm := _PEERMEM_FAILED.match(own)):
             peermem.append(_event(lineno, time, msg, module=pm.group("mod"), what=pm.group("what")))
             continue
+        if "assign" in msg and (ba := _BAR_ASSIGN.search(msg)):
+            key = (ba.group("pci").lower(), ba.group("bar"))
+            if ba.group("what") == "assigned":
+                bar_unassigned.pop(key, None)  # a later pass found room for it
+            else:
+                bar_unassigned[key] = _event(lineno, time, msg, pci=key[0], error=None,
+                                             what=f"BAR {key[1]} left unassigned (no address space for it): its "
+                                                  "driver cannot map the device's registers")
+            continue
         if "t reserve" in msg and (br := _BAR_UNCLAIMED.search(msg)):
             init_failed.append(_event(lineno, time, msg, pci=br.group("pci").lower(), error=None,
                                       what=f"its driver {br.group('drv')} cannot claim BAR {br.group('bar')}: "
@@ -868,6 +895,12 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
         if "High temperature on sensors" in msg and (dev := _DEV_PREFIX.match(msg)):
             overheat.append(_event(lineno, time, msg, pci=dev.group("pci").lower()))  # mlx5's temperature warning
             continue
+        if "mlx5" in msg and ("Health issue observed" in msg or "print_health_info" in msg) and \
+                (hi := _NIC_HEALTH.search(msg)):
+            dev = _DEV_PREFIX.match(msg)
+            nic_health.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None,
+                                     what=(hi.group("what") or hi.group("synd")).strip(" ,:")))
+            continue
         if ("mlx5" in msg or "wait_func" in msg) and (fw := _NIC_FW.search(msg)):
             dev = _DEV_PREFIX.match(msg)
             nic_fw.append(_event(lineno, time, msg, pci=dev.group("pci").lower() if dev else None, what=fw.group(0)))
@@ -960,6 +993,7 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             dev = _DEV_PREFIX.match(msg)
             limited.append(_event(lineno, time, msg, pci=dev.group("pci") if dev else None,
                                   link=lim.group("at"), capable=lim.group("cap")))
+    init_failed += sorted(bar_unassigned.values(), key=lambda ev: int(ev["line"]))
     for pci, nl, ev in maybe_limited:
         # i40e/ice: the warning counts only where this function's port runs faster than its PCIe link can carry
         link_gbps = _pcie_gbps(nl.group("speed"), nl.group("width"))
@@ -997,7 +1031,8 @@ def parse_kernel_log(text: str) -> dict[str, Any]:
             "oops": [{k: v for k, v in ev.items() if k != "at"} for ev in oopses],
             "pci_inaccessible": inaccessible,
             "pcie_link_down": slot_down, "bond_no_active": bond_none,
-            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "nic_overheat": overheat, "rdma_wc_errors": wc_errors,
+            "nic_tx_hang": tx_hang, "nic_firmware": nic_fw, "nic_health": nic_health, "nic_overheat": overheat,
+            "rdma_wc_errors": wc_errors,
             "roce_gid_failed": gid_failed,
             "hung_tasks": hung_tasks,
             "soft_lockups": lockups, "rcu_stalls": rcu_stalls, "panics": panics,
