@@ -161,11 +161,12 @@ def test_a_host_not_reached_fails_the_verification_though_none_failed(tmp_path: 
 
 def test_a_host_that_cannot_be_judged_is_exit_5_unless_a_host_failed(tmp_path: Path, state: Path) -> None:
     """verify exits as analyze does: 3 (a host failed or had no evidence) > 4 (not reached) > 5 (a host
-    cannot be judged) > 0. The ib_write_bw capture states no line rate and the lab spec gives none."""
+    cannot be judged) > 0. The ib_write_bw capture states no line rate and the lab spec gives none; its one result
+    is of 4 KiB messages (ib_write_bw -s 4096), which no line rate can be read from."""
     col = _collection(tmp_path, hosts={"lab-c1": HostStats(ok=5), "lab-c2": HostStats(ok=5)})
     healthy(col.evidence / "lab-c1")
     (col.evidence / "lab-c2").mkdir()
-    capture = read_fixture("ib_write_bw/ndr-duration-gbits.txt")
+    capture = read_fixture("ib_write_bw/ndr-duration-gbits.txt").replace(" 1048576    ", " 4096       ")
     (col.evidence / "lab-c2" / "ib_write_bw.txt").write_text(capture)
     v = verify.analyse(col)
     assert v.report.failed == [] and v.report.cannot_judge == ["lab-c2"]

@@ -671,6 +671,21 @@ def _without_bare_command(body: list[str]) -> list[str]:
 
 
 def _strip_prefix(lines: list[str]) -> list[str]:
+    """``lines`` without the quoting prefix every line of text carries (:func:`_strip_quote`), also under an
+    indentation every line of text shares (a quoted reply pasted into a Markdown code block or a mail's indented
+    excerpt: ``    > [  171.94] ...``): the indentation goes with the prefix; the same list when there is none."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first[:1] in (" ", "\t") and first.lstrip()[:1] in (">", "*", "/"):
+        width = len(first) - len(first.lstrip())
+        ind = first[:width]
+        if all(ln.startswith(ind) or not ln.strip() for ln in lines):
+            inner = [ln[width:] for ln in lines]
+            out = _strip_quote(inner)
+            return lines if out is inner else out
+    return _strip_quote(lines)
+
+
+def _strip_quote(lines: list[str]) -> list[str]:
     # a prompt line outside the quote (the command typed above a quoted paste) carries no prefix
     text = (ln for ln in lines if ln.strip() and not _unquoted_prompt(ln))
     # the first lines of text decide (most captures carry no prefix): the rest is read only when they carry one
@@ -703,11 +718,17 @@ def _strip_prefix(lines: list[str]) -> list[str]:
         end = lines.index(body[run]) if run < len(body) else len(lines)
         return [(ln[2:] if ln.startswith("> ") else "" if ln.rstrip() == ">" else ln) if i < end else ln
                 for i, ln in enumerate(lines)]
+    if run and (n_quoted := sum(map(_quoted, body))) >= _QUOTED_RUN and n_quoted >= _QUOTED_SHARE * len(body):
+        # a quote whose long lines a mail client wrapped when it was sent: the rests of the wrapped lines carry no
+        # '> ' (the paster typed it before each line, the client wrapped after), the quoted lines are most of it
+        return [ln[2:] if ln.startswith("> ") else "" if ln.rstrip() == ">" else ln for ln in lines]
     return lines
 
 
 #: the quoted lines a paste must open with before the paster's own unquoted lines after them (:func:`_strip_prefix`)
 _QUOTED_RUN = 5
+#: the share of a paste's lines of text a quote holds when the rests of its wrapped lines carry no prefix
+_QUOTED_SHARE = 0.4
 
 
 #: KINDs whose parser reads the nesting from the indentation (``nvidia-smi -q``): a whole paste indented
@@ -1262,8 +1283,9 @@ def _clean(text: str, kind: str) -> Cleaned:
             return _general(text, kind)
         if _may_unwrap(lead, kind):
             return _general(text, kind)  # a paste commented out line by line (_uncommented), or JSON strings
-        if nonblank is not None and not any(nonblank.startswith(pre) or nonblank.rstrip() == pre.rstrip()
-                                            for pre in _PREFIXES):
+        # (a quote under an indentation every line shares is a quote too: _strip_prefix)
+        if nonblank is not None and not any(nonblank.lstrip(" \t").startswith(pre)
+                                            or nonblank.rstrip() == pre.rstrip() for pre in _PREFIXES):
             if _plain(text[len(first[0]) + 1:] if head else text, kind):
                 return Cleaned(text, _SameLines(text), [])
             return _general(text, kind)

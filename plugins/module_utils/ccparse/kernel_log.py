@@ -220,6 +220,11 @@ _PREFIXES = (
     re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[,.]\d+(?:Z|[+-]\d{2}:?\d{2})?)\s+(?P<msg>.*)$"),
     # a raw /dev/kmsg record: 'level,seq,usec,flags;message'
     re.compile(r"^\d{1,3},\d{1,20},(?P<time>\d{1,20}),[-+c][^;]{0,40};(?P<msg>.*)$"),
+    # a console server's bracketed wall clock, the kernel's stamp after it or not ('[2023-06-22 21:55:31.352446]
+    # [5975153.869131] EDAC MC0: ...', glued or spaced; its firmware's '[2023-06-24 00:40:54.482177]ERROR: ...')
+    re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\] ?\[\s*(?P<time>" + DMESG_TIME
+               + r")\]\s*(?P<msg>.*)$"),
+    re.compile(r"^\[(?P<time>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)\]\s*(?P<msg>.*)$"),
 )
 #: the journal's host and 'kernel:' after a dmesg-style time (journalctl -o short-monotonic: '[  146.010113]
 #: talos.danny.cz kernel: nvme ...')
