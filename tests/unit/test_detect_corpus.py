@@ -130,6 +130,10 @@ def outcomes(tmp: str) -> dict[str, Outcome]:
 
 #: captures whose content shows no KIND an operator would recognise either (kept honest, each named)
 NOT_RECOGNISABLE: dict[str, str] = {
+    # blind batches 151-158 (session 32)
+    "round2/ibstat/openshiftdocs-rdma-sriov-server-pod-ibstat-egrep-port-base-link-three-linkup-seven-no-phys-line.txt":
+        "'ibstat | egrep \"Port|Base|Link\"': port blocks without their CA lines and, for seven, without any state "
+        "line (not read by name either: labelled healthy, a known miss)",
     # blind batches 137-147 (session 30)
     "round2/ib_write_bw/mitorcd-engaging-b200-node5501-node5502-mlx5_10-gpu-mem-qp-sweep-148-155-gbits-vs-host-380.txt":
         "a benchmark script's sweep: its own '##########' headers and perftest's result rows, without perftest's "
@@ -274,6 +278,11 @@ NOT_RECOGNISABLE: dict[str, str] = {
 
 #: captures holding two tools' outputs, read as the first one's KIND by design: ident -> (KIND read, why)
 READ_AS_FIRST_TOOL: dict[str, tuple[str, str]] = {
+    # blind batch 153 (session 32): a netdev report quoting 'lspci -nn' lines of the two ConnectX-5 functions above its
+    # dmesg excerpt
+    "round2/kernel-log/netdev2021-sony-cx5-5-10-65-regression-mlx5-load-one-failed-22-both-ports-probe-failed.txt": (
+        "lspci", "a mail quoting lspci -nn's two lines before the dmesg lines: the first tool's output is what is read "
+                 "(named kernel-log, its probe failures are judged)"),
     # blind batch 144 (session 30): MIT ORCD's job outputs, each printing a tool's report before nccl-tests
     "round2/nccl-log/mitorcd-engaging-dgx-h100-node1800-node1801-ibext-v11-sharp-nine-hcas-mlx5_1-200g-gdrdma-sendrecv-"
     "48-gbs.txt": (
@@ -587,6 +596,7 @@ PASTES = {
 }
 #: captures quoted as a reply ('> ' on every line): a launcher's prefix comes inside the quote, never before it
 QUOTED_REPLIES = frozenset({
+    "round2/kernel-log/netdev2021-sony-cx5-5-10-65-regression-mlx5-load-one-failed-22-both-ports-probe-failed.txt",
     "round2/ip-link/blklist2020-hpe-dl380gen9-ip-a-s-quoted-eno1-no-carrier-down-unconfigured-eno49-up-wrapped.txt",
     "round2/lspci/iwl2021-dilfridge-quoted-lspci-nn-elided-i350-01-00.0-01-00.1-rev-ff-config-space-gone.txt",
     "round2/sinfo/caviness-hpcintro-blockquote-gt-gt-prefix-wrapped-nodelists-drain-star-down-star-down-it-css.txt",

@@ -115,7 +115,9 @@ _STRUCTURE: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"^\s*Couldn't create IB resources|"
          r"^\s*\* Waiting for client to connect\.\.\. \*"),
         ("ibv_devinfo", "ibv_devinfo's hca_id/port lines",  # a web page's copy may drop the tab after the colon
-         r"^\s*hca_id:[ \t]*\S|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]*\S"),
+         r"^\s*hca_id:[ \t]*\S|^\s*(?:phys_port_cnt|max_mr_size|vendor_part_id|sys_image_guid):[ \t]*\S|"
+         # a port block without its device lines above it (a paste cut there): its state as only ibv_devinfo words it
+         r"^\s*state:[ \t]+PORT_(?:ACTIVE|DOWN|INIT|ARMED|ACTIVE_DEFER) \(\d\)"),
         ("ibstatus", "ibstatus' device header", r"^\s*Infiniband device '|"
          r"^\s*Fatal error:\s+device '\*': sys files not found"),
         ("ibstat", "ibstat's CA header", r"^\s*CA '[^']+'(?:[ \t]|$)"),  # a note the paster wrote after it too

@@ -226,6 +226,9 @@ _PREFIXES = (
                + r")\]\s*(?P<msg>.*)$"),
     re.compile(r"^\[(?P<time>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)\]\s*(?P<msg>.*)$"),
 )
+#: a journal line's tag before a dmesg line it holds (a script that logged dmesg's output: 'healthcheck.sh[4242]: [
+#: +0.006184] BUG: ...'): the tag goes, the dmesg stamp is read
+_TAG_BEFORE_STAMP = re.compile(r"^[\w.@/-]{1,64}(?:\[\d{1,9}\])?: (?=\[\s*[+\d]|\[[A-Z][a-z]{2})")
 #: the journal's host and 'kernel:' after a dmesg-style time (journalctl -o short-monotonic: '[  146.010113]
 #: talos.danny.cz kernel: nvme ...')
 _HOST_KERNEL = re.compile(r"^[\w.-]{1,64} kernel: ")
@@ -557,6 +560,8 @@ def _split(line: str) -> tuple[str | None, str, bool]:
         m = rx.match(line)
         if m:
             msg = m.group("msg")
+            if msg[:1] != "[" and (tag := _TAG_BEFORE_STAMP.match(msg)):
+                msg = msg[tag.end():]  # a service's journal line holding dmesg's ('healthcheck.sh[4242]: [ +0.01] ...')
             d = _DMESG_IN_MSG.match(msg) or _HOST_KERNEL.match(msg)
             return m.group("time"), msg[d.end():] if d else msg, True
     if line.startswith("kernel:"):
