@@ -1547,6 +1547,9 @@ def _general(text: str, kind: str) -> Cleaned:
                 numbered = _without_container_banner(numbered)
             if not any(_LAUNCHER.match(ln) for _n, ln in numbered[:40]):
                 break
+        if prefixed and any(_FENCE.match(ln) for _n, ln in numbered[:3] + numbered[-3:]):
+            # a fenced paste whose fence lines carry the launcher's prefix too ('node07: ```')
+            numbered = [(n, ln) for n, ln in numbered if not _FENCE.match(ln)]
         if prefixed and kind not in ELISION_KINDS and any(_ELISION.match(ln) for _n, ln in numbered):
             # '0: ...', '[10:21:33] [...]': the elision behind a launcher's prefix or a log's time
             elided += [n for n, ln in numbered if _ELISION.match(ln)]
