@@ -90,8 +90,14 @@ _KV = re.compile(r"^(\S(?:.*?\S)?)\s*:\s?(.*?)\s*$")
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
 #: an elision, and grep's line between two groups of context (``grep -A/-B/-C`` without ``-n``): lines left out
 _ELIDED = {"[...]", "...", "[…]", "--"}
+
+
+def _elided_line(stripped: str) -> bool:
+    """An elision line: one of :data:`_ELIDED`, or a paster's note between ellipses (``[... 40 lines ...]``,
+    ``...(cutting ...)...``; capture's elision form, read here so that a whole report is not scanned for it)."""
+    return stripped in _ELIDED or (stripped[0] in "[.…<(-8" and capture.is_elision(stripped))
 #: first characters of the lines that are not tree lines (banner, elision, warnings)
-_RARE_FIRST = frozenset("=[.…WU-")
+_RARE_FIRST = frozenset("=[.…WU-<(8")
 _SECTION_NAME = re.compile(r"^[A-Za-z][\w .()/+-]*$")
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)(?:\s*(\S+))?$")
 #: sections whose presence makes an indented header-less slice a recognisable excerpt
@@ -396,7 +402,7 @@ def _chunk(piece: str) -> tuple[Any, ...]:
             return ()
         if not common:
             first = stripped[0]
-            if first in _RARE_FIRST and ((first == "=" and _BANNER.match(stripped)) or stripped in _ELIDED
+            if first in _RARE_FIRST and ((first == "=" and _BANNER.match(stripped)) or _elided_line(stripped)
                                          or stripped.startswith(("WARNING:", "Unable to determine",
                                                                  "Unable to detect"))):
                 return ()
@@ -783,7 +789,7 @@ def parse_nvidia_smi_q(text: str) -> dict[str, Any]:
             if first in _RARE_FIRST:
                 if first == "=" and _BANNER.match(stripped):
                     continue
-                if stripped in _ELIDED:
+                if _elided_line(stripped):
                     last = lineno
                     elided.append(lineno)
                     # a report whose header stated its count stays a report: the count is judged, what is
