@@ -96,6 +96,8 @@ def _elided_line(stripped: str) -> bool:
     """An elision line: one of :data:`_ELIDED`, or a paster's note between ellipses (``[... 40 lines ...]``,
     ``...(cutting ...)...``; capture's elision form, read here so that a whole report is not scanned for it)."""
     return stripped in _ELIDED or (stripped[0] in "[.…<(-8" and capture.is_elision(stripped))
+
+
 #: first characters of the lines that are not tree lines (banner, elision, warnings)
 _RARE_FIRST = frozenset("=[.…WU-<(8")
 _SECTION_NAME = re.compile(r"^[A-Za-z][\w .()/+-]*$")
