@@ -680,18 +680,18 @@ def _grepped_ecc(body: str) -> str | None:
     counters = [m for ln in lines if (m := _ECC_COUNTER.match(ln))]
     if len(counters) != len(lines):
         return None
-    volatile: list[str] = []
-    aggregate: list[str] = []
+    volatile: dict[str, str] = {}
+    aggregate: dict[str, str] = {}
     for m in counters:
-        line = f"            {m.group('key')} : {m.group('val')}"
-        if f" {m.group('key')} :" in "\n".join(volatile) + "\n":
-            if f" {m.group('key')} :" in "\n".join(aggregate) + "\n":
-                return None  # a third time: not one GPU's two groups
-            aggregate.append(line)
+        key, line = m.group("key"), f"            {m.group('key')} : {m.group('val')}"
+        if key not in volatile:
+            volatile[key] = line
+        elif key not in aggregate:
+            aggregate[key] = line
         else:
-            volatile.append(line)
-    return "\n".join(["    ECC Errors", "        Volatile", *volatile]
-                     + (["        Aggregate", *aggregate] if aggregate else [])) + "\n"
+            return None  # a third time: not one GPU's two groups
+    return "\n".join(["    ECC Errors", "        Volatile", *volatile.values()]
+                     + (["        Aggregate", *aggregate.values()] if aggregate else [])) + "\n"
 
 
 @parser("nvidia-smi-q", commands=_selected)

@@ -180,7 +180,7 @@ def _unwrapped(lines: list[str], first: int) -> list[tuple[int, str]]:
         line = lines[i].rstrip()
         start = i
         while i + 1 < len(lines) and i - start < 2 and (glue := _continues(line, lines[i + 1])) is not None:
-            line = line + glue + lines[i + 1].strip() if glue else line + lines[i + 1].strip()
+            line = line + glue + lines[i + 1].strip()
             i += 1
         out.append((first + start, line))
         i += 1
